@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Prepares a CI / dev machine (Debian 12, root) to act as gpufleet test hosts:
+#   - installs docker.io, openssh-server, busybox-static, iproute2 (+ jq for the JSON merge)
+#   - registers a Docker runtime named "nvidia" that is plain runc, so pods asking for the
+#     NVIDIA runtime run on machines without GPUs
+#   - starts dockerd (vfs storage, no iptables: works inside unprivileged-ish containers)
+# Idempotent: safe to run again; it only changes what is missing.
+set -euo pipefail
+
+LOG=/tmp/dockerd.log
+DAEMON_JSON=/etc/docker/daemon.json
+WAIT_S=${DOCKERD_WAIT_S:-60}
+
+log() { printf '[host-deps] %s\n' "$*" >&2; }
+
+if [ "$(id -u)" -ne 0 ]; then
+  log "must run as root"; exit 1
+fi
+
+# --- packages --------------------------------------------------------------------------------
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+need=()
+for pkg in docker.io openssh-server openssh-client busybox-static iproute2 jq; do
+  installed "$pkg" || need+=("$pkg")
+done
+if [ "${#need[@]}" -gt 0 ]; then
+  log "installing: ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# --- daemon.json: runtime "nvidia" = runc --------------------------------------------------
+# Debian's runc package ships /usr/sbin/runc (+ /usr/bin/runc symlink); use whatever PATH finds,
+# absolute, so dockerd does not depend on its own PATH.
+RUNC=$(command -v runc || true)
+if [ -z "$RUNC" ]; then log "runc not found after installing docker.io"; exit 1; fi
+
+mkdir -p /etc/docker
+[ -s "$DAEMON_JSON" ] || echo '{}' > "$DAEMON_JSON"
+tmp=$(mktemp)
+jq --arg runc "$RUNC" '.runtimes = ((.runtimes // {}) + {"nvidia": {"path": $runc}})' \
+  "$DAEMON_JSON" > "$tmp"
+changed=0
+if ! cmp -s "$tmp" "$DAEMON_JSON"; then
+  cat "$tmp" > "$DAEMON_JSON"; changed=1
+  log "wrote $DAEMON_JSON (nvidia runtime -> $RUNC)"
+fi
+rm -f "$tmp"
+
+# --- dockerd ---------------------------------------------------------------------------------
+if docker info >/dev/null 2>&1; then
+  # already running: runtimes are reloadable, so SIGHUP instead of a restart (keeps containers)
+  if [ "$changed" = 1 ] && pid=$(pidof dockerd); then
+    log "dockerd running; reloading config (SIGHUP $pid)"
+    kill -HUP $pid
+    sleep 1
+  fi
+else
+  # flags given both on the command line and in daemon.json make dockerd refuse to start
+  args=()
+  [ "$(jq 'has("storage-driver")' "$DAEMON_JSON")" = true ] || args+=(--storage-driver=vfs)
+  [ "$(jq 'has("iptables")' "$DAEMON_JSON")" = true ] || args+=(--iptables=false)
+  log "starting dockerd ${args[*]} (log: $LOG)"
+  # setsid + nohup: dockerd must outlive this script and its shell
+  setsid nohup dockerd "${args[@]}" >>"$LOG" 2>&1 < /dev/null &
+fi
+
+deadline=$(( $(date +%s) + WAIT_S ))
+until docker info >/dev/null 2>&1; do
+  if [ "$(date +%s)" -ge "$deadline" ]; then
+    log "docker did not answer within ${WAIT_S}s; tail of $LOG:"
+    tail -n 40 "$LOG" >&2 || true
+    exit 1
+  fi
+  sleep 1
+done
+
+if ! docker info --format '{{json .Runtimes}}' | jq -e 'has("nvidia")' >/dev/null; then
+  log "dockerd is up but has no 'nvidia' runtime; see $LOG"; exit 1
+fi
+log "docker ready ($(docker version --format '{{.Server.Version}}'), runtimes: $(docker info --format '{{range $k, $v := .Runtimes}}{{$k}} {{end}}'))"

@@ -1,0 +1,29 @@
+// The interface points of mission.md, read once from the environment.
+import path from 'node:path';
+import { parseQuotas, type Quotas } from './rate-limit/limiter.ts';
+
+export interface ServerConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  bootstrapKey: string | undefined;
+  rateLimits: Quotas;
+  /** run the provisioner's reconcile loop in this process (off in API-only tests) */
+  provisioner: boolean;
+  /** seconds between reconcile passes and host heartbeats */
+  reconcileIntervalMs: number;
+  logLevel: string;
+}
+
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig {
+  return {
+    port: Number(env.PORT ?? 8080),
+    host: env.HOST ?? '127.0.0.1',
+    dataDir: path.resolve(env.GPUFLEET_DATA_DIR ?? './data'),
+    bootstrapKey: env.GPUFLEET_BOOTSTRAP_KEY || undefined,
+    rateLimits: parseQuotas(env.GPUFLEET_RATE_LIMITS),
+    provisioner: env.GPUFLEET_PROVISIONER !== 'off',
+    reconcileIntervalMs: Number(env.GPUFLEET_RECONCILE_INTERVAL_MS ?? 2000),
+    logLevel: env.GPUFLEET_LOG_LEVEL ?? env.LOG_LEVEL ?? 'info',
+  };
+}

@@ -1,0 +1,48 @@
+// The control plane's public surface: build the services and the HTTP server, start and stop them.
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { ServerConfig } from './config.ts';
+import { buildServer } from './server.ts';
+import { createServices, type Services } from './services/services.ts';
+
+export { buildServer } from './server.ts';
+export { createServices, type Services } from './services/services.ts';
+export { configFromEnv, type ServerConfig } from './config.ts';
+export type { Store, StoreTx, StoreReader } from './store/store.ts';
+export { LowdbStore } from './store/lowdb-store.ts';
+
+export interface ControlPlane {
+  app: FastifyInstance;
+  services: Services;
+  url: string;
+  bootstrapKey: string | null;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  logger?: Logger;
+  /** hooks that run beside the server (the provisioner); each returns its stop function */
+  background?: ((services: Services) => Promise<() => Promise<void>>)[];
+}
+
+export async function startControlPlane(config: ServerConfig, opts: StartOptions = {}): Promise<ControlPlane> {
+  const services = await createServices(config);
+  const bootstrapKey = await services.keys.bootstrap(config.bootstrapKey);
+  const app = await buildServer({ services, logger: opts.logger ?? false });
+  await app.listen({ port: config.port, host: config.host });
+  const stops: (() => Promise<void>)[] = [];
+  for (const start of opts.background ?? []) stops.push(await start(services));
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  return {
+    app,
+    services,
+    url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+    bootstrapKey,
+    async close() {
+      for (const stop of stops.reverse()) await stop();
+      await app.close();
+      await services.store.close();
+    },
+  };
+}

@@ -1,0 +1,94 @@
+// Per-user fixed windows (minute, hour, day) aligned to the epoch, so `t` is simply the seconds left
+// in the current window. Counters live in memory: a restart forgives, which the docs say.
+import { GpufleetError } from '../../model/errors.ts';
+
+export const WINDOWS = [
+  { name: 'minute', seconds: 60 },
+  { name: 'hour', seconds: 3600 },
+  { name: 'day', seconds: 86400 },
+] as const;
+export type WindowName = (typeof WINDOWS)[number]['name'];
+export type Quotas = Record<WindowName, number>;
+
+export const DEFAULT_QUOTAS: Quotas = { minute: 600, hour: 10000, day: 100000 };
+
+/** `minute=600,hour=10000,day=100000`; windows left out keep their defaults. */
+export function parseQuotas(text: string | undefined): Quotas {
+  const q = { ...DEFAULT_QUOTAS };
+  if (!text?.trim()) return q;
+  for (const part of text.split(',')) {
+    const m = /^\s*(minute|hour|day)\s*=\s*(\d+)\s*$/.exec(part);
+    if (!m) throw new Error(`GPUFLEET_RATE_LIMITS: cannot read "${part}"; write minute=600,hour=10000,day=100000`);
+    q[m[1] as WindowName] = Number(m[2]);
+  }
+  return q;
+}
+
+export interface WindowState {
+  name: WindowName;
+  quota: number;
+  seconds: number;
+  remaining: number;
+  /** seconds until the window resets */
+  reset: number;
+}
+
+interface Counter {
+  start: number[];
+  used: number[];
+}
+
+export class RateLimiter {
+  private readonly counters = new Map<string, Counter>();
+  private sweepAt = 0;
+
+  constructor(private readonly quotas: Quotas) {}
+
+  /**
+   * Counts one request for `subject` in every window, unless a window is already spent: then nothing
+   * is counted and the returned `exceeded` names the spent windows.
+   */
+  consume(subject: string, nowMs = Date.now()): { windows: WindowState[]; exceeded: WindowState[] } {
+    const now = Math.floor(nowMs / 1000);
+    this.sweep(now);
+    let c = this.counters.get(subject);
+    if (!c) this.counters.set(subject, (c = { start: [0, 0, 0], used: [0, 0, 0] }));
+    const windows: WindowState[] = [];
+    const exceeded: WindowState[] = [];
+    WINDOWS.forEach((w, i) => {
+      const start = now - (now % w.seconds);
+      if (c.start[i] !== start) {
+        c.start[i] = start;
+        c.used[i] = 0;
+      }
+      const quota = this.quotas[w.name];
+      const state = { name: w.name, quota, seconds: w.seconds, remaining: quota - c.used[i]!, reset: start + w.seconds - now };
+      if (state.remaining <= 0) exceeded.push(state);
+      windows.push(state);
+    });
+    if (exceeded.length === 0)
+      windows.forEach((s, i) => {
+        c.used[i]! += 1;
+        s.remaining -= 1;
+      });
+    for (const s of windows) s.remaining = Math.max(0, s.remaining);
+    return { windows, exceeded };
+  }
+
+  /** drops subjects whose day window has passed, so idle callers cost no memory */
+  private sweep(now: number): void {
+    if (now < this.sweepAt) return;
+    this.sweepAt = now + 3600;
+    const day = now - (now % 86400);
+    for (const [k, c] of this.counters) if ((c.start[2] ?? 0) < day) this.counters.delete(k);
+  }
+}
+
+export function rateLimitError(exceeded: WindowState[], headers: Record<string, string>): GpufleetError {
+  const wait = Math.max(...exceeded.map((w) => w.reset));
+  const names = exceeded.map((w) => `${w.name} (${w.quota} requests per ${w.seconds} s)`).join(' and ');
+  return new GpufleetError('RATE_LIMITED', `Rate limit exceeded for the ${names} window; retry in ${wait} s.`, {
+    headers: { ...headers, 'retry-after': String(wait) },
+    fields: { windows: exceeded.map((w) => w.name) },
+  });
+}

@@ -1,0 +1,65 @@
+// Builds the Fastify app: one origin serving REST v2, v1 endpoints, GraphQL and the docs.
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { registerProblemHandlers } from './errors/problem.ts';
+import { registerRequestGuard } from './auth/request-guard.ts';
+import { RateLimiter } from './rate-limit/limiter.ts';
+import type { Services } from './services/services.ts';
+import { podRoutes } from './routes/pods.ts';
+import { keyRoutes } from './routes/keys.ts';
+import { catalogRoutes } from './routes/catalog.ts';
+
+export interface BuildOptions {
+  services: Services;
+  logger?: Logger | false;
+}
+
+/** Registered routes as [regex, method], so the not-found handler can tell 404 from 405. */
+function routeTable(app: FastifyInstance): (path: string) => string[] {
+  const routes: { re: RegExp; method: string }[] = [];
+  app.addHook('onRoute', (r) => {
+    if (r.method === 'HEAD' || (Array.isArray(r.method) && r.method.length > 1)) return;
+    const re = new RegExp('^' + r.url.replace(/\/:[^/]+/g, '/[^/]+').replace(/\*/g, '.*') + '/?$');
+    routes.push({ re, method: String(r.method) });
+  });
+  return (path) => [...new Set(routes.filter((r) => r.re.test(path)).map((r) => r.method))];
+}
+
+export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> {
+  const { services } = opts;
+  const app = Fastify({
+    ...(opts.logger ? { loggerInstance: opts.logger as FastifyBaseLogger } : { logger: false }),
+    bodyLimit: 1024 * 1024,
+    routerOptions: { ignoreTrailingSlash: true },
+    forceCloseConnections: true,
+    ajv: { customOptions: { strict: false } },
+  });
+  // Validation runs in the services against the model schemas (the same code serves GraphQL and the
+  // constructs); route schemas only describe the API for the OpenAPI document.
+  app.setValidatorCompiler(() => () => true);
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  const allowed = routeTable(app);
+  registerProblemHandlers(app, allowed);
+  registerRequestGuard(app, services.keys, new RateLimiter(services.config.rateLimits));
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'gpufleet v2', version: '2.0.0', description: 'Pods, templates, network volumes, registries and catalogs on your own GPU fleet.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    hideUntagged: true,
+  });
+  await app.register(swaggerUi, { routePrefix: '/v2/docs' });
+  app.get('/v2/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
+
+  podRoutes(app, services.pods);
+  keyRoutes(app, services.keys, services.store);
+  catalogRoutes(app, services);
+  return app;
+}

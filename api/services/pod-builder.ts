@@ -1,0 +1,100 @@
+// Turns a validated create request into a pod record: template fields first, the body's fields over
+// them, then defaults; then the rules that need other records (catalogs, template, volume, registry).
+import type { PodCreateInput } from '../../model/schemas/pod.ts';
+import type { PodRecord } from '../../model/pod.ts';
+import { fail400, fail422 } from '../../model/validation.ts';
+import { gpuTypeById } from '../../fleet/gpu-catalog.ts';
+import { validateCpuConfig } from '../../fleet/cpu-catalog.ts';
+import type { Principal } from '../auth/api-keys.ts';
+import type { StoreTx } from '../store/store.ts';
+import { checkRegistry } from './pod-service.ts';
+
+export const POD_DEFAULTS = { args: '', disk: 20, cloud: 'SECURE', locked: false } as const;
+
+export async function buildPodRecord(
+  tx: StoreTx,
+  principal: Principal,
+  input: PodCreateInput,
+  id: string,
+  now: string,
+): Promise<{ pod: PodRecord; networkVolumeDc: string | null }> {
+  let template = null;
+  if (input.templateId !== undefined) {
+    template = await tx.get('templates', input.templateId);
+    if (!template || (template.accountId !== principal.accountId && !template.public))
+      fail422('pod', [`$.templateId: template ${input.templateId} not found`]);
+  }
+  const image = input.image ?? template?.image;
+  if (!image) fail422('pod', ['$.image: is required (or give a templateId whose template has an image)']);
+  const gpu = input.gpu ? { id: input.gpu.id, count: input.gpu.count ?? 1 } : undefined;
+  const cpu = input.cpu;
+  if (!gpu && !cpu) fail422('pod', ['$: must have either gpu or cpu']);
+  const mounts = input.mounts ?? (template?.mounts.persistent && gpu ? { persistent: template.mounts.persistent } : {});
+
+  const errors: string[] = [];
+  if (gpu && !gpuTypeById(gpu.id)) errors.push(`$.gpu.id: unknown GPU type "${gpu.id}" (see GET /v2/catalog/gpus)`);
+  if (cpu) errors.push(...validateCpuConfig(cpu));
+  if (errors.length) fail422('pod', errors);
+  if (cpu && mounts.persistent)
+    fail400('Persistent mounts are not allowed on CPU pods; use a network volume.', ['$.mounts.persistent: not allowed on CPU pods']);
+
+  let networkVolumeDc: string | null = null;
+  const netMount = mounts.network?.[0];
+  if (netMount) {
+    const vol = await tx.get('networkVolumes', netMount.volumeId);
+    if (!vol || vol.accountId !== principal.accountId)
+      fail422('pod', [`$.mounts.network[0].volumeId: network volume ${netMount.volumeId} not found`]);
+    networkVolumeDc = vol.dataCenterId;
+    if (input.dataCenterIds?.length && !input.dataCenterIds.includes(vol.dataCenterId))
+      fail400(`Network volume ${vol.id} is in data center ${vol.dataCenterId}, which dataCenterIds excludes.`, [
+        '$.mounts.network[0].volumeId: volume is in another data center',
+      ]);
+  }
+  const registry = await checkRegistry(tx, principal, input.registry ?? template?.registry ?? null);
+
+  const pod: PodRecord = {
+    id,
+    accountId: principal.accountId,
+    name: input.name,
+    image,
+    args: input.args ?? template?.args ?? POD_DEFAULTS.args,
+    disk: input.disk ?? template?.disk ?? POD_DEFAULTS.disk,
+    ports: input.ports ?? template?.ports ?? [],
+    env: { ...(template?.env ?? {}), ...(input.env ?? {}) },
+    registry,
+    mounts,
+    cloud: input.cloud ?? POD_DEFAULTS.cloud,
+    locked: input.locked ?? POD_DEFAULTS.locked,
+    template: template?.id ?? null,
+    status: 'PROVISIONING',
+    statusReason: 'placing pod',
+    desiredStatus: 'RUNNING',
+    dataCenterIds: input.dataCenterIds ?? [],
+    allowedCudaVersions: input.gpu?.allowedCudaVersions ?? template?.allowedCudaVersions ?? [],
+    hostId: null,
+    dataCenterId: null,
+    gpuUuids: [],
+    allocated: false,
+    costPerHr: 0,
+    cudaVersion: null,
+    restartGeneration: 0,
+    specGeneration: 0,
+    observed: null,
+    tags: input.tags ?? {},
+    createdAt: now,
+    updatedAt: now,
+    startedAt: null,
+    terminatedAt: null,
+  };
+  if (gpu) pod.gpu = gpu;
+  else if (cpu) pod.cpu = cpu;
+  return { pod, networkVolumeDc };
+}
+
+const CONTAINER_FIELDS = ['image', 'args', 'disk', 'ports', 'env', 'registry'] as const;
+
+/** A change to these recreates the container (the container disk is ephemeral, so nothing is lost that the spec keeps). */
+export function containerConfigChanged(a: PodRecord, b: PodRecord): boolean {
+  return CONTAINER_FIELDS.some((f) => JSON.stringify(a[f]) !== JSON.stringify(b[f]));
+}
+

@@ -1,0 +1,18 @@
+// `gpufleet`: serve the control plane, manage keys and hosts, plan/apply/destroy stacks.
+import { Command } from 'commander';
+import { serveCommand } from './serve.ts';
+import { keysCommand } from './keys.ts';
+import { ApiError } from './api-client.ts';
+
+const program = new Command('gpufleet').description('Your own GPU cloud on your own hosts').showHelpAfterError();
+program.addCommand(serveCommand());
+program.addCommand(keysCommand());
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  if (e instanceof ApiError) {
+    process.stderr.write(`error: ${e.message} (HTTP ${e.status} ${e.code})\n`);
+    process.exitCode = 1;
+  } else throw e;
+}

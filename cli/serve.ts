@@ -1,0 +1,26 @@
+// `gpufleet serve` (what `npm start` runs): the control plane on one port, plus the provisioner.
+import { Command } from 'commander';
+import pino from 'pino';
+import { configFromEnv } from '../api/config.ts';
+import { startControlPlane } from '../api/index.ts';
+
+export function serveCommand(): Command {
+  return new Command('serve').description('serve the control plane (PORT, HOST, GPUFLEET_DATA_DIR, …)').action(async () => {
+    const config = configFromEnv();
+    const logger = pino({ level: config.logLevel });
+    const cp = await startControlPlane(config, { logger });
+    if (cp.bootstrapKey && !config.bootstrapKey)
+      process.stdout.write(`\nNo API key existed, so an admin key was created. It is shown this once:\n\n  ${cp.bootstrapKey}\n\n`);
+    logger.info({ url: cp.url, dataDir: config.dataDir }, 'gpufleet control plane listening');
+    let stopping = false;
+    const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'shutting down');
+      await cp.close();
+      process.exit(0);
+    };
+    process.on('SIGINT', () => void stop('SIGINT'));
+    process.on('SIGTERM', () => void stop('SIGTERM'));
+  });
+}

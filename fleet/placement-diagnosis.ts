@@ -1,0 +1,143 @@
+// Why a placement failed. Runs only after the fast path found nothing, so it may be O(hosts × stages).
+// First pass: the fleet as if empty, one constraint at a time; the stage that removes the last candidate
+// names the failure 'impossible'. Hardware stages (GPU type, count) come before location stages, so a
+// request for a type the fleet lacks says "gpu-type" rather than blaming whichever data center it named.
+// If hosts survive, the request could run: the failure is 'busy', blamed on host status (drained or
+// unreachable hosts could take it back) or on whichever resource is taken now.
+import {
+  type CompiledRequest,
+  type HostState,
+  type PlacementConstraint,
+  type PlacementFailure,
+  hasCpuMemoryCapacity,
+  hasDiskCapacity,
+  hasFreeCpuMemory,
+  hasFreeDisk,
+  hasFreeGpus,
+  hasGpuCount,
+  hasGpuType,
+  matchesCloud,
+  matchesCuda,
+  matchesDataCenter,
+} from './placement.ts';
+
+type Stage = {
+  constraint: PlacementConstraint;
+  keep: (h: HostState, c: CompiledRequest) => boolean;
+  why: (survivors: HostState[], c: CompiledRequest) => string;
+};
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+const typeList = (c: CompiledRequest): string => c.typeIds.join(' | ') || '(none)';
+const distinct = (xs: Iterable<string>): string => [...new Set(xs)].sort().join(', ');
+
+const gpuStages: Stage[] = [
+  {
+    constraint: 'gpu-type',
+    keep: hasGpuType,
+    why: (_, c) => `no enrolled host has a GPU of type ${typeList(c)}`,
+  },
+  {
+    constraint: 'gpu-count',
+    keep: hasGpuCount,
+    why: (hs, c) => {
+      const most = Math.max(0, ...hs.map((h) => Math.max(0, ...c.typeIds.map((t) => h.typeTotal.get(t) ?? 0))));
+      return `no host has ${c.count} GPUs of type ${typeList(c)}; the most on one host is ${most}`;
+    },
+  },
+];
+
+const commonStages: Stage[] = [
+  {
+    constraint: 'cloud',
+    keep: matchesCloud,
+    why: (hs, c) => `none of the ${plural(hs.length, 'host')} with the requested hardware is in the ${c.req.cloud} cloud`,
+  },
+  {
+    constraint: 'data-center',
+    keep: matchesDataCenter,
+    why: (hs, c) =>
+      `none of the ${plural(hs.length, 'host')} that fit is in data center ${[...(c.dcs ?? [])].join(', ')} ` +
+      `(they are in ${distinct(hs.map((h) => h.host.dataCenterId))})`,
+  },
+  {
+    constraint: 'cuda-version',
+    keep: matchesCuda,
+    why: (hs, c) => {
+      const wanted = [
+        c.req.allowedCudaVersions?.length ? `one of ${c.req.allowedCudaVersions.join(', ')}` : '',
+        c.req.minCudaVersion ? `at least ${c.req.minCudaVersion}` : '',
+      ].filter(Boolean);
+      return `none of the ${plural(hs.length, 'host')} that fit has CUDA ${wanted.join(' and ')} ` +
+        `(they have ${distinct(hs.map((h) => h.host.facts.cudaVersion ?? 'none'))})`;
+    },
+  },
+  {
+    constraint: 'cpu-memory',
+    keep: hasCpuMemoryCapacity,
+    why: (hs, c) =>
+      `no host that fits has ${c.vcpu} vCPUs and ${c.memGb} GB memory ` +
+      `(largest: ${Math.max(0, ...hs.map((h) => h.host.facts.cpuCount))} vCPUs, ${Math.max(0, ...hs.map((h) => h.host.facts.memoryGb))} GB)`,
+  },
+  {
+    constraint: 'disk',
+    keep: hasDiskCapacity,
+    why: (hs, c) =>
+      `no host that fits has ${c.diskGb} GB of disk (largest: ${Math.max(0, ...hs.map((h) => h.host.facts.diskFreeGb))} GB)`,
+  },
+];
+
+const busyStages: Stage[] = [
+  {
+    constraint: 'gpu-count',
+    keep: hasFreeGpus,
+    why: (hs, c) => `all ${plural(hs.length, 'host')} that could run it have fewer than ${c.count} free GPUs of type ${typeList(c)}`,
+  },
+  {
+    constraint: 'cpu-memory',
+    keep: hasFreeCpuMemory,
+    why: (hs, c) => `all ${plural(hs.length, 'host')} that could run it have fewer than ${c.vcpu} free vCPUs or ${c.memGb} GB free memory`,
+  },
+  {
+    constraint: 'disk',
+    keep: hasFreeDisk,
+    why: (hs, c) => `all ${plural(hs.length, 'host')} that could run it have less than ${c.diskGb} GB of free disk`,
+  },
+];
+
+const fail = (reason: 'impossible' | 'busy', constraint: PlacementConstraint, detail: string): PlacementFailure => ({
+  ok: false,
+  reason,
+  constraint,
+  detail,
+});
+
+/** Explain why no host was chosen. `all` is every enrolled host, schedulable or not. */
+export function diagnosePlacement(all: readonly HostState[], c: CompiledRequest): PlacementFailure {
+  if (!c.flavorKnown) return fail('impossible', 'cpu-flavor', `unknown CPU flavor ${c.req.cpu?.flavorId ?? ''}`);
+  if (all.length === 0) return fail('impossible', 'no-hosts', 'no hosts are enrolled');
+  let cand: HostState[] = all as HostState[];
+  const pin = c.req.pinnedHostId;
+  if (pin !== undefined) {
+    cand = cand.filter((h) => h.host.id === pin);
+    if (cand.length === 0) return fail('impossible', 'pinned-host', `host ${pin} is not enrolled`);
+  }
+  for (const s of c.count > 0 ? [...gpuStages, ...commonStages] : commonStages) {
+    const next = cand.filter((h) => s.keep(h, c));
+    if (next.length === 0) return fail('impossible', s.constraint, s.why(cand, c));
+    cand = next;
+  }
+  const up = cand.filter((h) => h.schedulable);
+  if (up.length === 0) {
+    const states = distinct(cand.map((h) => (h.host.drained ? 'drained' : h.host.status)));
+    return fail('busy', 'host-status', `the ${plural(cand.length, 'host')} that could run it are not accepting pods (${states})`);
+  }
+  cand = up;
+  for (const s of c.count > 0 ? busyStages : busyStages.slice(1)) {
+    const next = cand.filter((h) => s.keep(h, c));
+    if (next.length === 0) return fail('busy', s.constraint, s.why(cand, c));
+    cand = next;
+  }
+  // Each stage passed on its own but no single host passed all at once for one GPU type.
+  return fail('busy', c.count > 0 ? 'gpu-count' : 'cpu-memory', 'no single host has all the requested resources free right now');
+}

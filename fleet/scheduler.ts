@@ -1,0 +1,254 @@
+// Pod placement: pure and fast. A Scheduler holds the hosts and the live allocations as an index that is
+// updated incrementally, so a placement never rescans the allocation list:
+//   - per GPU type, READY hosts are bucketed by how many GPUs of that type they have free; a GPU request
+//     walks buckets upward from its count, so the first bucket with a fitting host is the best fit (the
+//     host left with the fewest free GPUs, keeping whole hosts free for big requests);
+//   - ties break on fewest free GPUs overall, then host id, so the same state always gives the same answer
+//     (the stateless `placeOnce` and a long-lived Scheduler agree, which the property test checks);
+//   - CPU pods take the fullest fitting host without GPUs, and only then the fullest fitting GPU host.
+// Only when nothing fits does `diagnosePlacement` scan everything to say why (impossible vs busy).
+import { GpufleetError } from '../model/errors.ts';
+import type { HostRecord } from '../model/host.ts';
+import { diagnosePlacement } from './placement-diagnosis.ts';
+import {
+  type Allocation,
+  type CompiledRequest,
+  type GpuSlot,
+  type HostState,
+  type PlacementRequest,
+  type PlacementResult,
+  compileRequest,
+  cudaKey,
+  roomOk,
+  staticOk,
+} from './placement.ts';
+
+export * from './placement.ts';
+
+type Choice = { h: HostState; typeId: string | null; slots: GpuSlot[] };
+
+/** Tie-break shared by both paths: fewer free GPUs, then fewer free vCPUs, then less memory, then id. */
+function better(a: HostState, b: HostState): boolean {
+  
+  if (a.freeVcpu !== b.freeVcpu) return a.freeVcpu < b.freeVcpu;
+  if (a.freeMemGb !== b.freeMemGb) return a.freeMemGb < b.freeMemGb;
+  return a.host.id < b.host.id;
+}
+
+export class Scheduler {
+  private readonly states = new Map<string, HostState>();
+  private readonly allocs = new Map<string, Allocation>();
+  /** hostId → pod ids, kept even while the host is unknown so a re-enrolled host gets its pods back */
+  private readonly podsByHost = new Map<string, Set<string>>();
+  /** typeId → buckets[freeCount] of schedulable hosts */
+  private readonly buckets = new Map<string, Set<HostState>[]>();
+  /** schedulable hosts, split so CPU pods try GPU-less hosts first */
+  private cpuOnly: HostState[] = [];
+  private withGpus: HostState[] = [];
+  private listsDirty = true;
+
+  constructor(hosts: readonly HostRecord[] = [], allocations: readonly Allocation[] = []) {
+    for (const h of hosts) this.upsertHost(h);
+    for (const a of allocations) this.record(a);
+  }
+
+  /** Add or replace a host (new facts, status, drain flag); allocations on it are kept. */
+  upsertHost(host: HostRecord): void {
+    const old = this.states.get(host.id);
+    if (old) this.unindex(old);
+    const slots: GpuSlot[] = [...host.facts.gpus]
+      .sort((a, b) => a.index - b.index)
+      .map((g) => ({ uuid: g.uuid, index: g.index, typeId: g.typeId, podId: null }));
+    const typeTotal = new Map<string, number>();
+    for (const s of slots) if (s.typeId !== null) typeTotal.set(s.typeId, (typeTotal.get(s.typeId) ?? 0) + 1);
+    const h: HostState = {
+      host,
+      schedulable: host.status === 'READY' && !host.drained,
+      cudaKey: cudaKey(host.facts.cudaVersion),
+      slots,
+      typeTotal,
+      typeFree: new Map(typeTotal),
+      freeGpus: slots.length,
+      freeVcpu: host.facts.cpuCount,
+      freeMemGb: host.facts.memoryGb,
+      freeDiskGb: host.facts.diskFreeGb,
+      pods: new Set(),
+    };
+    this.states.set(host.id, h);
+    this.listsDirty = true; // the CPU lists hold HostState objects; free counts inside them stay live
+    for (const podId of this.podsByHost.get(host.id) ?? []) {
+      const a = this.allocs.get(podId);
+      if (a) this.apply(h, a);
+    }
+    this.index(h);
+  }
+
+  /** Forget a host. Its pods' allocations stay recorded (they are released by pod id as usual). */
+  removeHost(hostId: string): void {
+    const h = this.states.get(hostId);
+    if (!h) return;
+    this.unindex(h);
+    this.states.delete(hostId);
+    this.listsDirty = true;
+  }
+
+  /** Record an existing allocation (control-plane restart). On a GPU claimed twice, the first claim wins. */
+  record(a: Allocation): void {
+    if (this.allocs.has(a.podId)) this.release(a.podId);
+    const copy = { ...a, gpuUuids: [...a.gpuUuids] };
+    this.allocs.set(a.podId, copy);
+    let onHost = this.podsByHost.get(a.hostId);
+    if (!onHost) this.podsByHost.set(a.hostId, (onHost = new Set()));
+    onHost.add(a.podId);
+    const h = this.states.get(a.hostId);
+    if (h) this.withReindex(h, () => this.apply(h, copy));
+  }
+
+  /** Choose a host without recording anything. */
+  find(request: PlacementRequest): PlacementResult {
+    return this.findCompiled(compileRequest(request));
+  }
+
+  /** Choose a host and record the allocation under `podId`. */
+  place(request: PlacementRequest, podId: string): PlacementResult {
+    if (this.allocs.has(podId)) {
+      throw new GpufleetError('CONFLICT', `pod ${podId} already holds an allocation; release it first`, { fields: { podId } });
+    }
+    const c = compileRequest(request);
+    const res = this.findCompiled(c);
+    if (res.ok) {
+      this.record({ podId, hostId: res.hostId, gpuUuids: res.gpuUuids, vcpu: c.vcpu, memoryGb: c.memGb, diskGb: c.diskGb });
+    }
+    return res;
+  }
+
+  private findCompiled(c: CompiledRequest): PlacementResult {
+    const choice = this.choose(c);
+    if (!choice) return diagnosePlacement([...this.states.values()], c);
+    return {
+      ok: true,
+      hostId: choice.h.host.id,
+      dataCenterId: choice.h.host.dataCenterId,
+      gpuUuids: choice.slots.map((s) => s.uuid),
+      gpuTypeId: choice.typeId,
+    };
+  }
+
+  /** Free a pod's resources; false when it held none. */
+  release(podId: string): boolean {
+    const a = this.allocs.get(podId);
+    if (!a) return false;
+    this.allocs.delete(podId);
+    const onHost = this.podsByHost.get(a.hostId);
+    onHost?.delete(podId);
+    if (onHost?.size === 0) this.podsByHost.delete(a.hostId);
+    const h = this.states.get(a.hostId);
+    if (h && h.pods.has(podId)) {
+      this.withReindex(h, () => {
+        h.pods.delete(podId);
+        for (const s of h.slots) {
+          if (s.podId !== podId) continue;
+          s.podId = null;
+          h.freeGpus++;
+          if (s.typeId !== null) h.typeFree.set(s.typeId, (h.typeFree.get(s.typeId) ?? 0) + 1);
+        }
+        h.freeVcpu += a.vcpu;
+        h.freeMemGb += a.memoryGb;
+        h.freeDiskGb += a.diskGb;
+      });
+    }
+    return true;
+  }
+
+  allocation(podId: string): Allocation | null {
+    return this.allocs.get(podId) ?? null;
+  }
+
+  allocations(): Allocation[] {
+    return [...this.allocs.values()];
+  }
+
+  // ---- internals ----------------------------------------------------------------------------------
+
+  private choose(c: CompiledRequest): Choice | null {
+    if (!c.flavorKnown) return null;
+    if (c.count > 0) {
+      for (const typeId of c.typeIds) {
+        const bs = this.buckets.get(typeId);
+        if (!bs) continue;
+        for (let k = c.count; k < bs.length; k++) {
+          let best: HostState | null = null;
+          for (const h of bs[k] ?? []) if (staticOk(h, c) && roomOk(h, c) && (best === null || better(h, best))) best = h;
+          if (best) {
+            const slots: GpuSlot[] = [];
+            for (const s of best.slots) {
+              if (s.podId === null && s.typeId === typeId) slots.push(s);
+              if (slots.length === c.count) break;
+            }
+            return { h: best, typeId, slots };
+          }
+        }
+      }
+      return null;
+    }
+    if (this.listsDirty) this.rebuildLists();
+    for (const list of [this.cpuOnly, this.withGpus]) {
+      let best: HostState | null = null;
+      for (const h of list) if (staticOk(h, c) && roomOk(h, c) && (best === null || better(h, best))) best = h;
+      if (best) return { h: best, typeId: null, slots: [] };
+    }
+    return null;
+  }
+
+  /** Subtract an allocation from a host; GPUs that are gone or already claimed are skipped. */
+  private apply(h: HostState, a: Allocation): void {
+    h.pods.add(a.podId);
+    const wanted = new Set(a.gpuUuids);
+    for (const s of h.slots) {
+      if (!wanted.has(s.uuid) || s.podId !== null) continue;
+      s.podId = a.podId;
+      h.freeGpus--;
+      if (s.typeId !== null) h.typeFree.set(s.typeId, (h.typeFree.get(s.typeId) ?? 0) - 1);
+    }
+    h.freeVcpu -= a.vcpu;
+    h.freeMemGb -= a.memoryGb;
+    h.freeDiskGb -= a.diskGb;
+  }
+
+  private withReindex(h: HostState, mutate: () => void): void {
+    this.unindex(h);
+    mutate();
+    this.index(h);
+  }
+
+  private index(h: HostState): void {
+    if (!h.schedulable) return;
+    for (const [typeId, total] of h.typeTotal) {
+      let bs = this.buckets.get(typeId);
+      if (!bs) this.buckets.set(typeId, (bs = []));
+      while (bs.length <= total) bs.push(new Set());
+      bs[h.typeFree.get(typeId) ?? 0]!.add(h);
+    }
+  }
+
+  private unindex(h: HostState): void {
+    if (!h.schedulable) return;
+    for (const typeId of h.typeTotal.keys()) this.buckets.get(typeId)?.[h.typeFree.get(typeId) ?? 0]?.delete(h);
+  }
+
+  private rebuildLists(): void {
+    const up = [...this.states.values()].filter((h) => h.schedulable);
+    this.cpuOnly = up.filter((h) => h.slots.length === 0);
+    this.withGpus = up.filter((h) => h.slots.length > 0);
+    this.listsDirty = false;
+  }
+}
+
+/** Stateless placement: index the given state, choose, record nothing. */
+export function placeOnce(
+  hosts: readonly HostRecord[],
+  allocations: readonly Allocation[],
+  request: PlacementRequest,
+): PlacementResult {
+  return new Scheduler(hosts, allocations).find(request);
+}

@@ -1,0 +1,327 @@
+// SSH connection pool: one ssh2 connection per host, many exec channels multiplexed over it.
+//
+// - Lazy: the first exec dials; concurrent execs share that one dial.
+// - Channels per connection are capped (sshd's MaxSessions defaults to 10); the rest queue.
+// - A dropped connection (sshd restart, network, keepalive timeout) is replaced on the next exec.
+//   A command whose channel never opened is retried once on a fresh connection (it cannot have
+//   run); a command cut off mid-run is NOT retried (it may have run) and fails HOST_UNREACHABLE.
+// - Host keys: trust on first use. A pinned fingerprint that differs from the presented key
+//   refuses the connection (HOST_KEY_MISMATCH); with nothing pinned, connect() reports the key.
+// - Commands run on an `exec` channel: sshd runs `<login shell> -c <command>`, non-login and
+//   non-interactive, so /etc/profile and ~/.profile are not read. (Debian's bash may still source
+//   ~/.bashrc for ssh sessions.) Commands therefore use absolute paths or the default PATH and
+//   must not rely on start-up files. Secrets go via stdin, never in the command line.
+// - The TCP socket is ours, with TCP_NODELAY: exec round trips are small writes that Nagle
+//   would otherwise hold back.
+import { createHash } from 'node:crypto';
+import { connect as netConnect } from 'node:net';
+import PQueue from 'p-queue';
+import { Client, type ClientChannel } from 'ssh2';
+import { GpufleetError } from '../model/errors.ts';
+
+export interface SshTarget {
+  hostId: string;
+  address: string;
+  port: number;
+  user: string;
+  /** OpenSSH/PEM private key, decrypted */
+  privateKey: string;
+  /** SHA256:<base64> pinned on first use; null while enrolling */
+  pinnedFingerprint: string | null;
+}
+
+export interface ExecOptions {
+  stdin?: string;
+  /** per-command limit once its channel is open; default: the pool's commandTimeoutMs */
+  timeoutMs?: number;
+  /** resolve with the exit code instead of throwing on a non-zero exit */
+  allowFailure?: boolean;
+}
+
+export interface ExecResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
+export interface HostKeyReport {
+  /** SHA256:<base64 without padding>, as `ssh-keygen -lf` prints it */
+  fingerprint: string;
+  /** true when nothing was pinned: the caller should pin `fingerprint` */
+  firstUse: boolean;
+}
+
+export interface SshPoolOptions {
+  maxChannelsPerConnection?: number;
+  connectTimeoutMs?: number;
+  commandTimeoutMs?: number;
+  keepaliveIntervalMs?: number;
+  keepaliveCountMax?: number;
+  /** stdout/stderr cap per command; beyond it the command is aborted */
+  maxOutputBytes?: number;
+}
+
+interface Conn {
+  client: Client;
+  identity: string;
+  fingerprint: string;
+  alive: boolean;
+  closed: Promise<void>;
+}
+
+interface Entry {
+  queue: PQueue;
+  conn: Conn | null;
+  dialing: Promise<Conn> | null;
+}
+
+/** `SHA256:<base64, no padding>` of an SSH wire-format public key. */
+export function hostKeyFingerprint(key: Buffer): string {
+  return `SHA256:${createHash('sha256').update(key).digest('base64').replace(/=+$/, '')}`;
+}
+
+/** POSIX-shell quoting of an argv; safe words stay bare for readable logs. */
+export function shellJoin(argv: string[]): string {
+  return argv
+    .map((a, i) => {
+      if (a.includes('\0')) throw new GpufleetError('BAD_REQUEST', 'command argument contains a NUL byte');
+      // '=' in the first word would make it a variable assignment
+      const safe = i === 0 ? /^[A-Za-z0-9_/.,:@%+-]+$/ : /^[A-Za-z0-9_/.,:@%+=-]+$/;
+      return safe.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
+    })
+    .join(' ');
+}
+
+const tail = (s: string, n = 4096): string => (s.length > n ? `…${s.slice(-n)}` : s);
+
+export class SshPool {
+  private readonly entries = new Map<string, Entry>();
+  private readonly opts: Required<SshPoolOptions>;
+
+  constructor(opts: SshPoolOptions = {}) {
+    this.opts = {
+      maxChannelsPerConnection: opts.maxChannelsPerConnection ?? 8,
+      connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
+      commandTimeoutMs: opts.commandTimeoutMs ?? 120_000,
+      keepaliveIntervalMs: opts.keepaliveIntervalMs ?? 15_000,
+      keepaliveCountMax: opts.keepaliveCountMax ?? 3,
+      maxOutputBytes: opts.maxOutputBytes ?? 32 * 1024 * 1024,
+    };
+  }
+
+  /** Connects (or reuses the connection) and reports the host key it presented. */
+  async connect(target: SshTarget): Promise<HostKeyReport> {
+    const { conn } = await this.connection(target);
+    return { fingerprint: conn.fingerprint, firstUse: target.pinnedFingerprint === null };
+  }
+
+  /** The fingerprint the host presented on the current connection, if any. */
+  presentedFingerprint(hostId: string): string | null {
+    return this.entries.get(hostId)?.conn?.fingerprint ?? null;
+  }
+
+  exec(target: SshTarget, command: string | string[], opts: ExecOptions = {}): Promise<ExecResult> {
+    const cmd = Array.isArray(command) ? shellJoin(command) : command;
+    return this.entry(target.hostId).queue.add(() => this.execNow(target, cmd, opts));
+  }
+
+  /** Closes the host's connection; a later exec dials again. */
+  async close(hostId: string): Promise<void> {
+    const e = this.entries.get(hostId);
+    if (!e) return;
+    await e.dialing?.catch(() => undefined);
+    const conn = e.conn;
+    e.conn = null;
+    if (conn) await retire(conn);
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.entries.keys()].map((id) => this.close(id)));
+  }
+
+  private entry(hostId: string): Entry {
+    let e = this.entries.get(hostId);
+    if (!e) {
+      e = { queue: new PQueue({ concurrency: this.opts.maxChannelsPerConnection }), conn: null, dialing: null };
+      this.entries.set(hostId, e);
+    }
+    return e;
+  }
+
+  private async connection(target: SshTarget): Promise<{ conn: Conn; reused: boolean }> {
+    const e = this.entry(target.hostId);
+    const identity = `${target.user}@${target.address}:${target.port}#${createHash('sha256').update(target.privateKey).digest('hex')}`;
+    const usable = (c: Conn | null): c is Conn =>
+      !!c && c.alive && c.identity === identity &&
+      (target.pinnedFingerprint === null || target.pinnedFingerprint === c.fingerprint);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (usable(e.conn)) return { conn: e.conn, reused: true };
+      if (!e.dialing) {
+        const old = e.conn;
+        e.conn = null;
+        if (old) void retire(old); // dead, re-pinned or re-addressed
+        e.dialing = this.dial(target, identity).finally(() => (e.dialing = null));
+        e.conn = await e.dialing;
+        return { conn: e.conn, reused: false };
+      }
+      await e.dialing; // someone else is dialing: share it, then re-check it fits our target
+    }
+    throw new GpufleetError('HOST_UNREACHABLE', `host ${target.hostId}: connection kept being replaced`);
+  }
+
+  private dial(t: SshTarget, identity: string): Promise<Conn> {
+    const where = `host ${t.hostId} (${t.user}@${t.address}:${t.port})`;
+    const fields = { hostId: t.hostId, address: t.address, port: t.port };
+    return new Promise<Conn>((resolve, reject) => {
+      const client = new Client();
+      let markClosed: () => void = () => undefined;
+      const conn: Conn = { client, identity, fingerprint: '', alive: false, closed: new Promise((r) => (markClosed = r)) };
+      let mismatch: GpufleetError | null = null;
+      let settled = false;
+      const fail = (e: GpufleetError): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        client.destroy();
+        reject(e);
+      };
+      const unreachable = (msg: string, cause?: unknown): GpufleetError =>
+        new GpufleetError('HOST_UNREACHABLE', `${where}: ${msg}`, { cause, fields });
+      const timer = setTimeout(() => fail(unreachable(`no SSH session within ${this.opts.connectTimeoutMs} ms`)), this.opts.connectTimeoutMs);
+      client.on('ready', () => {
+        settled = true;
+        clearTimeout(timer);
+        conn.alive = true;
+        resolve(conn);
+      });
+      // after 'ready' errors only mark the connection dead; the next exec dials again
+      client.on('error', (err: Error) => {
+        conn.alive = false;
+        fail(mismatch ?? unreachable(err.message, err));
+      });
+      client.on('end', () => (conn.alive = false));
+      client.on('close', () => {
+        conn.alive = false;
+        markClosed();
+        fail(mismatch ?? unreachable('connection closed during the SSH handshake'));
+      });
+      const sock = netConnect({ host: t.address, port: t.port });
+      sock.setNoDelay(true);
+      try {
+        client.connect({
+          sock,
+          username: t.user,
+          privateKey: t.privateKey,
+          keepaliveInterval: this.opts.keepaliveIntervalMs,
+          keepaliveCountMax: this.opts.keepaliveCountMax,
+          readyTimeout: this.opts.connectTimeoutMs + 1_000, // our timer fires first
+          hostVerifier: (key: Buffer): boolean => {
+            conn.fingerprint = hostKeyFingerprint(key);
+            if (t.pinnedFingerprint === null || t.pinnedFingerprint === conn.fingerprint) return true;
+            mismatch = new GpufleetError(
+              'HOST_KEY_MISMATCH',
+              `${where} presented host key ${conn.fingerprint} but ${t.pinnedFingerprint} is pinned; refusing to connect (accept the new key to re-pin it)`,
+              { fields: { ...fields, expected: t.pinnedFingerprint, presented: conn.fingerprint } },
+            );
+            return false;
+          },
+        });
+      } catch (err) {
+        sock.destroy();
+        fail(unreachable(`cannot start SSH: ${(err as Error).message}`, err));
+      }
+    });
+  }
+
+  private async execNow(t: SshTarget, cmd: string, opts: ExecOptions): Promise<ExecResult> {
+    let { conn, reused } = await this.connection(t);
+    for (;;) {
+      try {
+        return await this.collect(t, conn, await openExec(conn, cmd), cmd, opts);
+      } catch (err) {
+        if (err instanceof GpufleetError) throw err; // from collect: the command ran (or may have)
+        // the channel never opened, so the command did not run
+        if (conn.alive) throw this.commandError(t, cmd, null, '', '', `exec channel refused: ${(err as Error).message}`, err);
+        if (!reused) {
+          throw new GpufleetError('HOST_UNREACHABLE', `host ${t.hostId}: connection lost before the command started`, {
+            cause: err,
+            fields: { hostId: t.hostId, address: t.address, port: t.port },
+          });
+        }
+        ({ conn, reused } = await this.connection(t)); // stale pooled connection: one retry on a new one
+      }
+    }
+  }
+
+  private collect(t: SshTarget, conn: Conn, ch: ClientChannel, cmd: string, opts: ExecOptions): Promise<ExecResult> {
+    const timeoutMs = opts.timeoutMs ?? this.opts.commandTimeoutMs;
+    return new Promise<ExecResult>((resolve, reject) => {
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      let bytes = 0;
+      let aborted: string | null = null;
+      const abort = (why: string): void => {
+        if (aborted) return;
+        aborted = why;
+        ch.signal('KILL'); // best effort: sshd delivers it to the command's process
+        ch.close();
+      };
+      const take = (into: Buffer[]) => (d: Buffer): void => {
+        bytes += d.length;
+        if (bytes > this.opts.maxOutputBytes) abort(`output exceeded ${this.opts.maxOutputBytes} bytes`);
+        else into.push(d);
+      };
+      ch.on('data', take(out));
+      ch.stderr.on('data', take(err));
+      const timer = setTimeout(() => abort(`timed out after ${timeoutMs} ms`), timeoutMs);
+      ch.on('close', (code: number | null | undefined, signal?: string) => {
+        clearTimeout(timer);
+        setImmediate(() => {
+          const stdout = Buffer.concat(out).toString('utf8');
+          const stderr = Buffer.concat(err).toString('utf8');
+          if (aborted) return reject(this.commandError(t, cmd, null, stdout, stderr, aborted));
+          if (typeof code !== 'number') {
+            if (!conn.alive) {
+              return reject(new GpufleetError('HOST_UNREACHABLE', `host ${t.hostId}: connection lost while running a command (it may have run)`, {
+                fields: { hostId: t.hostId, address: t.address, port: t.port, command: cmd },
+              }));
+            }
+            return reject(this.commandError(t, cmd, null, stdout, stderr, signal ? `killed by ${signal}` : 'no exit status'));
+          }
+          if (code !== 0 && !opts.allowFailure) return reject(this.commandError(t, cmd, code, stdout, stderr));
+          resolve({ stdout, stderr, code });
+        });
+      });
+      ch.end(opts.stdin ?? undefined); // EOF on stdin either way, so readers do not hang
+    });
+  }
+
+  private commandError(t: SshTarget, cmd: string, code: number | null, stdout: string, stderr: string, why?: string, cause?: unknown): GpufleetError {
+    const short = cmd.length > 200 ? `${cmd.slice(0, 200)}…` : cmd;
+    const reason = why ?? `exited ${code}`;
+    const lastErr = stderr.trim().split('\n').pop() ?? '';
+    return new GpufleetError('SSH_COMMAND_FAILED', `host ${t.hostId}: \`${short}\` ${reason}${lastErr ? `: ${lastErr}` : ''}`, {
+      cause,
+      fields: { hostId: t.hostId, command: cmd, code, stderr: tail(stderr), stdout: tail(stdout), ...(why ? { reason: why } : {}) },
+    });
+  }
+}
+
+function openExec(conn: Conn, cmd: string): Promise<ClientChannel> {
+  return new Promise((resolve, reject) => {
+    try {
+      conn.client.exec(cmd, (err, ch) => (err ? reject(err) : resolve(ch)));
+    } catch (err) {
+      conn.alive = false; // ssh2 throws "Not connected" synchronously when the socket is gone
+      reject(err as Error);
+    }
+  });
+}
+
+async function retire(conn: Conn): Promise<void> {
+  conn.alive = false;
+  conn.client.end();
+  const timer = setTimeout(() => conn.client.destroy(), 2_000);
+  await conn.closed;
+  clearTimeout(timer);
+}

@@ -1,0 +1,51 @@
+// Every stored collection, its record type, and the fields the embedded store indexes.
+import type { AccountRecord, ApiKeyRecord } from './account.ts';
+import type { HostRecord } from './host.ts';
+import type { PodRecord } from './pod.ts';
+import type {
+  BillingRecord,
+  EndpointRecord,
+  IdempotencyRecord,
+  NetworkVolumeRecord,
+  RegistryRecord,
+  StackLockRecord,
+  TemplateRecord,
+} from './resources.ts';
+
+export interface Collections {
+  accounts: AccountRecord;
+  apiKeys: ApiKeyRecord;
+  pods: PodRecord;
+  hosts: HostRecord;
+  templates: TemplateRecord;
+  networkVolumes: NetworkVolumeRecord;
+  registries: RegistryRecord;
+  endpoints: EndpointRecord;
+  idempotency: IdempotencyRecord;
+  billing: BillingRecord;
+  stackLocks: StackLockRecord;
+}
+
+export const COLLECTION_NAMES = [
+  'accounts',
+  'apiKeys',
+  'pods',
+  'hosts',
+  'templates',
+  'networkVolumes',
+  'registries',
+  'endpoints',
+  'idempotency',
+  'billing',
+  'stackLocks',
+] as const satisfies readonly (keyof Collections)[];
+
+export const INDEXED_FIELDS: Partial<Record<keyof Collections, readonly string[]>> = {
+  apiKeys: ['hash', 'accountId'],
+  pods: ['accountId', 'hostId'],
+  templates: ['accountId'],
+  networkVolumes: ['accountId'],
+  registries: ['accountId'],
+  endpoints: ['accountId'],
+  billing: ['accountId'],
+};

@@ -1,0 +1,71 @@
+// The one error registry. Every failure that can reach a user has a stable code here, with the HTTP
+// status it maps to. REST turns these into problem+json in one place (api/errors/problem.ts); GraphQL
+// puts the code in extensions.code. Nothing parses a message string.
+import { STATUS_CODES } from 'node:http';
+
+export const ERROR_CODES = {
+  BAD_REQUEST: 400,
+  INVALID_JSON: 400,
+  MOUNT_RULE: 400,
+  PLACEMENT_IMPOSSIBLE: 400,
+  CAPACITY_UNAVAILABLE: 400,
+  VOLUME_SHRINK: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  ROUTE_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  INVALID_TRANSITION: 409,
+  IN_USE: 409,
+  CONFLICT: 409,
+  LOCKED: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  VALIDATION_FAILED: 422,
+  IDEMPOTENCY_MISMATCH: 422,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  HOST_UNREACHABLE: 502,
+  HOST_KEY_MISMATCH: 502,
+  HOST_REQUIREMENT: 422,
+  SSH_COMMAND_FAILED: 502,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface GpufleetErrorOptions {
+  /** validation failures, each `<json_path>: <message>` */
+  errors?: string[];
+  cause?: unknown;
+  /** structured fields for callers (never parsed from the message) */
+  fields?: Record<string, unknown>;
+  /** extra response headers (Retry-After, Allow) */
+  headers?: Record<string, string>;
+}
+
+export class GpufleetError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly errors: string[] | undefined;
+  readonly fields: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, detail: string, options: GpufleetErrorOptions = {}) {
+    super(detail, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'GpufleetError';
+    this.code = code;
+    this.status = ERROR_CODES[code];
+    this.errors = options.errors;
+    this.fields = options.fields ?? {};
+    this.headers = options.headers ?? {};
+  }
+
+  /** the standard reason phrase of the status, used as problem+json `title` */
+  get title(): string {
+    return STATUS_CODES[this.status] ?? 'Error';
+  }
+}
+
+export function isGpufleetError(e: unknown): e is GpufleetError {
+  return e instanceof GpufleetError;
+}

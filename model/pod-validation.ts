@@ -1,0 +1,49 @@
+// Request validation for pods, in the order docs/validation.md gives: mount conflicts (400), the
+// JSON Schema (422), then field rules the schema cannot say (422).
+import { checkCreateMountRules, checkUpdateMountRules } from './mount-rules.ts';
+import type { Mounts } from './pod.ts';
+import { checkPortRanges } from './schemas/common.ts';
+import {
+  podActionSchema,
+  podCreateSchema,
+  podUpdateSchema,
+  type PodActionInput,
+  type PodCreateInput,
+  type PodUpdateInput,
+} from './schemas/pod.ts';
+import { check, compile, fail400, fail422 } from './validation.ts';
+
+const validateCreate = compile<PodCreateInput>(podCreateSchema);
+const validateUpdate = compile<PodUpdateInput>(podUpdateSchema);
+const validateAction = compile<PodActionInput>(podActionSchema);
+
+export function validatePodCreate(body: unknown): PodCreateInput {
+  checkCreateMountRules(body);
+  const input = check(validateCreate, body, 'pod');
+  const errors = checkPortRanges(input.ports);
+  if (input.gpu && input.cpu) errors.push('$: must not have both gpu and cpu');
+  if (errors.length) fail422('pod', errors);
+  rejectGlobalNetworking(input.globalNetworking);
+  return input;
+}
+
+export function validatePodUpdate(body: unknown, existing: Mounts): PodUpdateInput {
+  checkUpdateMountRules(body, existing);
+  const input = check(validateUpdate, body, 'pod update');
+  const errors = checkPortRanges(input.ports);
+  if (errors.length) fail422('pod update', errors);
+  rejectGlobalNetworking(input.globalNetworking);
+  return input;
+}
+
+export function validatePodAction(body: unknown): PodActionInput {
+  return check(validateAction, body, 'pod action');
+}
+
+/** docs/global-networking.md: no overlay network exists between hosts, so no address can be promised. */
+function rejectGlobalNetworking(enabled: boolean | undefined): void {
+  if (enabled)
+    fail400('Global networking is not available on this fleet: no cross-host private network is configured.', [
+      '$.globalNetworking: not available on this fleet',
+    ]);
+}

@@ -1,0 +1,184 @@
+// The pod resource: the stored record, and the view every interface returns (spec 2.1).
+import type { CloudTier } from './host.ts';
+import { actionsFor, holdsCompute } from './pod-state-machine.ts';
+
+export const POD_STATUSES = ['PROVISIONING', 'STARTING', 'RUNNING', 'EXITED', 'ERROR', 'TERMINATED'] as const;
+export type PodStatus = (typeof POD_STATUSES)[number];
+export const POD_ACTIONS = ['start', 'stop', 'restart', 'terminate'] as const;
+export type PodAction = (typeof POD_ACTIONS)[number];
+/** what the user asked for; the provisioner moves the observed `status` toward it */
+export type DesiredStatus = 'RUNNING' | 'EXITED' | 'TERMINATED';
+
+export interface PersistentMount {
+  size: number;
+  path: string;
+}
+export interface NetworkMount {
+  volumeId: string;
+  path: string;
+}
+export interface Mounts {
+  persistent?: PersistentMount;
+  network?: NetworkMount[];
+}
+export interface GpuConfig {
+  id: string;
+  count: number;
+}
+export interface CpuConfig {
+  id: string;
+  vcpuCount: number;
+  memory: number;
+}
+
+/** the fields a user sets (create, PATCH, templates, constructs) */
+export interface PodSpec {
+  name: string;
+  image: string;
+  args: string;
+  disk: number;
+  ports: string[];
+  env: Record<string, string>;
+  registry: string | null;
+  mounts: Mounts;
+  gpu?: GpuConfig;
+  cpu?: CpuConfig;
+  cloud: CloudTier;
+  locked: boolean;
+  template: string | null;
+}
+
+export interface RuntimePort {
+  private: number;
+  public: number | null;
+  type: string;
+  ip: string | null;
+}
+
+/** what the provisioner last saw on the host */
+export interface PodObserved {
+  containerId: string | null;
+  containerStartedAt: string | null;
+  ports: RuntimePort[];
+  gpus: { util: number; memoryUtil: number }[];
+  cpuUtil: number | null;
+  memoryUtil: number | null;
+  observedAt: string;
+}
+
+export interface PodRecord extends PodSpec {
+  id: string;
+  accountId: string;
+  status: PodStatus;
+  /** why the pod is in its status (what it waits for, what failed); null when there is nothing to say */
+  statusReason: string | null;
+  desiredStatus: DesiredStatus;
+  /** placement constraints kept for the next start */
+  dataCenterIds: string[];
+  allowedCudaVersions: string[];
+  hostId: string | null;
+  dataCenterId: string | null;
+  gpuUuids: string[];
+  /** the pod holds its host's compute (GPUs, vCPUs, memory, disk); false once stopped or terminated */
+  allocated: boolean;
+  /** USD per hour while the pod holds compute, fixed at placement */
+  costPerHr: number;
+  cudaVersion: string | null;
+  /** bumped by each restart action; the provisioner restarts the container until it has seen it */
+  restartGeneration: number;
+  /** bumped when a PATCH changes the container's configuration; the container is recreated */
+  specGeneration: number;
+  observed: PodObserved | null;
+  /** ownership tags (stack and construct path for declared resources) */
+  tags: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+  startedAt: string | null;
+  terminatedAt: string | null;
+}
+
+export interface PodView {
+  id: string;
+  name: string;
+  status: PodStatus;
+  actions: PodAction[];
+  image: string;
+  args: string;
+  disk: number;
+  ports: string[];
+  env: Record<string, string>;
+  registry: string | null;
+  mounts: Mounts;
+  gpu?: GpuConfig;
+  cpu?: CpuConfig;
+  cloud: CloudTier;
+  dataCenterId: string | null;
+  template: string | null;
+  cost: number;
+  locked: boolean;
+  globalNetworking: { enabled: boolean; ip?: string; internalDns?: string };
+  runtime: PodRuntime | null;
+  createdAt: string;
+  startedAt: string | null;
+  cudaVersion: string | null;
+  ssh: { proxy: null; direct: null };
+  desiredStatus: DesiredStatus;
+  statusReason: string | null;
+  machineId: string | null;
+  tags: Record<string, string>;
+}
+
+export interface PodRuntime {
+  uptime: number;
+  gpus: { util: number; memoryUtil: number }[];
+  cpu: { util: number };
+  memory: { util: number };
+  ports: RuntimePort[];
+}
+
+export function podRuntime(pod: PodRecord, now = Date.now()): PodRuntime | null {
+  if (pod.status !== 'RUNNING' || !pod.observed) return null;
+  const o = pod.observed;
+  const started = o.containerStartedAt ? Date.parse(o.containerStartedAt) : now;
+  return {
+    uptime: Math.max(0, Math.floor((now - started) / 1000)),
+    gpus: o.gpus,
+    cpu: { util: o.cpuUtil ?? 0 },
+    memory: { util: o.memoryUtil ?? 0 },
+    ports: o.ports,
+  };
+}
+
+export function toPodView(pod: PodRecord, now = Date.now()): PodView {
+  const view: PodView = {
+    id: pod.id,
+    name: pod.name,
+    status: pod.status,
+    actions: actionsFor(pod.status, pod.locked),
+    image: pod.image,
+    args: pod.args,
+    disk: pod.disk,
+    ports: pod.ports,
+    env: pod.env,
+    registry: pod.registry,
+    mounts: pod.mounts,
+    cloud: pod.cloud,
+    dataCenterId: pod.dataCenterId,
+    template: pod.template,
+    cost: holdsCompute(pod.status) ? pod.costPerHr : 0,
+    locked: pod.locked,
+    globalNetworking: { enabled: false },
+    runtime: podRuntime(pod, now),
+    createdAt: pod.createdAt,
+    startedAt: pod.startedAt,
+    cudaVersion: pod.cudaVersion,
+    ssh: { proxy: null, direct: null },
+    desiredStatus: pod.desiredStatus,
+    statusReason: pod.statusReason,
+    machineId: pod.hostId,
+    tags: pod.tags,
+  };
+  if (pod.gpu) view.gpu = pod.gpu;
+  else if (pod.cpu) view.cpu = pod.cpu;
+  return view;
+}

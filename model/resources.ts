@@ -1,0 +1,116 @@
+// Stored records of the resources beside pods and hosts (templates, network volumes, registries,
+// endpoints, billing), plus the bookkeeping records the API keeps.
+import type { CloudTier } from './host.ts';
+import type { PersistentMount } from './pod.ts';
+
+export interface TemplateRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  image: string;
+  args: string;
+  disk: number;
+  ports: string[];
+  env: Record<string, string>;
+  registry: string | null;
+  mounts: { persistent?: PersistentMount };
+  serverless: boolean;
+  public: boolean;
+  category: 'NVIDIA' | 'AMD' | 'CPU';
+  startSsh: boolean;
+  startJupyter: boolean;
+  allowedCudaVersions: string[];
+  readme: string;
+  tags: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface NetworkVolumeRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  size: number;
+  dataCenterId: string;
+  type: 'STANDARD' | 'HIGH_PERFORMANCE';
+  tags: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface RegistryRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  username: string;
+  /** AES-256-GCM ciphertext; the password is never returned or logged */
+  passwordEnc: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type ScalerType = 'QUEUE_DELAY' | 'REQUEST_COUNT';
+
+export interface EndpointRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  type: 'QUEUE' | 'LOAD_BALANCER';
+  templateId: string;
+  /** GPU type ids in priority order (pool names are expanded on input) */
+  gpuTypeIds: string[];
+  /** pool ids as the client sent them, for GraphQL `gpuIds` */
+  gpuPools: string[];
+  gpuCount: number;
+  workersMin: number;
+  workersMax: number;
+  /** seconds a worker may sit idle before it is stopped */
+  idleTimeout: number;
+  scalerType: ScalerType;
+  scalerValue: number;
+  networkVolumeId: string | null;
+  dataCenterIds: string[];
+  cloud: CloudTier | 'ALL';
+  flashboot: boolean;
+  executionTimeoutMs: number;
+  allowedCudaVersions: string[];
+  env: Record<string, string>;
+  version: number;
+  tags: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface IdempotencyRecord {
+  /** `${accountId}:${key}` */
+  id: string;
+  accountId: string;
+  bodyHash: string;
+  statusCode: number;
+  response: unknown;
+  createdAt: string;
+}
+
+/** One stretch of time a resource accrued cost at a constant rate. Open while `endedAt` is null. */
+export interface BillingRecord {
+  id: string;
+  accountId: string;
+  kind: 'pod' | 'endpoint' | 'networkVolume';
+  resourceId: string;
+  gpuTypeId: string | null;
+  /** USD per hour during this stretch */
+  rate: number;
+  gpuRate: number;
+  cpuRate: number;
+  diskRate: number;
+  startedAt: string;
+  endedAt: string | null;
+}
+
+export interface StackLockRecord {
+  /** stack name */
+  id: string;
+  holder: string;
+  acquiredAt: string;
+  expiresAt: string;
+}

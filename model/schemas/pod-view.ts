@@ -1,0 +1,81 @@
+// The Pod as every interface returns it (spec 2.1). Tests validate responses against this schema,
+// so "every field always present, exactly one of gpu and cpu" is checked, not assumed.
+import { cpuConfigSchema, mountsSchema } from './pod.ts';
+
+const nullableString = { type: ['string', 'null'] } as const;
+
+export const runtimeSchema = {
+  type: ['object', 'null'],
+  properties: {
+    uptime: { type: 'integer' },
+    gpus: {
+      type: 'array',
+      items: { type: 'object', properties: { util: { type: 'integer' }, memoryUtil: { type: 'integer' } } },
+    },
+    cpu: { type: 'object', properties: { util: { type: 'integer' } } },
+    memory: { type: 'object', properties: { util: { type: 'integer' } } },
+    ports: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['private', 'public', 'type', 'ip'],
+        properties: {
+          private: { type: 'integer' },
+          public: { type: ['integer', 'null'] },
+          type: { type: 'string' },
+          ip: nullableString,
+        },
+      },
+    },
+  },
+} as const;
+
+export const podViewSchema = {
+  type: 'object',
+  required: [
+    'id', 'name', 'status', 'actions', 'image', 'args', 'disk', 'ports', 'env', 'registry', 'mounts', 'cloud',
+    'dataCenterId', 'template', 'cost', 'locked', 'globalNetworking', 'runtime', 'createdAt', 'startedAt',
+  ],
+  oneOf: [
+    { required: ['gpu'], not: { required: ['cpu'] } },
+    { required: ['cpu'], not: { required: ['gpu'] } },
+  ],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    status: { type: 'string', enum: ['PROVISIONING', 'STARTING', 'RUNNING', 'EXITED', 'ERROR', 'TERMINATED'] },
+    actions: { type: 'array', items: { type: 'string', enum: ['start', 'stop', 'restart', 'terminate'] } },
+    image: { type: 'string' },
+    args: { type: 'string' },
+    disk: { type: 'integer', minimum: 1 },
+    ports: { type: 'array', items: { type: 'string' } },
+    env: { type: 'object', additionalProperties: { type: 'string' } },
+    registry: nullableString,
+    mounts: mountsSchema,
+    gpu: {
+      type: 'object',
+      required: ['id', 'count'],
+      properties: { id: { type: 'string' }, count: { type: 'integer', minimum: 1 } },
+    },
+    cpu: cpuConfigSchema,
+    cloud: { type: 'string', enum: ['SECURE', 'COMMUNITY'] },
+    dataCenterId: nullableString,
+    template: nullableString,
+    cost: { type: 'number' },
+    locked: { type: 'boolean' },
+    globalNetworking: {
+      type: 'object',
+      required: ['enabled'],
+      properties: { enabled: { type: 'boolean' }, ip: { type: 'string' }, internalDns: { type: 'string' } },
+    },
+    runtime: runtimeSchema,
+    createdAt: { type: 'string', format: 'date-time' },
+    startedAt: { type: ['string', 'null'], format: 'date-time' },
+    cudaVersion: nullableString,
+    ssh: { type: 'object' },
+    desiredStatus: { type: 'string' },
+    statusReason: nullableString,
+    machineId: nullableString,
+    tags: { type: 'object', additionalProperties: { type: 'string' } },
+  },
+} as const;

@@ -1,0 +1,138 @@
+// JSON Schemas of the pod requests (create, update, action). Exported for the routes, GraphQL, the
+// OpenAPI document and the declarative constructs: the one definition of what a pod may be.
+import {
+  argsSchema,
+  cloudSchema,
+  containerPathSchema,
+  cudaVersionsSchema,
+  diskSchema,
+  envSchema,
+  imageSchema,
+  nameSchema,
+  nullableIdSchema,
+  portsSchema,
+  tagsSchema,
+} from './common.ts';
+
+export const persistentMountSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['size', 'path'],
+  properties: {
+    size: { type: 'integer', minimum: 10, maximum: 100000, description: 'GB, minimum 10' },
+    path: containerPathSchema,
+  },
+} as const;
+
+export const networkMountSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['volumeId', 'path'],
+  properties: {
+    volumeId: { type: 'string', minLength: 1, maxLength: 64 },
+    path: containerPathSchema,
+  },
+} as const;
+
+export const mountsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'at most one of persistent and network (spec 2.2)',
+  properties: {
+    persistent: persistentMountSchema,
+    network: { type: 'array', maxItems: 1, items: networkMountSchema },
+  },
+} as const;
+
+export const gpuConfigSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id'],
+  properties: {
+    id: { type: 'string', minLength: 1, maxLength: 128, description: 'GPU type id (GET /v2/catalog/gpus)' },
+    count: { type: 'integer', minimum: 1, maximum: 16, default: 1 },
+    allowedCudaVersions: cudaVersionsSchema,
+  },
+} as const;
+
+export const cpuConfigSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'vcpuCount', 'memory'],
+  properties: {
+    id: { type: 'string', minLength: 1, maxLength: 64, description: 'CPU flavor id (GET /v2/catalog/cpus)' },
+    vcpuCount: { type: 'integer', minimum: 2, maximum: 512, description: 'a power of two offered by the flavor' },
+    memory: { type: 'integer', minimum: 1, maximum: 4096, description: 'GB' },
+  },
+} as const;
+
+const podFields = {
+  name: nameSchema,
+  image: imageSchema,
+  args: argsSchema,
+  disk: diskSchema,
+  ports: portsSchema,
+  env: envSchema,
+  registry: nullableIdSchema,
+  mounts: mountsSchema,
+  locked: { type: 'boolean' },
+  globalNetworking: { type: 'boolean' },
+} as const;
+
+export const podCreateSchema = {
+  $id: 'PodCreate',
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    ...podFields,
+    gpu: gpuConfigSchema,
+    cpu: cpuConfigSchema,
+    cloud: cloudSchema,
+    dataCenterIds: { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 64 } },
+    templateId: { type: 'string', minLength: 1, maxLength: 64 },
+    tags: tagsSchema,
+  },
+} as const;
+
+export const podUpdateSchema = {
+  $id: 'PodUpdate',
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...podFields, tags: tagsSchema },
+} as const;
+
+export const podActionSchema = {
+  $id: 'PodAction',
+  type: 'object',
+  additionalProperties: false,
+  required: ['action'],
+  properties: { action: { type: 'string', enum: ['start', 'stop', 'restart', 'terminate'] } },
+} as const;
+
+export interface PodCreateInput {
+  name: string;
+  image?: string;
+  args?: string;
+  disk?: number;
+  ports?: string[];
+  env?: Record<string, string>;
+  registry?: string | null;
+  mounts?: { persistent?: { size: number; path: string }; network?: { volumeId: string; path: string }[] };
+  locked?: boolean;
+  globalNetworking?: boolean;
+  gpu?: { id: string; count?: number; allowedCudaVersions?: string[] };
+  cpu?: { id: string; vcpuCount: number; memory: number };
+  cloud?: 'SECURE' | 'COMMUNITY';
+  dataCenterIds?: string[];
+  templateId?: string;
+  tags?: Record<string, string>;
+}
+
+export type PodUpdateInput = Partial<
+  Pick<PodCreateInput, 'name' | 'image' | 'args' | 'disk' | 'ports' | 'env' | 'registry' | 'mounts' | 'locked' | 'globalNetworking' | 'tags'>
+>;
+
+export interface PodActionInput {
+  action: 'start' | 'stop' | 'restart' | 'terminate';
+}

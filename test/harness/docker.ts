@@ -1,0 +1,117 @@
+// Direct access to this machine's Docker engine for tests: they check what the control plane did
+// by asking the engine itself, never by trusting the code under test. Uses the docker CLI.
+import { execFile } from 'node:child_process';
+
+export interface DockerResult {
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `docker <args>`; rejects with an Error that carries stderr on non-zero exit. */
+export function runDocker(args: string[], opts: { stdin?: string; timeoutMs?: number } = {}): Promise<DockerResult> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'docker',
+      args,
+      { maxBuffer: 64 * 1024 * 1024, timeout: opts.timeoutMs ?? 120_000 },
+      (err, stdout, stderr) => {
+        if (err) {
+          reject(new Error(`docker ${args.join(' ')} failed: ${stderr.trim() || err.message}`, { cause: err }));
+          return;
+        }
+        resolve({ stdout, stderr });
+      },
+    );
+    if (opts.stdin !== undefined) child.stdin?.end(opts.stdin);
+    else child.stdin?.end();
+  });
+}
+
+/** The parts of `docker inspect` (container) that tests look at; the rest is kept untyped. */
+export interface ContainerInspect {
+  Id: string;
+  /** leading slash included, as the engine reports it */
+  Name: string;
+  Created: string;
+  State: {
+    Status: string;
+    Running: boolean;
+    Paused: boolean;
+    Restarting: boolean;
+    OOMKilled: boolean;
+    ExitCode: number;
+    StartedAt: string;
+    FinishedAt: string;
+  };
+  Config: {
+    Image: string;
+    Env: string[] | null;
+    Cmd: string[] | null;
+    Entrypoint: string[] | null;
+    Labels: Record<string, string> | null;
+    ExposedPorts?: Record<string, object> | null;
+  };
+  HostConfig: {
+    Runtime: string;
+    Binds: string[] | null;
+    Memory: number;
+    NanoCpus: number;
+    ShmSize: number;
+    RestartPolicy: { Name: string; MaximumRetryCount: number };
+    PortBindings: Record<string, Array<{ HostIp: string; HostPort: string }> | null> | null;
+    DeviceRequests: Array<{ Driver: string; Count: number; DeviceIDs: string[] | null; Capabilities: string[][] | null }> | null;
+    [key: string]: unknown;
+  };
+  Mounts: Array<{ Type: string; Name?: string; Source: string; Destination: string; RW: boolean }>;
+  NetworkSettings: {
+    Ports: Record<string, Array<{ HostIp: string; HostPort: string }> | null> | null;
+    [key: string]: unknown;
+  };
+  [key: string]: unknown;
+}
+
+/** `docker inspect` of one container, or null when the engine has no such container. */
+export async function dockerInspect(nameOrId: string): Promise<ContainerInspect | null> {
+  try {
+    const { stdout } = await runDocker(['container', 'inspect', nameOrId]);
+    const parsed = JSON.parse(stdout) as ContainerInspect[];
+    return parsed[0] ?? null;
+  } catch (e) {
+    if (e instanceof Error && /no such (container|object)/i.test(e.message)) return null;
+    throw e;
+  }
+}
+
+/**
+ * All containers (running or not) matching a label filter, inspected.
+ * `labelFilter` is what `docker ps --filter label=` takes: `key` or `key=value`.
+ */
+export async function listContainers(labelFilter: string): Promise<ContainerInspect[]> {
+  const ids = await containerIds(labelFilter);
+  if (ids.length === 0) return [];
+  const { stdout } = await runDocker(['container', 'inspect', ...ids]);
+  return JSON.parse(stdout) as ContainerInspect[];
+}
+
+/** Force-removes (with anonymous volumes) every container matching the label filter; returns how many. */
+export async function removeContainersByLabel(labelFilter: string): Promise<number> {
+  const ids = await containerIds(labelFilter);
+  if (ids.length === 0) return 0;
+  await runDocker(['rm', '-f', '-v', ...ids]);
+  return ids.length;
+}
+
+/** True when the docker CLI can reach a running engine. */
+export async function dockerAvailable(): Promise<boolean> {
+  try {
+    await runDocker(['info', '--format', '{{.ServerVersion}}'], { timeoutMs: 15_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function containerIds(labelFilter: string): Promise<string[]> {
+  const { stdout } = await runDocker(['ps', '-a', '-q', '--no-trunc', '--filter', `label=${labelFilter}`]);
+  return stdout.split('\n').map((s) => s.trim()).filter((s) => s.length > 0);
+}

@@ -1,0 +1,162 @@
+// Proves the harness itself: the image really runs, test hosts are real sshd servers reachable
+// with their key, the fixture nvidia-smi answers only on GPU hosts, and stop/start/rotate behave.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from 'ssh2';
+import { createHash } from 'node:crypto';
+import {
+  ensureAltTestImage,
+  ensureTestImage,
+  FIXTURE_GPUS,
+  fixtureGpuUuid,
+  runDocker,
+  startTestHost,
+  dockerAvailable,
+  type TestHost,
+} from './index.ts';
+
+interface Session {
+  fingerprint: string;
+  /** resolves when the command ends (code null when the connection dropped); onData sees output as it comes */
+  run(cmd: string, onData?: (chunk: string) => void): Promise<{ out: string; code: number | null }>;
+  end(): void;
+}
+
+/** A plain ssh2 client, independent of the pool under test. */
+function sshTo(h: TestHost): Promise<Session> {
+  return new Promise((resolve, reject) => {
+    const c = new Client();
+    let fingerprint = '';
+    c.on('ready', () =>
+      resolve({
+        fingerprint,
+        end: () => c.end(),
+        run: (cmd, onData) =>
+          new Promise((res, rej) => {
+            c.exec(cmd, (err, ch) => {
+              if (err) return rej(err);
+              let out = '';
+              const take = (d: Buffer): void => {
+                out += d.toString();
+                onData?.(d.toString());
+              };
+              ch.on('data', take);
+              ch.stderr.on('data', take);
+              ch.on('close', (code: number | undefined) => res({ out, code: code ?? null }));
+            });
+          }),
+      }),
+    );
+    c.on('error', reject);
+    c.on('close', () => reject(new Error('connection closed')));
+    c.connect({
+      host: h.address,
+      port: h.port,
+      username: h.user,
+      privateKey: h.privateKey,
+      readyTimeout: 5_000,
+      hostVerifier: (key: Buffer) => {
+        fingerprint = `SHA256:${createHash('sha256').update(key).digest('base64').replace(/=+$/, '')}`;
+        return true;
+      },
+    });
+  });
+}
+
+describe('test image', () => {
+  it('builds idempotently and runs busybox applets', async () => {
+    expect(await dockerAvailable()).toBe(true);
+    const [a, b] = await Promise.all([ensureTestImage(), ensureTestImage()]);
+    expect(a).toBe('gpufleet-test/busybox:latest');
+    expect(b).toBe(a);
+    const { stdout } = await runDocker(['run', '--rm', a, 'echo', 'hi']);
+    expect(stdout).toBe('hi\n');
+    const tools = await runDocker(['run', '--rm', a, 'sh', '-c', 'for t in sleep env cat nc httpd wget; do command -v $t; done']);
+    expect(tools.stdout.trim().split('\n')).toHaveLength(6);
+  });
+
+  it('has a distinct alternative tag', async () => {
+    const alt = await ensureAltTestImage();
+    const ids = await runDocker(['image', 'inspect', '--format', '{{.Id}}', await ensureTestImage(), alt]);
+    const [x, y] = ids.stdout.trim().split('\n');
+    expect(x).not.toBe(y);
+    const { stdout } = await runDocker(['run', '--rm', alt, 'cat', '/etc/gpufleet-image']);
+    expect(stdout).toBe('alt\n');
+  });
+});
+
+describe('test hosts', () => {
+  let gpu: TestHost;
+  let cpu: TestHost;
+  beforeAll(async () => {
+    gpu = await startTestHost({ name: 'gpu-a', gpus: [FIXTURE_GPUS.H100_80GB_HBM3, { ...FIXTURE_GPUS.H100_80GB_HBM3, utilizationGpu: 42 }] });
+    cpu = await startTestHost({ name: 'cpu-a' });
+  });
+  afterAll(async () => {
+    await gpu?.dispose();
+    await cpu?.dispose();
+  });
+
+  it('are distinct real sshd servers accepting their key', async () => {
+    expect(gpu.address).not.toBe(cpu.address);
+    expect(gpu.address).toMatch(/^127\.0\.0\.\d+$/);
+    const s = await sshTo(gpu);
+    expect(s.fingerprint).toBe(gpu.hostKeyFingerprint);
+    const r = await s.run('id -u; echo $SSH_CONNECTION');
+    expect(r.out).toContain(`0\n`);
+    expect(r.out).toContain(`${gpu.address} ${gpu.port}`);
+    s.end();
+  });
+
+  it('reject a key they do not authorize', async () => {
+    const other = { ...cpu, privateKey: gpu.privateKey } as TestHost;
+    await expect(sshTo(other)).rejects.toThrow(/authentication/i);
+  });
+
+  it('serve the fixture nvidia-smi on GPU hosts only', async () => {
+    const s = await sshTo(gpu);
+    const inv = await s.run('nvidia-smi --query-gpu=index,uuid,name,memory.total,driver_version --format=csv,noheader,nounits');
+    expect(inv.code).toBe(0);
+    expect(inv.out).toBe(
+      `0, ${fixtureGpuUuid('gpu-a', 0)}, NVIDIA H100 80GB HBM3, 81559, 550.54.15\n` +
+        `1, ${fixtureGpuUuid('gpu-a', 1)}, NVIDIA H100 80GB HBM3, 81559, 550.54.15\n`,
+    );
+    const util = await s.run('nvidia-smi --query-gpu=index,uuid,utilization.gpu,utilization.memory --format=csv,noheader,nounits');
+    expect(util.out.split('\n')[1]).toBe(`1, ${fixtureGpuUuid('gpu-a', 1)}, 42, 0`);
+    const table = await s.run('nvidia-smi');
+    expect(table.out).toMatch(/\| NVIDIA-SMI 550\.54\.15 +Driver Version: 550\.54\.15 +CUDA Version: 12\.4 +\|/);
+    s.end();
+
+    const c = await sshTo(cpu);
+    const none = await c.run('nvidia-smi');
+    expect(none.code).toBe(127);
+    c.end();
+  });
+
+  it('stop() makes the host unreachable and start() brings it back with the same key', async () => {
+    const s = await sshTo(cpu);
+    const before = cpu.hostKeyFingerprint;
+    let started: () => void = () => undefined;
+    const running = new Promise<void>((r) => (started = r));
+    const longCmd = s.run('echo started; sleep 30', (d) => d.includes('started') && started());
+    await running;
+    await cpu.stop();
+    expect(cpu.running).toBe(false);
+    // established sessions die with the host, not just the listener
+    expect((await longCmd).code).toBeNull();
+    await expect(sshTo(cpu)).rejects.toThrow(/ECONNREFUSED/);
+    await cpu.start();
+    const again = await sshTo(cpu);
+    expect(again.fingerprint).toBe(before);
+    expect((await again.run('echo back')).out).toBe('back\n');
+    again.end();
+  });
+
+  it('rotateHostKey() changes the fingerprint the host presents', async () => {
+    const before = cpu.hostKeyFingerprint;
+    await cpu.rotateHostKey();
+    expect(cpu.hostKeyFingerprint).not.toBe(before);
+    const s = await sshTo(cpu);
+    expect(s.fingerprint).toBe(cpu.hostKeyFingerprint);
+    s.end();
+  });
+});
