@@ -215,6 +215,13 @@ describe('packing', () => {
     expect(s.allocation('p4')).toMatchObject({ vcpu: 32, memoryGb: 64, diskGb: 10, gpuUuids: [] });
   });
 
+  it('cpu pods on GPU hosts go where the GPUs are already taken', () => {
+    const s = new Scheduler([host('g1', { gpus: 8 }), host('g2', { gpus: 8 })]);
+    expect(s.place(gpuReq(H100, 8, { pinnedHostId: 'g2' }), 'full')).toMatchObject({ ok: true, hostId: 'g2' });
+    expect(s.place(cpuReq(4, 8), 'cpu')).toMatchObject({ ok: true, hostId: 'g2' });
+    expect(s.place(gpuReq(H100, 8), 'whole')).toMatchObject({ ok: true, hostId: 'g1' });
+  });
+
   it('refuses a pod id that already holds an allocation', () => {
     const s = new Scheduler([host('h', { gpus: 8 })]);
     s.place(gpuReq(H100), 'p');

@@ -29,7 +29,7 @@ type Choice = { h: HostState; typeId: string | null; slots: GpuSlot[] };
 
 /** Tie-break shared by both paths: fewer free GPUs, then fewer free vCPUs, then less memory, then id. */
 function better(a: HostState, b: HostState): boolean {
-  
+  if (a.freeGpus !== b.freeGpus) return a.freeGpus < b.freeGpus;
   if (a.freeVcpu !== b.freeVcpu) return a.freeVcpu < b.freeVcpu;
   if (a.freeMemGb !== b.freeMemGb) return a.freeMemGb < b.freeMemGb;
   return a.host.id < b.host.id;

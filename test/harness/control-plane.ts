@@ -1,0 +1,133 @@
+// Boots a real control plane for tests, examples and benchmarks: in-process (listening on a free
+// port) or as a child process that a test can SIGKILL.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startControlPlane, type ControlPlane, type StartOptions } from '../../api/index.ts';
+import { parseQuotas } from '../../api/rate-limit/limiter.ts';
+import type { ApiKeyScope } from '../../model/account.ts';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const ADMIN_KEY = 'gf_test_admin_key_0123456789abcdef';
+
+export interface TestControlPlane extends ControlPlane {
+  adminKey: string;
+  dataDir: string;
+  /** fetch against the control plane with a key (the admin key by default) */
+  api(path: string, init?: RequestInit & { key?: string | null; json?: unknown }): Promise<Response>;
+  /** a new account and a key of `scope` in it */
+  newAccount(scope?: ApiKeyScope, balance?: number): Promise<{ accountId: string; key: string }>;
+}
+
+export interface TestControlPlaneOptions extends StartOptions {
+  dataDir?: string;
+  rateLimits?: string;
+  reconcileIntervalMs?: number;
+}
+
+export async function startTestControlPlane(opts: TestControlPlaneOptions = {}): Promise<TestControlPlane> {
+  const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'gpufleet-cp-')));
+  const cp = await startControlPlane(
+    {
+      port: 0,
+      host: '127.0.0.1',
+      dataDir,
+      bootstrapKey: ADMIN_KEY,
+      rateLimits: parseQuotas(opts.rateLimits),
+      provisioner: (opts.background?.length ?? 0) > 0,
+      reconcileIntervalMs: opts.reconcileIntervalMs ?? 500,
+      logLevel: 'silent',
+    },
+    opts,
+  );
+  let n = 0;
+  const api: TestControlPlane['api'] = (p, init = {}) => {
+    const { key = ADMIN_KEY, json, ...rest } = init;
+    const headers = new Headers(rest.headers);
+    if (key !== null) headers.set('authorization', `Bearer ${key}`);
+    if (json !== undefined) headers.set('content-type', 'application/json');
+    return fetch(cp.url + p, { ...rest, headers, body: json !== undefined ? JSON.stringify(json) : rest.body });
+  };
+  return {
+    ...cp,
+    adminKey: ADMIN_KEY,
+    dataDir,
+    api,
+    async newAccount(scope = 'read_write', balance = 100) {
+      const account = await cp.services.keys.createAccount({ email: `user${++n}-${Date.now()}@test.local`, balance });
+      const { key } = await cp.services.keys.createKey({ accountId: account.id, name: 'test', scope });
+      return { accountId: account.id, key };
+    },
+    async close() {
+      await cp.close();
+      if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface SpawnedControlPlane {
+  url: string;
+  adminKey: string;
+  dataDir: string;
+  proc: ChildProcess;
+  /** resolves when the process has exited */
+  exited: Promise<number | null>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** `node bin/gpufleet.js serve` as a child process, ready once it answers /healthz. */
+export async function spawnControlPlane(opts: { dataDir: string; port: number; env?: Record<string, string> }): Promise<SpawnedControlPlane> {
+  const proc = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/gpufleet.js'), 'serve'], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      PORT: String(opts.port),
+      HOST: '127.0.0.1',
+      GPUFLEET_DATA_DIR: opts.dataDir,
+      GPUFLEET_BOOTSTRAP_KEY: ADMIN_KEY,
+      GPUFLEET_LOG_LEVEL: 'warn',
+      ...opts.env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  proc.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${opts.port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`control plane exited early: ${stderr}`);
+    try {
+      if ((await fetch(url + '/healthz')).ok) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) throw new Error(`control plane did not start: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    adminKey: ADMIN_KEY,
+    dataDir: opts.dataDir,
+    proc,
+    exited,
+    async kill(signal = 'SIGTERM') {
+      if (proc.exitCode === null) proc.kill(signal);
+      await exited;
+    },
+  };
+}
+
+/** A free TCP port on loopback. */
+export async function freePort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
