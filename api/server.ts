@@ -10,6 +10,12 @@ import type { Services } from './services/services.ts';
 import { podRoutes } from './routes/pods.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { catalogRoutes } from './routes/catalog.ts';
+import { hostRoutes } from './routes/hosts.ts';
+import { templateRoutes } from './routes/templates.ts';
+import { networkVolumeRoutes } from './routes/network-volumes.ts';
+import { registryRoutes } from './routes/registries.ts';
+import { endpointRoutes } from './routes/endpoints.ts';
+import { billingRoutes } from './routes/billing.ts';
 
 export interface BuildOptions {
   services: Services;
@@ -61,5 +67,11 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   podRoutes(app, services.pods);
   keyRoutes(app, services.keys, services.store);
   catalogRoutes(app, services);
+  hostRoutes(app, services);
+  templateRoutes(app, services.templates);
+  networkVolumeRoutes(app, services.networkVolumes);
+  registryRoutes(app, services.registries);
+  endpointRoutes(app, services.endpoints, services.templates);
+  billingRoutes(app, services.billing);
   return app;
 }

@@ -3,12 +3,13 @@ import { Command } from 'commander';
 import pino from 'pino';
 import { configFromEnv } from '../api/config.ts';
 import { startControlPlane } from '../api/index.ts';
+import { provisioner } from '../provisioner/index.ts';
 
 export function serveCommand(): Command {
   return new Command('serve').description('serve the control plane (PORT, HOST, GPUFLEET_DATA_DIR, …)').action(async () => {
     const config = configFromEnv();
     const logger = pino({ level: config.logLevel });
-    const cp = await startControlPlane(config, { logger });
+    const cp = await startControlPlane(config, { logger, background: config.provisioner ? [provisioner({ logger })] : [] });
     if (cp.bootstrapKey && !config.bootstrapKey)
       process.stdout.write(`\nNo API key existed, so an admin key was created. It is shown this once:\n\n  ${cp.bootstrapKey}\n\n`);
     logger.info({ url: cp.url, dataDir: config.dataDir }, 'gpufleet control plane listening');

@@ -60,32 +60,32 @@ export function defaultCpuMemoryGb(flavor: CpuFlavor, vcpuCount: number): number
 }
 
 /**
- * Check a CpuConfig against the catalog. Returns `<json_path>: <message>` strings (empty = valid) so the
- * caller can put them straight into a problem+json `errors` list. `basePath` lets GraphQL/v1 callers use
- * their own field paths.
+ * Check a CpuConfig against the catalog. Returns `<json_path>: <message>` strings (empty = valid), paths in
+ * the project's JSONPath style (`$.cpu.vcpuCount`, as model/validation.ts writes them), so the caller can
+ * put them straight into a problem+json `errors` list. `basePath` lets GraphQL/v1 callers use their own.
  */
-export function validateCpuConfig(cfg: CpuConfigInput, basePath = '/cpu'): string[] {
+export function validateCpuConfig(cfg: CpuConfigInput, basePath = '$.cpu'): string[] {
   const errors: string[] = [];
   const flavor = cpuFlavorById(cfg.id);
   if (!flavor) {
-    errors.push(`${basePath}/id: unknown CPU flavor ${JSON.stringify(cfg.id)} (known: ${CPU_FLAVORS.map((x) => x.id).join(', ')})`);
+    errors.push(`${basePath}.id: unknown CPU flavor ${JSON.stringify(cfg.id)} (known: ${CPU_FLAVORS.map((x) => x.id).join(', ')})`);
   }
   const v = cfg.vcpuCount;
   let vcpuOk = false;
   if (!Number.isInteger(v) || v < 2 || !isPowerOfTwo(v)) {
-    errors.push(`${basePath}/vcpuCount: must be a power of two, at least 2`);
+    errors.push(`${basePath}.vcpuCount: must be a power of two, at least 2`);
   } else if (flavor && !flavor.vcpuCounts.includes(v)) {
-    errors.push(`${basePath}/vcpuCount: ${v} is not offered by ${flavor.id} (offered: ${flavor.vcpuCounts.join(', ')})`);
+    errors.push(`${basePath}.vcpuCount: ${v} is not offered by ${flavor.id} (offered: ${flavor.vcpuCounts.join(', ')})`);
   } else {
     vcpuOk = true;
   }
   if (cfg.memory !== undefined) {
     const m = cfg.memory;
     if (!Number.isInteger(m) || m < 1) {
-      errors.push(`${basePath}/memory: must be an integer number of GB, at least 1`);
+      errors.push(`${basePath}.memory: must be an integer number of GB, at least 1`);
     } else if (flavor && vcpuOk && m > defaultCpuMemoryGb(flavor, v)) {
       errors.push(
-        `${basePath}/memory: ${m} GB exceeds ${defaultCpuMemoryGb(flavor, v)} GB ` +
+        `${basePath}.memory: ${m} GB exceeds ${defaultCpuMemoryGb(flavor, v)} GB ` +
           `(${flavor.id} gives ${flavor.memoryPerVcpuGb} GB per vCPU × ${v} vCPU)`,
       );
     }

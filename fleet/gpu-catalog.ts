@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GpufleetError } from '../model/errors.ts';
+import { jsonPath } from '../model/validation.ts';
 import type { CloudTier } from '../model/host.ts';
 
 /**
@@ -74,7 +75,7 @@ export const GPU_CATALOG: readonly GpuTypeEntry[] = Object.freeze([
   e('NVIDIA A100-SXM4-40GB', 'A100 40GB', 40, 'AMPERE_24',
     ['NVIDIA A100-SXM4-40GB', 'NVIDIA A100-PCIE-40GB', 'A100-SXM4-40GB', 'A100-PCIE-40GB'], 6912, 1.29, 0.99),
   e('NVIDIA L40S', 'L40S', 48, 'ADA_48_PRO', ['NVIDIA L40S'], 18176, 0.86, 0.79),
-  e('NVIDIA L40', 'L40', 48, 'ADA_48_PRO', ['NVIDIA L40'], 18176, 0.99, 0.69),
+  e('NVIDIA L40', 'L40', 48, 'ADA_48_PRO', ['NVIDIA L40'], 18176, 0.69, 0.59),
   e('NVIDIA A40', 'A40', 48, 'AMPERE_48', ['NVIDIA A40'], 10752, 0.4, 0.35),
   e('NVIDIA RTX A6000', 'RTX A6000', 48, 'AMPERE_48', ['NVIDIA RTX A6000'], 10752, 0.49, 0.33),
   e('Tesla V100-SXM2-32GB', 'V100 32GB', 32, 'AMPERE_24',
@@ -173,10 +174,11 @@ export function buildPriceBook(overrides: unknown, source: string | null = null)
   const errors: string[] = [];
   if (overrides !== undefined) {
     if (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides)) {
-      errors.push('/: must be an object keyed by GPU type id');
+      errors.push('$: must be an object keyed by GPU type id');
     } else {
       for (const [typeId, tiers] of Object.entries(overrides)) {
-        const path = '/' + typeId.replace(/~/g, '~0').replace(/\//g, '~1');
+        const pointer = '/' + typeId.replace(/~/g, '~0').replace(/\//g, '~1');
+        const path = jsonPath(pointer);
         const row = table.get(typeId);
         if (!row) {
           // An unknown id is almost always a typo; silently ignoring it would bill the default.
@@ -188,9 +190,10 @@ export function buildPriceBook(overrides: unknown, source: string | null = null)
           continue;
         }
         for (const [tier, price] of Object.entries(tiers as Record<string, unknown>)) {
-          if (tier !== 'SECURE' && tier !== 'COMMUNITY') errors.push(`${path}/${tier}: unknown cloud tier`);
+          const at = jsonPath(`${pointer}/${tier.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+          if (tier !== 'SECURE' && tier !== 'COMMUNITY') errors.push(`${at}: unknown cloud tier`);
           else if (typeof price !== 'number' || !Number.isFinite(price) || price < 0)
-            errors.push(`${path}/${tier}: must be a non-negative number (USD per GPU-hour)`);
+            errors.push(`${at}: must be a non-negative number (USD per GPU-hour)`);
           else row[tier] = price;
         }
       }

@@ -120,8 +120,8 @@ export interface CompiledRequest {
 
 export function compileRequest(req: PlacementRequest): CompiledRequest {
   const errors: string[] = [];
-  if (req.gpu && (!Number.isInteger(req.gpu.count) || req.gpu.count < 1)) errors.push('/gpu/count: must be an integer ≥ 1');
-  if (!Number.isFinite(req.diskGb) || req.diskGb < 0) errors.push('/diskGb: must be a number ≥ 0');
+  if (req.gpu && (!Number.isInteger(req.gpu.count) || req.gpu.count < 1)) errors.push('$.gpu.count: must be an integer ≥ 1');
+  if (!Number.isFinite(req.diskGb) || req.diskGb < 0) errors.push('$.diskGb: must be a number ≥ 0');
   if (errors.length > 0) throw new GpufleetError('VALIDATION_FAILED', 'invalid placement request', { errors });
   const floorV = req.minVcpu ?? 0;
   const floorM = req.minMemoryGb ?? 0;

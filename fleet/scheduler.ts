@@ -48,19 +48,24 @@ export class Scheduler {
   private listsDirty = true;
 
   constructor(hosts: readonly HostRecord[] = [], allocations: readonly Allocation[] = []) {
-    for (const h of hosts) this.upsertHost(h);
+    // Allocations first: each host is then built with its pods applied and indexed once, not per pod.
     for (const a of allocations) this.record(a);
+    for (const h of hosts) this.upsertHost(h);
   }
 
   /** Add or replace a host (new facts, status, drain flag); allocations on it are kept. */
   upsertHost(host: HostRecord): void {
     const old = this.states.get(host.id);
     if (old) this.unindex(old);
-    const slots: GpuSlot[] = [...host.facts.gpus]
-      .sort((a, b) => a.index - b.index)
-      .map((g) => ({ uuid: g.uuid, index: g.index, typeId: g.typeId, podId: null }));
+    const slots: GpuSlot[] = [];
     const typeTotal = new Map<string, number>();
-    for (const s of slots) if (s.typeId !== null) typeTotal.set(s.typeId, (typeTotal.get(s.typeId) ?? 0) + 1);
+    let sorted = true;
+    for (const g of host.facts.gpus) {
+      if (slots.length > 0 && slots[slots.length - 1]!.index > g.index) sorted = false;
+      slots.push({ uuid: g.uuid, index: g.index, typeId: g.typeId, podId: null });
+      if (g.typeId !== null) typeTotal.set(g.typeId, (typeTotal.get(g.typeId) ?? 0) + 1);
+    }
+    if (!sorted) slots.sort((a, b) => a.index - b.index);
     const h: HostState = {
       host,
       schedulable: host.status === 'READY' && !host.drained,

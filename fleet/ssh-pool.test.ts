@@ -106,6 +106,24 @@ describe('SshPool', () => {
     expect((await pool.exec(t, 'echo ok')).stdout).toBe('ok\n');
   });
 
+  it('detects a hung host by keepalive and recovers once it answers again', async () => {
+    const fast = new SshPool({ connectTimeoutMs: 1_000, keepaliveIntervalMs: 300, keepaliveCountMax: 2 });
+    const t = target(host.hostKeyFingerprint);
+    try {
+      await fast.exec(t, 'true');
+      await host.pause();
+      const started = Date.now();
+      const err = await rejection(fast.exec(t, 'true', { timeoutMs: 20_000 }));
+      expect(err.code).toBe('HOST_UNREACHABLE');
+      expect(Date.now() - started).toBeLessThan(6_000); // keepalive + connect timeout, not the 20 s command limit
+      await host.resume();
+      expect((await fast.exec(t, 'echo back')).stdout).toBe('back\n');
+    } finally {
+      await host.resume();
+      await fast.closeAll();
+    }
+  });
+
   it('measures 20 sequential round trips (TCP_NODELAY)', async () => {
     const t = target(host.hostKeyFingerprint);
     await pool.exec(t, 'true');

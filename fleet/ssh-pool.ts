@@ -3,8 +3,12 @@
 // - Lazy: the first exec dials; concurrent execs share that one dial.
 // - Channels per connection are capped (sshd's MaxSessions defaults to 10); the rest queue.
 // - A dropped connection (sshd restart, network, keepalive timeout) is replaced on the next exec.
-//   A command whose channel never opened is retried once on a fresh connection (it cannot have
-//   run); a command cut off mid-run is NOT retried (it may have run) and fails HOST_UNREACHABLE.
+//   A command whose channel never opened is retried (it cannot have run): on a fresh connection
+//   when the pooled one was stale, after a short backoff when sshd refused the channel. A command
+//   cut off mid-run is NOT retried (it may have run) and fails HOST_UNREACHABLE.
+// - Timeouts: connectTimeoutMs covers TCP + SSH handshake; timeoutMs covers one command from its
+//   channel opening (not its time in the queue). A timed-out command is rejected at once and its
+//   channel closed; sshd cannot be asked to kill it (see collect()).
 // - Host keys: trust on first use. A pinned fingerprint that differs from the presented key
 //   refuses the connection (HOST_KEY_MISMATCH); with nothing pinned, connect() reports the key.
 // - Commands run on an `exec` channel: sshd runs `<login shell> -c <command>`, non-login and
@@ -92,6 +96,8 @@ export function shellJoin(argv: string[]): string {
     .join(' ');
 }
 
+const OPEN_RETRIES = 6;
+const ABORT_GRACE_MS = 5_000;
 const tail = (s: string, n = 4096): string => (s.length > n ? `…${s.slice(-n)}` : s);
 
 export class SshPool {
@@ -122,7 +128,14 @@ export class SshPool {
 
   exec(target: SshTarget, command: string | string[], opts: ExecOptions = {}): Promise<ExecResult> {
     const cmd = Array.isArray(command) ? shellJoin(command) : command;
-    return this.entry(target.hostId).queue.add(() => this.execNow(target, cmd, opts));
+    return new Promise<ExecResult>((resolve, reject) => {
+      // the queue slot is held until the host has closed the channel, which can be after the
+      // caller got its answer (a timed-out command keeps its session on the host for a while)
+      this.entry(target.hostId).queue.add(async () => {
+        const { conn, ch } = await this.open(target, cmd);
+        await this.collect(target, conn, ch, cmd, opts, resolve, reject);
+      }).catch(reject);
+    });
   }
 
   /** Closes the host's connection; a later exec dials again. */
@@ -160,9 +173,11 @@ export class SshPool {
         const old = e.conn;
         e.conn = null;
         if (old) void retire(old); // dead, re-pinned or re-addressed
-        e.dialing = this.dial(target, identity).finally(() => (e.dialing = null));
-        e.conn = await e.dialing;
-        return { conn: e.conn, reused: false };
+        const dialing = this.dial(target, identity).then((c) => (e.conn = c));
+        e.dialing = dialing;
+        const done = (): void => void (e.dialing = null);
+        dialing.then(done, done);
+        return { conn: await dialing, reused: false };
       }
       await e.dialing; // someone else is dialing: share it, then re-check it fits our target
     }
@@ -233,38 +248,51 @@ export class SshPool {
     });
   }
 
-  private async execNow(t: SshTarget, cmd: string, opts: ExecOptions): Promise<ExecResult> {
+  private async open(t: SshTarget, cmd: string): Promise<{ conn: Conn; ch: ClientChannel }> {
     let { conn, reused } = await this.connection(t);
-    for (;;) {
+    for (let attempt = 1; ; attempt++) {
       try {
-        return await this.collect(t, conn, await openExec(conn, cmd), cmd, opts);
+        return { conn, ch: await openExec(conn, cmd) };
       } catch (err) {
-        if (err instanceof GpufleetError) throw err; // from collect: the command ran (or may have)
-        // the channel never opened, so the command did not run
-        if (conn.alive) throw this.commandError(t, cmd, null, '', '', `exec channel refused: ${(err as Error).message}`, err);
-        if (!reused) {
+        // the channel never opened, so the command did not run: retrying is safe
+        if (conn.alive) {
+          // sshd refuses sessions beyond MaxSessions and frees one only after reaping a closed
+          // channel, so a burst of short commands can briefly hit the limit
+          if (attempt > OPEN_RETRIES) throw this.commandError(t, cmd, null, '', '', `exec channel refused: ${(err as Error).message}`, err);
+          await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+        } else if (reused && attempt === 1) {
+          ({ conn, reused } = await this.connection(t)); // stale pooled connection: redial once
+        } else {
           throw new GpufleetError('HOST_UNREACHABLE', `host ${t.hostId}: connection lost before the command started`, {
             cause: err,
             fields: { hostId: t.hostId, address: t.address, port: t.port },
           });
         }
-        ({ conn, reused } = await this.connection(t)); // stale pooled connection: one retry on a new one
       }
     }
   }
 
-  private collect(t: SshTarget, conn: Conn, ch: ClientChannel, cmd: string, opts: ExecOptions): Promise<ExecResult> {
+  /** Settles the caller as soon as the outcome is known; resolves when the queue slot is free. */
+  private collect(
+    t: SshTarget, conn: Conn, ch: ClientChannel, cmd: string, opts: ExecOptions,
+    resolve: (r: ExecResult) => void, reject: (e: GpufleetError) => void,
+  ): Promise<void> {
     const timeoutMs = opts.timeoutMs ?? this.opts.commandTimeoutMs;
-    return new Promise<ExecResult>((resolve, reject) => {
+    return new Promise<void>((release) => {
       const out: Buffer[] = [];
       const err: Buffer[] = [];
+      const text = (b: Buffer[]): string => Buffer.concat(b).toString('utf8');
       let bytes = 0;
-      let aborted: string | null = null;
+      let aborted = false;
+      // OpenSSH does not deliver `signal` requests here ("session signalling requires privilege
+      // separation"), so on abort we close the channel: the command gets EOF/SIGPIPE, and a
+      // command that never reads or writes runs on until it ends by itself.
       const abort = (why: string): void => {
         if (aborted) return;
-        aborted = why;
-        ch.signal('KILL'); // best effort: sshd delivers it to the command's process
+        aborted = true;
+        reject(this.commandError(t, cmd, null, text(out), text(err), why));
         ch.close();
+        setTimeout(release, ABORT_GRACE_MS).unref();
       };
       const take = (into: Buffer[]) => (d: Buffer): void => {
         bytes += d.length;
@@ -276,23 +304,25 @@ export class SshPool {
       const timer = setTimeout(() => abort(`timed out after ${timeoutMs} ms`), timeoutMs);
       ch.on('close', (code: number | null | undefined, signal?: string) => {
         clearTimeout(timer);
+        release();
+        if (aborted) return;
         setImmediate(() => {
-          const stdout = Buffer.concat(out).toString('utf8');
-          const stderr = Buffer.concat(err).toString('utf8');
-          if (aborted) return reject(this.commandError(t, cmd, null, stdout, stderr, aborted));
-          if (typeof code !== 'number') {
-            if (!conn.alive) {
-              return reject(new GpufleetError('HOST_UNREACHABLE', `host ${t.hostId}: connection lost while running a command (it may have run)`, {
-                fields: { hostId: t.hostId, address: t.address, port: t.port, command: cmd },
-              }));
-            }
-            return reject(this.commandError(t, cmd, null, stdout, stderr, signal ? `killed by ${signal}` : 'no exit status'));
+          // (after pending stderr 'data' events)
+          const stdout = text(out);
+          const stderr = text(err);
+          if (typeof code === 'number') {
+            if (code !== 0 && !opts.allowFailure) reject(this.commandError(t, cmd, code, stdout, stderr));
+            else resolve({ stdout, stderr, code });
+          } else if (!conn.alive) {
+            reject(new GpufleetError('HOST_UNREACHABLE', `host ${t.hostId}: connection lost while running a command (it may have run)`, {
+              fields: { hostId: t.hostId, address: t.address, port: t.port, command: cmd },
+            }));
+          } else {
+            reject(this.commandError(t, cmd, null, stdout, stderr, signal ? `killed by ${signal}` : 'ended without an exit status'));
           }
-          if (code !== 0 && !opts.allowFailure) return reject(this.commandError(t, cmd, code, stdout, stderr));
-          resolve({ stdout, stderr, code });
         });
       });
-      ch.end(opts.stdin ?? undefined); // EOF on stdin either way, so readers do not hang
+      ch.end(opts.stdin); // EOF on stdin either way, so readers do not hang
     });
   }
 
@@ -321,7 +351,13 @@ function openExec(conn: Conn, cmd: string): Promise<ClientChannel> {
 async function retire(conn: Conn): Promise<void> {
   conn.alive = false;
   conn.client.end();
-  const timer = setTimeout(() => conn.client.destroy(), 2_000);
-  await conn.closed;
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<void>((r) => {
+    timer = setTimeout(() => {
+      conn.client.destroy(); // the host did not answer our disconnect
+      r();
+    }, 2_000);
+  });
+  await Promise.race([conn.closed, gaveUp]);
   clearTimeout(timer);
 }

@@ -86,6 +86,8 @@ export interface PodRecord extends PodSpec {
   cudaVersion: string | null;
   /** bumped by each restart action; the provisioner restarts the container until it has seen it */
   restartGeneration: number;
+  /** the restart generation the provisioner last carried out */
+  restartedGeneration: number;
   /** bumped when a PATCH changes the container's configuration; the container is recreated */
   specGeneration: number;
   observed: PodObserved | null;

@@ -2,7 +2,7 @@
 // and closes when it stops. Balances are credits minus accrued usage, computed when read.
 import { holdsCompute } from '../../model/pod-state-machine.ts';
 import type { PodRecord } from '../../model/pod.ts';
-import type { BillingRecord } from '../../model/resources.ts';
+import type { BillingRecord, NetworkVolumeRecord } from '../../model/resources.ts';
 import type { StoreReader, StoreTx } from '../store/store.ts';
 import { newId } from '../auth/api-keys.ts';
 
@@ -29,6 +29,47 @@ export async function accruePod(tx: StoreTx, before: PodRecord | null, after: Po
       endedAt: null,
     };
     tx.put('billing', rec);
+  }
+}
+
+/** USD per GB-month of network volume storage (docs/billing.md); a month is 730 hours, as on the public platform. */
+export const VOLUME_PRICE_PER_GB_MONTH = 0.07;
+export const HOURS_PER_MONTH = 730;
+
+export function volumeRatePerHour(sizeGb: number): number {
+  return (sizeGb * VOLUME_PRICE_PER_GB_MONTH) / HOURS_PER_MONTH;
+}
+
+/**
+ * Keeps storage billing in step with a network volume write: a record is open while the volume
+ * exists; a resize closes it and opens one at the new rate; delete (`after` null) closes it.
+ */
+export async function accrueNetworkVolume(
+  tx: StoreTx,
+  before: NetworkVolumeRecord | null,
+  after: NetworkVolumeRecord | null,
+  now: string,
+): Promise<void> {
+  const vol = after ?? before;
+  if (!vol || (before && after && before.size === after.size)) return;
+  if (before)
+    for (const open of await tx.list('billing', { accountId: vol.accountId, resourceId: vol.id, endedAt: null }))
+      tx.put('billing', { ...open, endedAt: now });
+  if (after) {
+    const rate = volumeRatePerHour(after.size);
+    tx.put('billing', {
+      id: newId('bill_'),
+      accountId: after.accountId,
+      kind: 'networkVolume',
+      resourceId: after.id,
+      gpuTypeId: null,
+      rate,
+      gpuRate: 0,
+      cpuRate: 0,
+      diskRate: rate,
+      startedAt: now,
+      endedAt: null,
+    });
   }
 }
 

@@ -78,6 +78,7 @@ export async function buildPodRecord(
     costPerHr: 0,
     cudaVersion: null,
     restartGeneration: 0,
+    restartedGeneration: 0,
     specGeneration: 0,
     observed: null,
     tags: input.tags ?? {},

@@ -10,7 +10,10 @@ import type { Principal } from '../auth/api-keys.ts';
 import type { Store, StoreTx } from '../store/store.ts';
 import { accruePod } from './billing.ts';
 import { buildPodRecord, containerConfigChanged } from './pod-builder.ts';
-import type { Placer } from './placement.ts';
+import type { Placer, PlacementRequest } from './placement.ts';
+
+/** Placement choices GraphQL pod inputs carry and the v2 body has no field for (cloudType ALL, minVcpuCount, minMemoryInGb). */
+export type PlacementOptions = Pick<PlacementRequest, 'cloud' | 'minVcpu' | 'minMemoryGb'>;
 
 export interface PodListFilter {
   status?: PodStatus;
@@ -73,13 +76,19 @@ export class PodService {
     });
   }
 
+  /** GraphQL creation: the same validation and rules as `create`, plus placement options REST has no field for. */
+  async createWithPlacement(principal: Principal, body: unknown, options: PlacementOptions): Promise<PodRecord> {
+    const input = validatePodCreate(body);
+    return this.store.transact((tx) => this.createIn(tx, principal, input, options));
+  }
+
   /** Creation inside a caller's transaction (GraphQL and the constructs reuse it). */
-  async createIn(tx: StoreTx, principal: Principal, input: PodCreateInput): Promise<PodRecord> {
+  async createIn(tx: StoreTx, principal: Principal, input: PodCreateInput, options: PlacementOptions = {}): Promise<PodRecord> {
     const now = new Date().toISOString();
     const { pod: draft, networkVolumeDc } = await buildPodRecord(tx, principal, input, podId(), now);
     await this.assertNameFree(tx, draft);
     const dataCenterIds = networkVolumeDc ? [networkVolumeDc] : draft.dataCenterIds;
-    const placement = await this.placer.place(tx, { pod: draft, pinnedHostId: null, dataCenterIds });
+    const placement = await this.placer.place(tx, { ...options, pod: draft, pinnedHostId: null, dataCenterIds });
     const pod: PodRecord = {
       ...draft,
       ...placement,

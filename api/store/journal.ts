@@ -43,14 +43,16 @@ export class Journal {
   ) {}
 
   /** Reads every segment in order; a torn last line (crash mid-write) is cut off. */
-  static async replay(dir: string, afterSeq: number): Promise<{ entries: JournalEntry[]; lastSeq: number }> {
+  static async replay(dir: string, afterSeq: number): Promise<{ entries: JournalEntry[]; lastSeq: number; files: string[] }> {
     const files = (await readdir(dir).catch(() => [] as string[]))
       .filter((f) => f.endsWith('.jsonl'))
       .sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10));
     const entries: JournalEntry[] = [];
     let lastSeq = afterSeq;
+    const paths: string[] = [];
     for (const f of files) {
       const file = path.join(dir, f);
+      paths.push(file);
       const text = await readFile(file, 'utf8');
       let good = 0;
       for (const line of text.split('\n')) {
@@ -69,7 +71,7 @@ export class Journal {
       }
       if (good < Buffer.byteLength(text)) await truncate(file, good);
     }
-    return { entries, lastSeq };
+    return { entries, lastSeq, files: paths };
   }
 
   /** Starts a new segment; lines appended from now on go there. */
@@ -104,12 +106,17 @@ export class Journal {
 
   /** Deletes the segments that hold only entries at or below `seq` (they are in a durable snapshot). */
   async dropThrough(seq: number): Promise<void> {
-    await this.writing;
+    // no write may be in flight to a segment while it is closed: wait until none is, then pick the
+    // segments synchronously so a drain starting later never sees them
+    while (this.writing) await this.writing;
+    const dropped: Segment[] = [];
     while (this.segments.length > 1) {
       const seg = this.segments[0]!;
       const next = this.segments[1]!;
       if (next.startSeq - 1 > seq || seg.pending.length > 0) break;
-      this.segments.shift();
+      dropped.push(this.segments.shift()!);
+    }
+    for (const seg of dropped) {
       await seg.fh?.close();
       await rm(seg.file, { force: true });
     }
@@ -124,19 +131,22 @@ export class Journal {
   private async drain(): Promise<void> {
     try {
       while (this.waiters.length > 0) {
+        // Take every pending line and the highest appended seq in one synchronous step: lines
+        // appended while this batch is being written wait for the next pass, so `upto` never
+        // covers a line that is not on disk yet.
         let upto = this.durableSeq;
-        let wrote = false;
+        const batch: { seg: Segment; chunk: string }[] = [];
         for (const seg of this.segments) {
+          upto = Math.max(upto, seg.lastSeq);
           if (seg.pending.length === 0) continue;
-          const chunk = seg.pending.join('');
+          batch.push({ seg, chunk: seg.pending.join('') });
           seg.pending = [];
+        }
+        for (const { seg, chunk } of batch) {
           seg.fh ??= await open(seg.file, 'a');
           await seg.fh.write(chunk);
           if (this.fsync) await seg.fh.datasync();
-          upto = Math.max(upto, seg.lastSeq);
-          wrote = true;
         }
-        if (!wrote) upto = Math.max(upto, ...this.segments.map((s) => s.lastSeq));
         this.durableSeq = upto;
         const still: Waiter[] = [];
         for (const w of this.waiters) (w.seq <= upto ? w.resolve() : still.push(w));

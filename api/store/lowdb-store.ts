@@ -1,7 +1,7 @@
 // Embedded store: records live in memory (frozen, so readers cannot mutate them), every transaction
 // is journaled with group commit before it resolves, and lowdb writes a whole-file snapshot at most
 // once per `snapshotIntervalMs`, atomically (steno writes a temp file and renames it).
-import { mkdir } from 'node:fs/promises';
+import { mkdir, open as openFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
@@ -22,6 +22,15 @@ export interface LowdbStoreOptions {
 }
 
 type AnyRecord = { id: string } & Record<string, unknown>;
+
+async function fsyncPath(p: string): Promise<void> {
+  const fh = await openFile(p, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
 
 function deepFreeze<T>(v: T): T {
   if (v && typeof v === 'object' && !Object.isFrozen(v)) {
@@ -82,6 +91,8 @@ export class LowdbStore implements Store {
     private readonly journal: Journal,
     private readonly journalDir: string,
     private readonly snapshotIntervalMs: number,
+    private readonly snapshotFile: string,
+    private readonly fsync: boolean,
   ) {
     for (const c of COLLECTION_NAMES) this.tables.set(c, new Table(INDEXED_FIELDS[c] ?? []));
   }
@@ -90,16 +101,20 @@ export class LowdbStore implements Store {
     await mkdir(opts.dir, { recursive: true });
     const journalDir = path.join(opts.dir, 'journal');
     await mkdir(journalDir, { recursive: true });
-    const db = new Low<Snapshot>(new JSONFile(path.join(opts.dir, 'gpufleet.json')), { seq: 0, collections: {} });
+    const snapshotFile = path.join(opts.dir, 'gpufleet.json');
+    const fsync = opts.fsync ?? true;
+    const db = new Low<Snapshot>(new JSONFile(snapshotFile), { seq: 0, collections: {} });
     await db.read();
-    const store = new LowdbStore(db, new Journal(journalDir, opts.fsync ?? true), journalDir, opts.snapshotIntervalMs ?? 1000);
+    const store = new LowdbStore(db, new Journal(journalDir, fsync), journalDir, opts.snapshotIntervalMs ?? 1000, snapshotFile, fsync);
     store.load(db.data);
-    const { entries, lastSeq } = await Journal.replay(journalDir, db.data.seq);
+    const { entries, lastSeq, files } = await Journal.replay(journalDir, db.data.seq);
     for (const e of entries) store.apply(e.ops);
     store.seq = lastSeq;
     store.snapshotSeq = db.data.seq;
     store.journal.rotate(lastSeq + 1);
     if (entries.length > 0) await store.snapshot();
+    // every replayed line is now in the durable snapshot: the old segments are not needed again
+    for (const f of files) await rm(f, { force: true });
     return store;
   }
 
@@ -200,7 +215,7 @@ export class LowdbStore implements Store {
 
   /** Writes the whole state with lowdb and drops the journal segments it covers. */
   async snapshot(): Promise<void> {
-    if (this.snapshotting) await this.snapshotting;
+    while (this.snapshotting) await this.snapshotting;
     if (this.seq === this.snapshotSeq) return;
     this.snapshotting = (async () => {
       const seq = this.seq;
@@ -209,6 +224,12 @@ export class LowdbStore implements Store {
       this.db.data = { seq, collections };
       this.journal.rotate(seq + 1);
       await this.db.write();
+      // the journal lines this snapshot covers are deleted next, so it must be on disk first
+      // (lowdb writes a temp file and renames it, without fsync)
+      if (this.fsync) {
+        await fsyncPath(this.snapshotFile);
+        await fsyncPath(path.dirname(this.snapshotFile));
+      }
       this.snapshotSeq = seq;
       await this.journal.dropThrough(seq);
     })().finally(() => {

@@ -14,6 +14,8 @@ import {
   type TestHost,
 } from './index.ts';
 
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
 interface Session {
   fingerprint: string;
   /** resolves when the command ends (code null when the connection dropped); onData sees output as it comes */
@@ -149,6 +151,16 @@ describe('test hosts', () => {
     expect(again.fingerprint).toBe(before);
     expect((await again.run('echo back')).out).toBe('back\n');
     again.end();
+  });
+
+  it('pause() hangs the host (TCP accepts, SSH is silent) until resume()', async () => {
+    const s = await sshTo(cpu);
+    await cpu.pause();
+    const stuck = await Promise.race([s.run('echo hi').then(() => 'answered'), sleep(700).then(() => 'silent')]);
+    expect(stuck).toBe('silent');
+    await cpu.resume();
+    expect((await s.run('echo hi')).out).toBe('hi\n');
+    s.end();
   });
 
   it('rotateHostKey() changes the fingerprint the host presents', async () => {

@@ -48,6 +48,10 @@ export interface TestHost {
   readonly running: boolean;
   /** kills sshd and every session it spawned: the host becomes unreachable */
   stop(): Promise<void>;
+  /** SIGSTOPs sshd and its sessions: TCP still connects, SSH never answers (a hung host) */
+  pause(): Promise<void>;
+  /** SIGCONTs what pause() stopped */
+  resume(): Promise<void>;
   /** restarts on the same address/port with the same host key */
   start(): Promise<void>;
   /** new host key, then restart */
@@ -213,14 +217,22 @@ class SshdTestHost implements TestHost {
     proc.kill('SIGSTOP');
     const tree = descendants(proc.pid);
     proc.kill('SIGKILL');
-    for (const pid of tree) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    signalAll(tree, 'SIGKILL');
     await exited;
+  }
+
+  async pause(): Promise<void> {
+    const pid = this.proc?.pid;
+    if (!pid) return;
+    process.kill(pid, 'SIGSTOP');
+    signalAll(descendants(pid), 'SIGSTOP');
+  }
+
+  async resume(): Promise<void> {
+    const pid = this.proc?.pid;
+    if (!pid) return;
+    signalAll(descendants(pid), 'SIGCONT');
+    process.kill(pid, 'SIGCONT');
   }
 
   async rotateHostKey(): Promise<void> {
@@ -233,6 +245,16 @@ class SshdTestHost implements TestHost {
   async dispose(): Promise<void> {
     await this.stop();
     await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+function signalAll(pids: number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
   }
 }
 

@@ -1,0 +1,156 @@
+// GraphQL pod inputs (podFindAndDeployOnDemand, deployCpuPod) → the v2 pod create body plus the
+// placement options REST has no field for. The body then goes through the very same validation and
+// rules as POST /v2/pods, so the same bad input is refused with the same code.
+import { cudaKey } from '../../fleet/placement.ts';
+import { parseCpuInstanceId } from '../../fleet/cpu-catalog.ts';
+import { fail422 } from '../../model/validation.ts';
+import type { PlacementOptions } from '../services/pod-service.ts';
+import type { StoreReader } from '../store/store.ts';
+import { str } from './context.ts';
+
+export interface GqlEnvInput {
+  key: string;
+  value?: string | null;
+}
+
+/** The union of both pod inputs' fields that mean something here; the rest are accepted and ignored. */
+export interface GqlPodInput {
+  name?: string | null;
+  imageName?: string | null;
+  cloudType?: 'ALL' | 'SECURE' | 'COMMUNITY' | null;
+  gpuTypeId?: string | null;
+  gpuCount?: number | null;
+  instanceId?: string | null;
+  containerDiskInGb?: number | null;
+  volumeInGb?: number | null;
+  volumeMountPath?: string | null;
+  networkVolumeId?: string | null;
+  templateId?: string | null;
+  dockerArgs?: string | null;
+  ports?: string | null;
+  env?: (GqlEnvInput | null)[] | null;
+  dataCenterId?: string | null;
+  minVcpuCount?: number | null;
+  minMemoryInGb?: number | null;
+  allowedCudaVersions?: (string | null)[] | null;
+  minCudaVersion?: string | null;
+  containerRegistryAuthId?: string | null;
+  globalNetwork?: boolean | null;
+}
+
+/** The public platform mounts volumes here when a request names no path. */
+export const DEFAULT_VOLUME_PATH = '/workspace';
+
+/** "8888/http, 22/tcp" → ["8888/http", "22/tcp"]; "" or null → undefined (template or default applies). */
+export function parsePorts(ports: string | null | undefined): string[] | undefined {
+  if (ports === null || ports === undefined) return undefined;
+  const list = ports.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  return list.length ? list : undefined;
+}
+
+/** [{key, value}] → {key: value}; later keys win, as in `docker run -e`. */
+export function envObject(env: (GqlEnvInput | null)[] | null | undefined): Record<string, string> | undefined {
+  if (!env) return undefined;
+  const out: Record<string, string> = {};
+  for (const e of env) if (e) out[e.key] = e.value ?? '';
+  return Object.keys(out).length ? out : undefined;
+}
+
+/** "12.4, 12.5" or ["12.4"] → ["12.4", "12.5"]. */
+export function cudaList(v: string | (string | null)[] | null | undefined): string[] | undefined {
+  if (v === null || v === undefined) return undefined;
+  const list = (typeof v === 'string' ? v.split(',') : v).map((x) => (x ?? '').trim()).filter((x) => x !== '');
+  return list.length ? list : undefined;
+}
+
+/**
+ * minCudaVersion as the CUDA versions the fleet's hosts have at or above it (the placer matches a list),
+ * intersected with an explicit list. No host new enough → the minimum itself, which no host matches,
+ * so placement names the CUDA constraint.
+ */
+export async function cudaVersionsAtLeast(
+  store: StoreReader,
+  min: string | undefined,
+  allowed: string[] | undefined,
+  path: string,
+): Promise<string[] | undefined> {
+  if (min === undefined) return allowed;
+  if (!/^[0-9]+\.[0-9]+$/.test(min)) fail422('pod', [`${path}: must look like 12.4`]);
+  const floor = cudaKey(min);
+  const versions = new Set<string>();
+  for (const h of await store.list('hosts')) {
+    const m = h.facts.cudaVersion ? /^(\d+)\.(\d+)/.exec(h.facts.cudaVersion) : null;
+    if (m && cudaKey(`${m[1]}.${m[2]}`) >= floor) versions.add(`${m[1]}.${m[2]}`);
+  }
+  let list = [...versions].sort((a, b) => cudaKey(a) - cudaKey(b));
+  if (allowed) list = list.filter((v) => allowed.some((a) => cudaKey(a) === cudaKey(v)));
+  return list.length ? list : [min];
+}
+
+/** The public platform's own templates (runpod-python sends templateId "runpod-ubuntu" with every CPU pod). */
+const PLATFORM_TEMPLATE = /^runpod-/;
+
+export interface MappedPodCreate {
+  body: Record<string, unknown>;
+  placement: PlacementOptions;
+}
+
+export async function toPodCreate(store: StoreReader, input: GqlPodInput, kind: 'gpu' | 'cpu'): Promise<MappedPodCreate> {
+  const body: Record<string, unknown> = {};
+  const placement: PlacementOptions = {};
+  if (input.name !== null && input.name !== undefined) body.name = input.name;
+  const image = str(input.imageName);
+  if (image !== undefined) body.image = image;
+  if (input.dockerArgs !== null && input.dockerArgs !== undefined) body.args = input.dockerArgs;
+  if (input.containerDiskInGb !== null && input.containerDiskInGb !== undefined) body.disk = input.containerDiskInGb;
+  const ports = parsePorts(input.ports);
+  if (ports) body.ports = ports;
+  const env = envObject(input.env);
+  if (env) body.env = env;
+  const registry = str(input.containerRegistryAuthId);
+  if (registry !== undefined) body.registry = registry;
+  if (input.globalNetwork) body.globalNetworking = true;
+
+  const path = str(input.volumeMountPath) ?? DEFAULT_VOLUME_PATH;
+  const mounts: Record<string, unknown> = {};
+  if (input.volumeInGb !== null && input.volumeInGb !== undefined && input.volumeInGb !== 0)
+    mounts.persistent = { size: input.volumeInGb, path };
+  const volumeId = str(input.networkVolumeId);
+  if (volumeId !== undefined) mounts.network = [{ volumeId, path }];
+  if (Object.keys(mounts).length) body.mounts = mounts;
+
+  if (input.cloudType === 'SECURE' || input.cloudType === 'COMMUNITY') body.cloud = input.cloudType;
+  else placement.cloud = 'ALL';
+  const dc = str(input.dataCenterId);
+  if (dc !== undefined) body.dataCenterIds = [dc];
+
+  const templateId = str(input.templateId);
+  if (templateId !== undefined && !(PLATFORM_TEMPLATE.test(templateId) && image !== undefined && !(await store.get('templates', templateId))))
+    body.templateId = templateId;
+
+  if (kind === 'gpu') {
+    const id = str(input.gpuTypeId);
+    if (id === undefined) fail422('pod', ['$.gpuTypeId: is required (see the gpuTypes query)']);
+    const gpu: Record<string, unknown> = { id, count: input.gpuCount ?? 1 };
+    const cuda = await cudaVersionsAtLeast(store, str(input.minCudaVersion), cudaList(input.allowedCudaVersions), '$.minCudaVersion');
+    if (cuda) gpu.allowedCudaVersions = cuda;
+    body.gpu = gpu;
+    const minVcpu = nonNegative(input.minVcpuCount, '$.minVcpuCount');
+    const minMem = nonNegative(input.minMemoryInGb, '$.minMemoryInGb');
+    if (minVcpu) placement.minVcpu = minVcpu;
+    if (minMem) placement.minMemoryGb = minMem;
+  } else {
+    const instanceId = str(input.instanceId);
+    if (instanceId === undefined) fail422('pod', ['$.instanceId: is required, e.g. cpu3c-2-4 (flavor-vCPUs-memoryGB; see the cpuFlavors query)']);
+    const cpu = parseCpuInstanceId(instanceId);
+    if (!cpu) fail422('pod', [`$.instanceId: "${instanceId}" must look like cpu3c-2-4 (flavor-vCPUs-memoryGB)`]);
+    body.cpu = cpu;
+  }
+  return { body, placement };
+}
+
+function nonNegative(v: number | null | undefined, path: string): number | undefined {
+  if (v === null || v === undefined) return undefined;
+  if (v < 0) fail422('pod', [`${path}: must be >= 0`]);
+  return v;
+}

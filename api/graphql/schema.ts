@@ -1,0 +1,521 @@
+// The GraphQL schema (SDL) that unmodified public clients query: type and input names, field names
+// and nullability follow what runpod-python and runpodctl send and read (design/runpod-compat.md §1).
+// Inputs accept every field those clients emit; fields this fleet has no use for are accepted and
+// ignored (docs/graphql.md lists them). Every `input` argument is nullable because clients declare
+// their variables as nullable (`$input: SaveTemplateInput`); resolvers reject a missing one.
+export const typeDefs = /* GraphQL */ `
+"FLASHBOOT or OFF; accepted both as an enum literal (runpod-python) and as a string (runpodctl)"
+scalar FlashBootType
+
+enum CloudTypeEnum {
+  ALL
+  SECURE
+  COMMUNITY
+}
+
+type Query {
+  myself: User!
+  pod(input: PodFilter): Pod
+  gpuTypes(input: GpuTypeFilter): [GpuType!]!
+  dataCenters: [DataCenter!]!
+  serverlessGpuPools: [ServerlessGpuPool!]!
+  cpuFlavors: [CpuFlavor!]!
+  podTemplates(input: PodTemplateInput): [PodTemplate!]!
+  podTemplate(id: String!): PodTemplate
+}
+
+type Mutation {
+  podFindAndDeployOnDemand(input: PodFindAndDeployOnDemandInput): Pod
+  deployCpuPod(input: DeployCpuPodInput): Pod
+  podResume(input: PodResumeInput): Pod
+  podBidResume(input: PodBidResumeInput): Pod
+  podStop(input: PodStopInput): Pod
+  "always null; an unknown pod is an error"
+  podTerminate(input: PodTerminateInput): Boolean
+  saveTemplate(input: SaveTemplateInput): PodTemplate
+  deleteTemplate(templateName: String, templateId: String): Boolean
+  saveEndpoint(input: EndpointInput): Endpoint
+  updateEndpointTemplate(input: UpdateEndpointTemplateInput): Endpoint
+  deleteEndpoint(id: String!): Boolean
+  saveRegistryAuth(input: SaveRegistryAuthInput): ContainerRegistryAuth
+  updateRegistryAuth(input: UpdateRegistryAuthInput): ContainerRegistryAuth
+  deleteRegistryAuth(registryAuthId: String!): Boolean
+  updateUserSettings(input: UpdateUserSettingsInput): User
+}
+
+# ---- user ---------------------------------------------------------------------------------------
+
+type User {
+  id: String!
+  email: String
+  pubKey: String
+  clientBalance: Float
+  currentSpendPerHr: Float
+  spendLimit: Float
+  notifyPodsStale: Boolean
+  notifyPodsGeneral: Boolean
+  notifyLowBalance: Boolean
+  pods: [Pod!]!
+  networkVolumes: [NetworkVolume!]!
+  endpoints: [Endpoint!]!
+  podTemplates: [PodTemplate!]!
+  containerRegistryCreds: [ContainerRegistryAuth!]!
+}
+
+input UpdateUserSettingsInput {
+  pubKey: String
+}
+
+type NetworkVolume {
+  id: String!
+  name: String!
+  size: Int!
+  dataCenterId: String!
+}
+
+type ContainerRegistryAuth {
+  id: String!
+  name: String!
+  username: String
+}
+
+input SaveRegistryAuthInput {
+  name: String
+  username: String
+  password: String
+}
+
+input UpdateRegistryAuthInput {
+  id: String
+  username: String
+  password: String
+}
+
+# ---- pods ---------------------------------------------------------------------------------------
+
+type Pod {
+  id: String!
+  name: String!
+  imageName: String!
+  dockerArgs: String!
+  dockerId: String
+  env: [String!]!
+  gpuCount: Int!
+  vcpuCount: Int!
+  memoryInGb: Int!
+  containerDiskInGb: Int!
+  volumeInGb: Int!
+  volumeMountPath: String
+  networkVolumeId: String
+  templateId: String
+  containerRegistryAuthId: String
+  costPerHr: Float!
+  adjustedCostPerHr: Float!
+  desiredStatus: String!
+  lastStatusChange: String
+  machineId: String
+  podType: String!
+  cloudType: CloudTypeEnum!
+  dataCenterId: String
+  locked: Boolean!
+  port: Int
+  ports: String!
+  uptimeSeconds: Int!
+  createdAt: String!
+  runtime: PodRuntime
+  machine: PodMachine
+}
+
+type PodRuntime {
+  uptimeInSeconds: Int!
+  ports: [PodRuntimePort!]!
+  gpus: [PodRuntimeGpu!]!
+  container: PodRuntimeContainer!
+}
+
+type PodRuntimePort {
+  ip: String
+  isIpPublic: Boolean!
+  privatePort: Int!
+  publicPort: Int
+  type: String!
+}
+
+type PodRuntimeGpu {
+  id: String!
+  gpuUtilPercent: Int!
+  memoryUtilPercent: Int!
+}
+
+type PodRuntimeContainer {
+  cpuPercent: Int!
+  memoryPercent: Int!
+}
+
+type PodMachine {
+  podHostId: String!
+  gpuDisplayName: String
+  gpuTypeId: String
+  location: String
+  dataCenterId: String
+  secureCloud: Boolean
+  cudaVersion: String
+  gpuAvailable: Int
+  maintenanceStart: String
+  maintenanceEnd: String
+  maintenanceNote: String
+}
+
+input PodFilter {
+  podId: String!
+}
+
+input EnvironmentVariableInput {
+  key: String!
+  value: String
+}
+
+type EnvironmentVariable {
+  key: String!
+  value: String!
+}
+
+input PodFindAndDeployOnDemandInput {
+  name: String
+  imageName: String
+  cloudType: CloudTypeEnum
+  gpuTypeId: String
+  gpuCount: Int
+  containerDiskInGb: Int
+  volumeInGb: Int
+  volumeMountPath: String
+  networkVolumeId: String
+  templateId: String
+  dockerArgs: String
+  ports: String
+  env: [EnvironmentVariableInput]
+  dataCenterId: String
+  minVcpuCount: Int
+  minMemoryInGb: Int
+  allowedCudaVersions: [String]
+  minCudaVersion: String
+  containerRegistryAuthId: String
+  globalNetwork: Boolean
+  startSsh: Boolean
+  startJupyter: Boolean
+  supportPublicIp: Boolean
+  countryCode: String
+  minDownload: Int
+  minUpload: Int
+  minDisk: Int
+  deployCost: Float
+  bidPerGpu: Float
+  port: Int
+  volumeKey: String
+  stopAfter: String
+  terminateAfter: String
+  compliance: [String]
+  aiApiId: String
+}
+
+input DeployCpuPodInput {
+  name: String
+  imageName: String
+  cloudType: CloudTypeEnum
+  instanceId: String
+  containerDiskInGb: Int
+  volumeInGb: Int
+  volumeMountPath: String
+  networkVolumeId: String
+  templateId: String
+  dockerArgs: String
+  ports: String
+  env: [EnvironmentVariableInput]
+  dataCenterId: String
+  containerRegistryAuthId: String
+  globalNetwork: Boolean
+  startSsh: Boolean
+  startJupyter: Boolean
+  supportPublicIp: Boolean
+  countryCode: String
+  minDownload: Int
+  minUpload: Int
+  minDisk: Int
+  deployCost: Float
+  volumeKey: String
+  stopAfter: String
+  terminateAfter: String
+  compliance: [String]
+}
+
+input PodResumeInput {
+  podId: String!
+  gpuCount: Int
+  allowedCudaVersions: [String]
+  syncMachine: Boolean
+}
+
+input PodBidResumeInput {
+  podId: String!
+  bidPerGpu: Float
+  gpuCount: Int
+}
+
+input PodStopInput {
+  podId: String!
+  incrementVersion: Boolean
+}
+
+input PodTerminateInput {
+  podId: String!
+}
+
+# ---- catalog ------------------------------------------------------------------------------------
+
+input GpuTypeFilter {
+  id: String
+  ids: [String!]
+}
+
+type GpuType {
+  id: String!
+  displayName: String!
+  manufacturer: String!
+  memoryInGb: Int!
+  cudaCores: Int
+  "serverless pool this type belongs to (null for cards under 16 GB)"
+  pool: String
+  secureCloud: Boolean!
+  communityCloud: Boolean!
+  maxGpuCount: Int!
+  maxGpuCountSecureCloud: Int!
+  maxGpuCountCommunityCloud: Int!
+  securePrice: Float
+  communityPrice: Float
+  oneWeekPrice: Float
+  oneMonthPrice: Float
+  threeMonthPrice: Float
+  sixMonthPrice: Float
+  secureSpotPrice: Float
+  communitySpotPrice: Float
+  lowestPrice(input: GpuLowestPriceInput): LowestPrice!
+}
+
+input GpuLowestPriceInput {
+  gpuCount: Int
+  secureCloud: Boolean
+  dataCenterId: String
+  minMemoryInGb: Int
+  minVcpuCount: Int
+  totalDisk: Int
+  minDisk: Int
+  minDownload: Int
+  minUpload: Int
+  supportPublicIp: Boolean
+  countryCode: String
+  allowedCudaVersions: [String]
+  compliance: [String]
+  globalNetwork: Boolean
+  includeAiApi: Boolean
+}
+
+type LowestPrice {
+  gpuTypeId: String!
+  gpuName: String!
+  "USD per GPU-hour in the cheapest tier that satisfies the input; null when no host offers it"
+  uninterruptablePrice: Float
+  "no spot market on this fleet: always null"
+  minimumBidPrice: Float
+  stockStatus: String!
+  availableGpuCounts: [Int!]!
+  maxUnreservedGpuCount: Int!
+  minMemory: Int
+  minVcpu: Int
+  countryCode: String
+}
+
+type DataCenter {
+  id: String!
+  name: String!
+  location: String!
+  listed: Boolean!
+  storageSupport: Boolean!
+  gpuAvailability: [GpuAvailability!]!
+}
+
+type GpuAvailability {
+  gpuTypeId: String!
+  displayName: String!
+  stockStatus: String!
+  free: Int!
+}
+
+type ServerlessGpuPool {
+  id: String!
+  gpuTypeIds: [String!]!
+  memoryInGb: Int!
+}
+
+type CpuFlavor {
+  id: String!
+  groupId: String!
+  displayName: String!
+  minVcpu: Int!
+  maxVcpu: Int!
+  vcpuCounts: [Int!]!
+  ramMultiplier: Int!
+  pricePerVcpuHour: Float!
+}
+
+# ---- templates ----------------------------------------------------------------------------------
+
+type PodTemplate {
+  id: String!
+  name: String!
+  imageName: String!
+  dockerArgs: String!
+  containerDiskInGb: Int!
+  volumeInGb: Int!
+  volumeMountPath: String
+  ports: String!
+  portsConfig: [PortConfig!]!
+  env: [EnvironmentVariable!]!
+  containerRegistryAuthId: String
+  isServerless: Boolean!
+  isPublic: Boolean!
+  isRunpod: Boolean!
+  category: String
+  readme: String!
+  startSsh: Boolean!
+  startJupyter: Boolean!
+  startScript: String
+  advancedStart: Boolean!
+}
+
+type PortConfig {
+  port: String!
+  name: String!
+}
+
+input PortConfigInput {
+  port: String
+  name: String
+}
+
+input PodTemplateInput {
+  isRunpod: Boolean
+  isServerless: Boolean
+  isPublic: Boolean
+}
+
+input SaveTemplateInput {
+  id: String
+  name: String
+  imageName: String
+  dockerArgs: String
+  containerDiskInGb: Int
+  volumeInGb: Int
+  volumeMountPath: String
+  ports: String
+  portsConfig: [PortConfigInput]
+  env: [EnvironmentVariableInput]
+  containerRegistryAuthId: String
+  isServerless: Boolean
+  isPublic: Boolean
+  readme: String
+  category: String
+  startSsh: Boolean
+  startJupyter: Boolean
+  startScript: String
+  advancedStart: Boolean
+  config: String
+}
+
+# ---- endpoints ----------------------------------------------------------------------------------
+
+type Endpoint {
+  id: String!
+  name: String!
+  type: String!
+  computeType: String!
+  userId: String!
+  templateId: String!
+  template: PodTemplate
+  "pool ids (or type ids) as they were given, comma-separated"
+  gpuIds: String!
+  gpuCount: Int!
+  instanceIds: [String!]!
+  workersMin: Int!
+  workersMax: Int!
+  workersStandby: Int!
+  idleTimeout: Int!
+  scalerType: String!
+  scalerValue: Int!
+  networkVolumeId: String
+  networkVolume: NetworkVolume
+  networkVolumeIds: [EndpointNetworkVolume!]!
+  locations: String
+  allowedCudaVersions: String
+  minCudaVersion: String
+  flashBootType: FlashBootType
+  executionTimeoutMs: Int
+  modelReferences: [String!]!
+  env: [EnvironmentVariable!]!
+  aiKey: String
+  version: Int!
+  createdAt: String!
+}
+
+type EndpointNetworkVolume {
+  networkVolumeId: String!
+  dataCenterId: String
+}
+
+input EndpointNetworkVolumeInput {
+  networkVolumeId: String
+  dataCenterId: String
+}
+
+input EndpointTemplateInput {
+  name: String
+  imageName: String
+  containerDiskInGb: Int
+  dockerArgs: String
+  env: [EnvironmentVariableInput]
+}
+
+input EndpointInput {
+  id: String
+  name: String
+  templateId: String
+  template: EndpointTemplateInput
+  hubReleaseId: String
+  gpuIds: String
+  gpuCount: Int
+  instanceIds: [String]
+  computeType: String
+  type: String
+  workersMin: Int
+  workersMax: Int
+  idleTimeout: Int
+  scalerType: String
+  scalerValue: Int
+  networkVolumeId: String
+  networkVolumeIds: [EndpointNetworkVolumeInput]
+  locations: String
+  allowedCudaVersions: String
+  minCudaVersion: String
+  flashBootType: FlashBootType
+  flashboot: Boolean
+  executionTimeoutMs: Int
+  modelReferences: [String]
+  env: [EnvironmentVariableInput]
+}
+
+input UpdateEndpointTemplateInput {
+  endpointId: String
+  "older runpod-python releases send the endpoint id as id"
+  id: String
+  templateId: String
+}
+`;

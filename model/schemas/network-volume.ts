@@ -1,0 +1,46 @@
+// JSON Schemas of the network volume requests. Create accepts the v1 name `dataCenterId` and the
+// v2 name `dataCenter` (the public v2 API renamed it); exactly one data center must result.
+import { nameSchema, tagsSchema } from './common.ts';
+
+export const NETWORK_VOLUME_TYPES = ['STANDARD', 'HIGH_PERFORMANCE'] as const;
+export type NetworkVolumeType = (typeof NETWORK_VOLUME_TYPES)[number];
+
+const sizeSchema = { type: 'integer', minimum: 1, maximum: 10000, description: 'GB; may grow, never shrink' } as const;
+const dcSchema = { type: 'string', minLength: 1, maxLength: 64 } as const;
+
+export const networkVolumeCreateSchema = {
+  $id: 'NetworkVolumeCreate',
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'size'],
+  properties: {
+    name: nameSchema,
+    size: sizeSchema,
+    dataCenterId: dcSchema,
+    dataCenter: { ...dcSchema, description: 'v2 name of dataCenterId' },
+    type: { type: 'string', enum: [...NETWORK_VOLUME_TYPES] },
+    tags: tagsSchema,
+  },
+} as const;
+
+export const networkVolumeUpdateSchema = {
+  $id: 'NetworkVolumeUpdate',
+  type: 'object',
+  additionalProperties: false,
+  properties: { name: nameSchema, size: sizeSchema, tags: tagsSchema },
+} as const;
+
+export interface NetworkVolumeCreateInput {
+  name: string;
+  size: number;
+  dataCenterId?: string;
+  dataCenter?: string;
+  type?: NetworkVolumeType;
+  tags?: Record<string, string>;
+}
+
+export interface NetworkVolumeUpdateInput {
+  name?: string;
+  size?: number;
+  tags?: Record<string, string>;
+}

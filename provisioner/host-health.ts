@@ -1,0 +1,57 @@
+// Heartbeats: every reconcile pass is one. A host that misses `unreachableAfter` passes in a row is
+// UNREACHABLE; its pods keep their last observed status with a reason saying the host is not
+// answering (never silently terminated), and everything converges on the next good pass.
+import type { HostRecord } from '../model/host.ts';
+import { isGpufleetError } from '../model/errors.ts';
+import type { Store } from '../api/store/store.ts';
+
+const SEEN_WRITE_EVERY_MS = 30_000;
+
+export class HostHealth {
+  constructor(
+    private readonly store: Store,
+    private readonly unreachableAfter: number,
+  ) {}
+
+  async missed(host: HostRecord, err: unknown): Promise<void> {
+    const message = err instanceof Error ? err.message : String(err);
+    const keyMismatch = isGpufleetError(err) && err.code === 'HOST_KEY_MISMATCH';
+    await this.store.transact(async (tx) => {
+      const h = await tx.get('hosts', host.id);
+      if (!h) return;
+      const missed = h.missedHeartbeats + 1;
+      const unreachable = keyMismatch || missed >= this.unreachableAfter;
+      const next: HostRecord = {
+        ...h,
+        missedHeartbeats: missed,
+        status: unreachable ? 'UNREACHABLE' : h.status,
+        statusReason: unreachable ? (keyMismatch ? message : `missed ${missed} heartbeats: ${message}`) : h.statusReason,
+        rejectedHostKeySha256: keyMismatch ? String((err as { fields: Record<string, unknown> }).fields.presented ?? '') || null : h.rejectedHostKeySha256,
+      };
+      tx.put('hosts', next);
+      if (unreachable && h.status !== 'UNREACHABLE') {
+        const since = h.lastSeenAt ?? 'enrollment';
+        for (const p of await tx.list('pods', { hostId: h.id }))
+          if (p.status !== 'TERMINATED')
+            tx.put('pods', { ...p, statusReason: `host ${h.id} is unreachable (last seen ${since}); status ${p.status} is the last observed` });
+      }
+    });
+  }
+
+  async seen(host: HostRecord): Promise<void> {
+    const stale = !host.lastSeenAt || Date.now() - Date.parse(host.lastSeenAt) > SEEN_WRITE_EVERY_MS;
+    const healthy = host.status !== 'UNREACHABLE' && host.missedHeartbeats === 0;
+    if (healthy && !stale) return;
+    await this.store.transact(async (tx) => {
+      const h = await tx.get('hosts', host.id);
+      if (!h) return;
+      tx.put('hosts', {
+        ...h,
+        missedHeartbeats: 0,
+        status: h.drained ? 'DRAINING' : 'READY',
+        statusReason: null,
+        lastSeenAt: new Date().toISOString(),
+      });
+    });
+  }
+}

@@ -1,0 +1,169 @@
+// One pod on one host: from the pod's desired status and the container the host shows, decide the
+// command (pull, create, start, stop, restart, remove) and record the status the host then shows.
+import type { HostRecord } from '../model/host.ts';
+import type { PodObserved, PodRecord, RuntimePort } from '../model/pod.ts';
+import type { Services } from '../api/services/services.ts';
+import { GPU_METRICS_COMMAND, parseGpuMetrics } from '../fleet/host-probe.ts';
+import { podStorageDir, runSpec, specKey, volumeDir } from './container-spec.ts';
+import type { HostDocker, ObservedContainer } from './host-docker.ts';
+import { intentOf, writeObserved, type Intent } from './pod-status.ts';
+
+/** A container that dies this soon after starting with a non-zero code crashed on start: ERROR. */
+const CRASH_ON_START_MS = 10_000;
+
+export interface PodMetrics {
+  cpu: number;
+  mem: number;
+  gpus: { util: number; memoryUtil: number }[];
+}
+
+/** Registry host of an image reference (docker.io when the first part is not a host). */
+export function registryServer(image: string): string {
+  const first = image.split('/')[0] ?? '';
+  return image.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost') ? first : 'https://index.docker.io/v1/';
+}
+
+export function runtimePorts(pod: PodRecord, c: ObservedContainer, hostAddress: string): RuntimePort[] {
+  return pod.ports.map((p) => {
+    const [port, type] = p.split('/');
+    const proto = type === 'udp' ? 'udp' : 'tcp';
+    const bound = c.ports.find((x) => x.containerPort === Number(port) && x.proto === proto);
+    return { private: Number(port), public: bound?.hostPort ?? null, type: type ?? 'tcp', ip: bound?.hostPort ? hostAddress : null };
+  });
+}
+
+export class PodReconciler {
+  private readonly lastSample = new Map<string, number>();
+
+  constructor(
+    private readonly s: Services,
+    private readonly metricsIntervalMs: number,
+  ) {}
+
+  async reconcile(host: HostRecord, docker: HostDocker, pod: PodRecord, container: ObservedContainer | null, metrics: Map<string, PodMetrics> | null): Promise<void> {
+    const intent = intentOf(pod);
+    if (pod.desiredStatus === 'TERMINATED') {
+      if (container) await docker.remove(container.id);
+      await this.finishTermination(docker, pod, pod.mounts.persistent ? podStorageDir(pod.id) : null);
+      return;
+    }
+    if (pod.desiredStatus === 'EXITED') {
+      if (container?.running) await docker.stop(pod.id);
+      if (pod.observed || (pod.status === 'EXITED' && pod.statusReason === 'stopped by user'))
+        await this.write(pod, intent, () => ({ observed: null, statusReason: pod.status === 'EXITED' ? 'container stopped; GPUs released' : pod.statusReason }));
+      return;
+    }
+    if (!pod.allocated) return;
+    // the container must match the pod's spec and GPUs; otherwise it is replaced
+    if (container && (container.specKey !== specKey(pod) || container.gpus !== pod.gpuUuids.join(','))) {
+      await docker.remove(container.id);
+      container = null;
+    }
+    if (container && !container.running && container.state !== 'created' && pod.status !== 'PROVISIONING') {
+      await this.exitedOnItsOwn(docker, pod, intent, container);
+      return;
+    }
+    if (!container || !container.running) {
+      const started = await this.bringUp(host, docker, pod, intent, container);
+      if (!started) return;
+      container = started;
+    } else if (pod.restartGeneration > pod.restartedGeneration) {
+      await docker.restart(pod.id);
+      container = (await docker.observe()).find((c) => c.podId === pod.id) ?? container;
+    }
+    const m = metrics?.get(pod.id);
+    const c = container;
+    await this.write(pod, intent, (p) => {
+      const observed: PodObserved = {
+        containerId: c.id,
+        containerStartedAt: c.startedAt,
+        ports: runtimePorts(p, c, host.address),
+        gpus: m ? m.gpus : (p.observed?.gpus ?? p.gpuUuids.map(() => ({ util: 0, memoryUtil: 0 }))),
+        cpuUtil: m ? m.cpu : (p.observed?.cpuUtil ?? null),
+        memoryUtil: m ? m.mem : (p.observed?.memoryUtil ?? null),
+        observedAt: m ? new Date().toISOString() : (p.observed?.observedAt ?? new Date().toISOString()),
+      };
+      return { status: 'RUNNING', statusReason: null, startedAt: c.startedAt, restartedGeneration: p.restartGeneration, observed };
+    });
+  }
+
+  /** Pull if needed, then create and start (or start the kept container). Returns the running container. */
+  private async bringUp(host: HostRecord, docker: HostDocker, pod: PodRecord, intent: Intent, container: ObservedContainer | null): Promise<ObservedContainer | null> {
+    if (container) {
+      const r = await docker.start(pod.id);
+      if (!r.ok) return this.fail(pod, intent, `container did not start: ${r.error}`);
+    } else {
+      if (!(await docker.hasImage(pod.image))) {
+        await this.write(pod, intent, () => ({ status: 'PROVISIONING', statusReason: `pulling image ${pod.image}` }));
+        const r = await docker.pull(pod.image, await this.registryAuth(pod));
+        if (!r.ok) return this.fail(pod, intent, `image pull failed: ${r.error}`);
+      }
+      await this.write(pod, intent, () => ({ status: 'STARTING', statusReason: 'starting container' }));
+      const volumePath = (id: string) => volumeDir(id);
+      const r = await docker.createAndStart(runSpec(pod, host.id, volumePath), pod.id);
+      // a container of that name exists (a pass cut mid-way): the next pass observes and adopts it
+      if (!r.ok && /already in use|Conflict/.test(r.error)) return null;
+      if (!r.ok) return this.fail(pod, intent, `container did not start: ${r.error}`);
+    }
+    const now = (await docker.observe()).find((c) => c.podId === pod.id) ?? null;
+    if (now && !now.running) {
+      await this.exitedOnItsOwn(docker, pod, intent, now);
+      return null;
+    }
+    return now;
+  }
+
+  private async exitedOnItsOwn(docker: HostDocker, pod: PodRecord, intent: Intent, c: ObservedContainer): Promise<void> {
+    const ran = c.startedAt && c.finishedAt ? Date.parse(c.finishedAt) - Date.parse(c.startedAt) : 0;
+    const crashed = c.exitCode !== 0 && ran < CRASH_ON_START_MS;
+    const logs = crashed ? await docker.logsTail(pod.id, 5) : '';
+    await this.write(pod, intent, () => ({
+      status: crashed ? 'ERROR' : 'EXITED',
+      desiredStatus: 'EXITED',
+      allocated: false,
+      gpuUuids: [],
+      observed: null,
+      statusReason: crashed
+        ? `container crashed on start (exit code ${c.exitCode}${c.error ? `, ${c.error}` : ''})${logs ? `: ${logs}` : ''}`
+        : `container exited on its own with code ${c.exitCode}`,
+    }));
+  }
+
+  private async fail(pod: PodRecord, intent: Intent, reason: string): Promise<null> {
+    await this.write(pod, intent, () => ({ status: 'ERROR', desiredStatus: 'EXITED', allocated: false, gpuUuids: [], observed: null, statusReason: reason }));
+    return null;
+  }
+
+  async finishTermination(docker: HostDocker, pod: PodRecord, storageDir: string | null): Promise<void> {
+    if (storageDir) await docker.removeDir(storageDir);
+    await this.write(pod, intentOf(pod), () => ({ hostId: null, observed: null, allocated: false, gpuUuids: [], statusReason: 'terminated; container and storage removed' }));
+  }
+
+  private async registryAuth(pod: PodRecord) {
+    if (!pod.registry) return undefined;
+    const { username, password } = await this.s.registries.credentials(pod.accountId, pod.registry);
+    return { server: registryServer(pod.image), username, password };
+  }
+
+  private write(pod: PodRecord, intent: Intent, change: (p: PodRecord) => Partial<PodRecord>): Promise<boolean> {
+    return writeObserved(this.s.store, pod.id, intent, change);
+  }
+
+  /** docker stats and nvidia-smi for the host's running pods, at most once per interval. */
+  async sampleMetrics(host: HostRecord, docker: HostDocker, containers: ObservedContainer[]): Promise<Map<string, PodMetrics> | null> {
+    const last = this.lastSample.get(host.id) ?? 0;
+    const running = containers.filter((c) => c.running);
+    if (running.length === 0 || Date.now() - last < this.metricsIntervalMs) return null;
+    this.lastSample.set(host.id, Date.now());
+    const stats = await docker.stats(running.map((c) => c.id));
+    const gpuMetrics = host.facts.gpus.length ? parseGpuMetrics(await docker.run0(GPU_METRICS_COMMAND)) : [];
+    const byUuid = new Map(gpuMetrics.map((g) => [g.uuid, g]));
+    const out = new Map<string, PodMetrics>();
+    for (const c of running) {
+      const s = stats.get(c.id);
+      const gpus = c.gpus ? c.gpus.split(',').map((u) => ({ util: byUuid.get(u)?.util ?? 0, memoryUtil: byUuid.get(u)?.memoryUtil ?? 0 })) : [];
+      out.set(c.podId, { cpu: s?.cpu ?? 0, mem: s?.mem ?? 0, gpus });
+    }
+    return out;
+  }
+}

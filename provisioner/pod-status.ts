@@ -1,0 +1,38 @@
+// Writes what the provisioner observed into a pod, but only if the user has not changed what they
+// want since the provisioner decided: a stale observation must never overwrite a newer intention.
+import type { PodRecord } from '../model/pod.ts';
+import type { Store } from '../api/store/store.ts';
+import { accruePod } from '../api/services/billing.ts';
+
+export interface Intent {
+  desiredStatus: PodRecord['desiredStatus'];
+  specGeneration: number;
+  restartGeneration: number;
+  hostId: string | null;
+}
+
+export const intentOf = (p: PodRecord): Intent => ({
+  desiredStatus: p.desiredStatus,
+  specGeneration: p.specGeneration,
+  restartGeneration: p.restartGeneration,
+  hostId: p.hostId,
+});
+
+const sameIntent = (a: Intent, b: Intent) =>
+  a.desiredStatus === b.desiredStatus && a.specGeneration === b.specGeneration && a.restartGeneration === b.restartGeneration && a.hostId === b.hostId;
+
+/** Applies `change` when the pod's intent is still `intent`; returns false when it moved on. */
+export async function writeObserved(store: Store, podId: string, intent: Intent, change: (p: PodRecord) => Partial<PodRecord>): Promise<boolean> {
+  return store.transact(async (tx) => {
+    const pod = await tx.get('pods', podId);
+    if (!pod || !sameIntent(intentOf(pod), intent)) return false;
+    const patch = change(pod);
+    const next: PodRecord = { ...pod, ...patch };
+    if (JSON.stringify(next) === JSON.stringify(pod)) return true;
+    const now = new Date().toISOString();
+    next.updatedAt = now;
+    tx.put('pods', next);
+    await accruePod(tx, pod, next, now);
+    return true;
+  });
+}

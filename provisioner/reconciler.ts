@@ -1,0 +1,128 @@
+// The level-triggered reconcile loop. For each host: observe its labelled containers (one SSH round
+// trip), compare with the pods the store places there, and run the commands that close the gap.
+// Every pass starts from observation, so a restarted control plane, a command cut mid-way or a host
+// that comes back all converge the same way. Commits that touch a host's pods kick that host at once.
+import PQueue from 'p-queue';
+import type { Logger } from 'pino';
+import type { PodRecord } from '../model/pod.ts';
+import { isGpufleetError } from '../model/errors.ts';
+import type { Services } from '../api/services/services.ts';
+import { HostDocker, type ObservedContainer } from './host-docker.ts';
+import { PodReconciler } from './pod-reconciler.ts';
+import { HostHealth } from './host-health.ts';
+import { podStorageDir } from './container-spec.ts';
+
+export interface ReconcilerOptions {
+  intervalMs: number;
+  /** heartbeats missed in a row before a host is UNREACHABLE (docs/fleet.md) */
+  unreachableAfter?: number;
+  /** how often runtime metrics (docker stats, nvidia-smi) are sampled per host */
+  metricsIntervalMs?: number;
+  logger?: Logger;
+}
+
+export class Reconciler {
+  private readonly queue = new PQueue({ concurrency: 16 });
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private stopped = false;
+  private readonly health: HostHealth;
+  private readonly pods: PodReconciler;
+
+  constructor(
+    private readonly s: Services,
+    private readonly opts: ReconcilerOptions,
+  ) {
+    this.health = new HostHealth(s.store, opts.unreachableAfter ?? 3);
+    this.pods = new PodReconciler(s, opts.metricsIntervalMs ?? 10_000);
+  }
+
+  start(): void {
+    this.unsubscribe = this.s.store.onCommit((changes) => {
+      // host records are not kicked: heartbeats write them, and a down host would spin
+      for (const c of changes) if (c.collection === 'pods') void this.kickPod(c.id);
+    });
+    const tick = () => {
+      if (this.stopped) return;
+      void this.passAll().finally(() => {
+        if (!this.stopped) this.timer = setTimeout(tick, this.opts.intervalMs);
+      });
+    };
+    tick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    if (this.timer) clearTimeout(this.timer);
+    await Promise.allSettled([...this.running.values()]);
+    await this.queue.onIdle();
+  }
+
+  async passAll(): Promise<void> {
+    const hosts = await this.s.store.list('hosts');
+    await Promise.allSettled(hosts.map((h) => this.kick(h.id)));
+  }
+
+  private async kickPod(podId: string): Promise<void> {
+    const pod = await this.s.store.get('pods', podId);
+    if (pod?.hostId) void this.kick(pod.hostId);
+  }
+
+  /** Runs a pass for the host now, or right after the one in progress. */
+  kick(hostId: string): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const current = this.running.get(hostId);
+    if (current) {
+      this.again.add(hostId);
+      return current;
+    }
+    const run = this.queue
+      .add(() => this.reconcileHost(hostId))
+      .catch((err: unknown) => this.opts.logger?.error({ err, hostId }, 'reconcile failed'))
+      .finally(() => {
+        this.running.delete(hostId);
+        if (this.again.delete(hostId)) void this.kick(hostId);
+      });
+    this.running.set(hostId, run);
+    return run;
+  }
+
+  private async reconcileHost(hostId: string): Promise<void> {
+    const host = await this.s.store.get('hosts', hostId);
+    if (!host) return;
+    let docker: HostDocker;
+    let containers: ObservedContainer[];
+    try {
+      docker = new HostDocker(this.s.sshPool, this.s.fleet.target(host));
+      containers = await docker.observe();
+    } catch (err) {
+      await this.health.missed(host, err);
+      if (!isGpufleetError(err)) this.opts.logger?.warn({ err, hostId }, 'heartbeat failed');
+      return;
+    }
+    await this.health.seen(host);
+    const pods = await this.s.store.list('pods', { hostId });
+    const metrics = await this.pods.sampleMetrics(host, docker, containers);
+    const byPod = new Map(containers.map((c) => [c.podId, c]));
+    const podIds = new Set(pods.map((p) => p.id));
+    // labelled containers no pod on this host owns: a pod that was deleted, moved or never committed
+    for (const c of containers) {
+      if (!podIds.has(c.podId)) {
+        this.opts.logger?.info({ hostId, podId: c.podId, container: c.id }, 'removing orphan container');
+        await docker.remove(c.id);
+      }
+    }
+    // releases first, so GPUs freed by a stop are free before anything starts on them
+    const order = (p: PodRecord) => (p.desiredStatus === 'RUNNING' ? 1 : 0);
+    for (const pod of [...pods].sort((a, b) => order(a) - order(b))) {
+      if (pod.status === 'TERMINATED' && !byPod.has(pod.id)) {
+        await this.pods.finishTermination(docker, pod, pod.mounts.persistent ? podStorageDir(pod.id) : null);
+        continue;
+      }
+      await this.pods.reconcile(host, docker, pod, byPod.get(pod.id) ?? null, metrics);
+    }
+  }
+}

@@ -1,0 +1,194 @@
+// End to end: real sshd test hosts, the real Docker engine, the control plane with its provisioner.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import { dockerInspect, ensureTestImage, FIXTURE_GPUS, fixtureGpuUuid, removeContainersByLabel, runDocker, startTestHost, type TestHost } from '../harness/index.ts';
+import { provisioner } from '../../provisioner/index.ts';
+
+let cp: TestControlPlane;
+let gpuHost: TestHost;
+let cpuHost: TestHost;
+let image: string;
+// exits on SIGTERM (PID 1 ignores it otherwise), so stop and restart do not wait out the 10 s grace
+const SLEEPER = `sh -c 'trap "exit 0" TERM; sleep 3600 & wait'`;
+const hostIds: Record<string, string> = {};
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const pod = async (id: string) => (await (await cp.api(`/v2/pods/${id}`)).json()) as Record<string, any>;
+const podIn = (id: string, status: string) => waitFor(`pod ${id} ${status}`, async () => ((await pod(id)).status === status ? pod(id) : null));
+const host = async (id: string) => (await (await cp.api(`/v2/hosts/${id}`)).json()) as Record<string, any>;
+
+async function enroll(h: TestHost, dataCenterId: string): Promise<string> {
+  const res = await cp.api('/v2/hosts', { method: 'POST', json: { ssh: `root@${h.address}:${h.port}`, privateKey: h.privateKey, dataCenterId } });
+  const body = (await res.json()) as Record<string, any>;
+  expect(res.status, JSON.stringify(body)).toBe(201);
+  return body.id as string;
+}
+
+beforeAll(async () => {
+  image = await ensureTestImage();
+  gpuHost = await startTestHost({ name: `gpu-${process.pid}`, gpus: [FIXTURE_GPUS.H100_80GB_HBM3, FIXTURE_GPUS.H100_80GB_HBM3, FIXTURE_GPUS.H100_80GB_HBM3, FIXTURE_GPUS.H100_80GB_HBM3] });
+  cpuHost = await startTestHost({ name: `cpu-${process.pid}` });
+  cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300 });
+  hostIds.gpu = await enroll(gpuHost, 'dc-e2e');
+  hostIds.cpu = await enroll(cpuHost, 'dc-e2e');
+});
+
+afterAll(async () => {
+  await cp?.close();
+  for (const id of Object.values(hostIds)) await removeContainersByLabel(`gpufleet.host=${id}`).catch(() => undefined);
+  await gpuHost?.dispose();
+  await cpuHost?.dispose();
+});
+
+describe('enrollment', () => {
+  test('records the GPU host and the CPU-only host as probed', async () => {
+    const g = await host(hostIds.gpu!);
+    expect(g.facts.gpus).toHaveLength(4);
+    expect(g.facts.gpus[0].typeId).toBe('NVIDIA H100 80GB HBM3');
+    expect(g.facts.cudaVersion).toMatch(/^\d+\.\d+$/);
+    expect(g.hostKeySha256).toBe(gpuHost.hostKeyFingerprint);
+    expect(g.privateKeyEnc).toBeUndefined();
+    expect((await host(hostIds.cpu!)).facts.gpus).toHaveLength(0);
+    const gpus = (await (await cp.api('/v2/catalog/gpus')).json()) as { gpus: any[] };
+    expect(gpus.gpus.map((x) => x.id)).toEqual(['NVIDIA H100 80GB HBM3']);
+  });
+});
+
+describe('a GPU pod through its lifecycle', () => {
+  let id: string;
+  test('reaches RUNNING on the GPU host with env, ports and NVIDIA_VISIBLE_DEVICES', async () => {
+    const res = await cp.api('/v2/pods', {
+      method: 'POST',
+      json: { name: 'gpu-e2e', image, args: SLEEPER, gpu: { id: 'NVIDIA H100 80GB HBM3', count: 2 }, ports: ['8080/http', '9000/udp'], env: { FOO: 'bar baz' } },
+    });
+    const created = (await res.json()) as Record<string, any>;
+    expect(res.status, JSON.stringify(created)).toBe(201);
+    id = created.id;
+    const running = await podIn(id, 'RUNNING');
+    expect(running.machineId).toBe(hostIds.gpu);
+    expect(running.runtime.ports).toEqual(
+      expect.arrayContaining([expect.objectContaining({ private: 8080, type: 'http', ip: gpuHost.address, public: expect.any(Number) })]),
+    );
+    const c = await dockerInspect(`gpufleet-${id}`);
+    expect(c?.State.Running).toBe(true);
+    expect(c?.HostConfig.Runtime).toBe('nvidia');
+    const env = c?.Config.Env ?? [];
+    expect(env).toContain('FOO=bar baz');
+    const visible = env.find((e) => e.startsWith('NVIDIA_VISIBLE_DEVICES='))!.split('=')[1]!.split(',');
+    expect(visible).toHaveLength(2);
+    const all = [0, 1, 2, 3].map((i) => fixtureGpuUuid(gpuHost.name, i));
+    for (const u of visible) expect(all).toContain(u);
+    expect(c?.Config.Labels?.['gpufleet.pod']).toBe(id);
+  });
+
+  test('stop stops the container and releases the GPUs; start runs it again', async () => {
+    const stopped = (await (await cp.api(`/v2/pods/${id}/action`, { method: 'POST', json: { action: 'stop' } })).json()) as Record<string, any>;
+    expect(stopped.status).toBe('EXITED');
+    expect(stopped.cost).toBe(0);
+    await waitFor('container stopped', async () => (await dockerInspect(`gpufleet-${id}`))?.State.Running === false);
+    const started = (await (await cp.api(`/v2/pods/${id}/action`, { method: 'POST', json: { action: 'start' } })).json()) as Record<string, any>;
+    expect(started.status).toBe('PROVISIONING');
+    await podIn(id, 'RUNNING');
+    expect((await dockerInspect(`gpufleet-${id}`))?.State.Running).toBe(true);
+  });
+
+  test('restart restarts the container in place', async () => {
+    const before = (await dockerInspect(`gpufleet-${id}`))!;
+    await new Promise((r) => setTimeout(r, 1100));
+    const res = await cp.api(`/v2/pods/${id}/action`, { method: 'POST', json: { action: 'restart' } });
+    expect(res.status).toBe(200);
+    const after = await waitFor('new StartedAt', async () => {
+      const c = await dockerInspect(`gpufleet-${id}`);
+      return c && c.State.StartedAt !== before.State.StartedAt && c.State.Running ? c : null;
+    });
+    expect(after.Id).toBe(before.Id);
+  });
+
+  test('terminate removes the container', async () => {
+    const res = await cp.api(`/v2/pods/${id}/action`, { method: 'POST', json: { action: 'terminate' } });
+    expect(res.status).toBe(204);
+    await waitFor('container removed', async () => (await dockerInspect(`gpufleet-${id}`)) === null);
+  });
+});
+
+describe('other pods', () => {
+  test('a CPU pod runs on the CPU-only host with CPU and memory limits', async () => {
+    const res = await cp.api('/v2/pods', { method: 'POST', json: { name: 'cpu-e2e', image, args: SLEEPER, cpu: { id: 'cpu3c', vcpuCount: 2, memory: 1 } } });
+    const { id } = (await res.json()) as { id: string };
+    const p = await podIn(id, 'RUNNING');
+    expect(p.machineId).toBe(hostIds.cpu);
+    const c = await dockerInspect(`gpufleet-${id}`);
+    expect(c?.HostConfig.NanoCpus).toBe(2e9);
+    expect(c?.HostConfig.Memory).toBe(1024 ** 3);
+    await cp.api(`/v2/pods/${id}`, { method: 'DELETE' });
+  });
+
+  test('an image that cannot be pulled ends in ERROR with the reason', async () => {
+    const res = await cp.api('/v2/pods', { method: 'POST', json: { name: 'bad-image', image: 'registry.invalid/nope:1', cpu: { id: 'cpu3c', vcpuCount: 2, memory: 1 } } });
+    const { id } = (await res.json()) as { id: string };
+    const p = await podIn(id, 'ERROR');
+    expect(p.statusReason).toMatch(/image pull failed/);
+    expect(p.actions).toEqual(['start', 'terminate']);
+  });
+
+  test('a container that crashes on start ends in ERROR', async () => {
+    const res = await cp.api('/v2/pods', { method: 'POST', json: { name: 'crash', image, args: "sh -c 'echo boom; exit 3'", cpu: { id: 'cpu3c', vcpuCount: 2, memory: 1 } } });
+    const { id } = (await res.json()) as { id: string };
+    const p = await podIn(id, 'ERROR');
+    expect(p.statusReason).toMatch(/exit code 3/);
+  });
+
+  test('a labelled container no pod owns is removed', async () => {
+    await runDocker(['run', '-d', '--name', `gpufleet-orphan-${process.pid}`, '--label', 'gpufleet.pod=doesnotexist', '--label', `gpufleet.host=${hostIds.cpu}`, image, 'sleep', '3600']);
+    await waitFor('orphan removed', async () => (await dockerInspect(`gpufleet-orphan-${process.pid}`)) === null);
+  });
+});
+
+describe('faults', () => {
+  test('a host whose sshd dies goes UNREACHABLE, keeps its pods, and converges when it returns', async () => {
+    const res = await cp.api('/v2/pods', { method: 'POST', json: { name: 'survivor', image, args: SLEEPER, gpu: { id: 'NVIDIA H100 80GB HBM3' } } });
+    const { id } = (await res.json()) as { id: string };
+    await podIn(id, 'RUNNING');
+    await gpuHost.stop();
+    const down = await waitFor('host unreachable', async () => ((await host(hostIds.gpu!)).status === 'UNREACHABLE' ? host(hostIds.gpu!) : null));
+    expect(down.statusReason).toMatch(/missed \d+ heartbeats/);
+    const p = await pod(id);
+    expect(p.status).toBe('RUNNING');
+    expect(p.statusReason).toMatch(/unreachable/);
+    await gpuHost.start();
+    await waitFor('host ready', async () => (await host(hostIds.gpu!)).status === 'READY');
+    await waitFor('pod reason cleared', async () => (await pod(id)).statusReason === null);
+    await cp.api(`/v2/pods/${id}`, { method: 'DELETE' });
+  });
+
+  test('a changed host key is refused until an admin accepts it', async () => {
+    const old = gpuHost.hostKeyFingerprint;
+    await gpuHost.rotateHostKey();
+    await cp.services.sshPool.close(hostIds.gpu!);
+    const refused = await waitFor('key mismatch', async () => {
+      const h = await host(hostIds.gpu!);
+      return h.rejectedHostKeySha256 ? h : null;
+    });
+    expect(refused.status).toBe('UNREACHABLE');
+    expect(refused.hostKeySha256).toBe(old);
+    expect(refused.rejectedHostKeySha256).toBe(gpuHost.hostKeyFingerprint);
+    expect(refused.statusReason).toMatch(/host key/);
+    const accepted = (await (await cp.api(`/v2/hosts/${hostIds.gpu}/accept-host-key`, { method: 'POST', json: {} })).json()) as Record<string, any>;
+    expect(accepted.hostKeySha256).toBe(gpuHost.hostKeyFingerprint);
+    await waitFor('host ready', async () => (await host(hostIds.gpu!)).status === 'READY');
+  });
+});
