@@ -15,7 +15,9 @@ import { templateRoutes } from './routes/templates.ts';
 import { networkVolumeRoutes } from './routes/network-volumes.ts';
 import { registryRoutes } from './routes/registries.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
+import { stackLockRoutes } from './routes/stack-locks.ts';
 import { billingRoutes } from './routes/billing.ts';
+import { graphqlPlugin } from './graphql/index.ts';
 
 export interface BuildOptions {
   services: Services;
@@ -72,6 +74,8 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   networkVolumeRoutes(app, services.networkVolumes);
   registryRoutes(app, services.registries);
   endpointRoutes(app, services.endpoints, services.templates);
+  stackLockRoutes(app, services.store);
   billingRoutes(app, services.billing);
+  await app.register(graphqlPlugin, { services });
   return app;
 }

@@ -47,8 +47,9 @@ export function validateNetworkVolumeSpec(spec: unknown): void {
 
 export function validateEndpointSpec(spec: unknown): void {
   const input = check(endpointCreate, spec, 'endpoint');
+  // the API's rule (api/services/endpoint-service.ts), checked here only when both bounds are declared
   if (input.workersMin !== undefined && input.workersMax !== undefined && input.workersMin > input.workersMax)
-    fail422('endpoint', ['$.workersMin: must not exceed $.workersMax']);
+    fail400(`workersMin (${input.workersMin}) must not exceed workersMax (${input.workersMax}).`, ['$.workersMin: must be at most workersMax']);
 }
 
 export function validateRegistryRefSpec(spec: unknown): void {

@@ -29,8 +29,8 @@ export interface Plan {
   stack: string;
   changes: PlannedChange[];
   summary: { add: number; change: number; destroy: number };
-  /** ids found by lookup (RegistryRef address → registry id): apply resolves references to them */
-  lookups: Record<string, string>;
+  /** address → id of what exists and stays (RegistryRef lookups, unchanged and updated resources) */
+  knownIds: Record<string, string>;
 }
 
 export interface LiveState {
@@ -146,8 +146,8 @@ export function planStack(stack: DesiredStack, live: LiveState, opts: PlanOption
   }
   if (problems.length) throw new PlanError(problems);
   const scoped = changes.filter((c) => inScope(c.path));
-  const lookups = Object.fromEntries(stack.resources.filter((r) => r.kind === 'registry-ref' && ids.has(r.address)).map((r) => [r.address, ids.get(r.address)!]));
-  return { stack: stack.name, changes: scoped, summary: summarize(scoped), lookups };
+  const knownIds = Object.fromEntries([...ids].filter(([, id]) => id !== UNKNOWN));
+  return { stack: stack.name, changes: scoped, summary: summarize(scoped), knownIds };
 }
 
 function claimProblem(label: string, path: string, clash: LiveResource): string {

@@ -69,11 +69,7 @@ export const endpointKind: KindHandler = {
   uniqueNames: false,
   holdsData: () => false,
   ...endpoints,
-  diff: (desired, live) =>
-    diffFields(desired, live, {
-      updatable: ENDPOINT_UPDATABLE,
-      // pool ids (ADA_24) are expanded to GPU type ids on input; the view keeps what was sent in gpuPools
-      liveValue: (f, view) => (f === 'gpuTypeIds' && Array.isArray(view.gpuPools) && view.gpuPools.length ? view.gpuPools : view[f]),
-    }),
+  // the view echoes gpuTypeIds as sent (pool ids stay pool ids), so they compare as declared
+  diff: (desired, live) => diffFields(desired, live, { updatable: ENDPOINT_UPDATABLE }),
   update: (api, live, desired, changes, tags) => endpoints.patch(api, live.id, patchBody(desired, changes, tags)),
 };

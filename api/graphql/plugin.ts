@@ -1,0 +1,74 @@
+// POST /graphql (Mercurius). The route carries `scope: 'read'`, so the request guard rate-limits it and
+// checks the key (Bearer header or ?api_key=) like any REST route; mutations check read_write in
+// resolvers.ts. HTTP status: 401/403/429/4xx for the request itself (bad key, rate limit, body that is
+// not a GraphQL request); once the document is read, every answer is 200 with `errors[]` (what the
+// public clients expect: runpodctl treats any non-200 as a transport failure). GET is not served.
+import type { FastifyError, FastifyInstance } from 'fastify';
+import mercurius, { type IResolvers } from 'mercurius';
+import { GpufleetError, isGpufleetError } from '../../model/errors.ts';
+import { principalOf } from '../auth/request-guard.ts';
+import { fromFastifyError } from '../errors/problem.ts';
+import type { Services } from '../services/services.ts';
+import { newContext } from './context.ts';
+import { documentErrors, formatExecutionError, fromGpufleetError } from './errors.ts';
+import { aliasLimit, depthLimit, MAX_ALIASES, MAX_DEPTH, MAX_TOKENS } from './limits.ts';
+import { buildResolvers } from './resolvers.ts';
+import { typeDefs } from './schema.ts';
+
+export interface GraphqlPluginOptions {
+  services: Services;
+}
+
+interface GraphqlRequest {
+  query: string;
+  variables?: Record<string, unknown> | null;
+  operationName?: string | null;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function readRequest(body: unknown): GraphqlRequest {
+  const errors: string[] = [];
+  if (!isObject(body)) throw new GpufleetError('BAD_REQUEST', 'Send a JSON object {"query": "...", "variables": {...}}; batched arrays are not supported.');
+  if (typeof body.query !== 'string' || body.query.trim() === '') errors.push('$.query: must be a non-empty string');
+  if (body.variables !== undefined && body.variables !== null && !isObject(body.variables)) errors.push('$.variables: must be an object');
+  if (body.operationName !== undefined && body.operationName !== null && typeof body.operationName !== 'string')
+    errors.push('$.operationName: must be a string');
+  if (errors.length) throw new GpufleetError('BAD_REQUEST', `Not a GraphQL request: ${errors.join('; ')}`, { errors });
+  return body as unknown as GraphqlRequest;
+}
+
+export async function graphqlPlugin(app: FastifyInstance, opts: GraphqlPluginOptions): Promise<void> {
+  const { services } = opts;
+  await app.register(mercurius, {
+    schema: typeDefs,
+    resolvers: buildResolvers() as unknown as IResolvers,
+    routes: false,
+    validationRules: [depthLimit(MAX_DEPTH), aliasLimit(MAX_ALIASES)],
+    graphql: { parseOptions: { maxTokens: MAX_TOKENS } },
+    errorFormatter: (execution, context) => ({
+      statusCode: 200,
+      response: { data: execution.data ?? null, errors: execution.errors.map((e) => formatExecutionError(e, context.reply?.log ?? app.log)) },
+    }),
+  });
+
+  // errors before the document runs (guard, body): GraphQL-shaped, with the registry's HTTP status
+  app.setErrorHandler((err: FastifyError | GpufleetError, request, reply) => {
+    const e = isGpufleetError(err) ? err : fromFastifyError(err as FastifyError);
+    if (e.status >= 500) request.log.error({ err, code: e.code }, 'graphql request failed');
+    for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
+    return reply.code(e.status).type('application/json').send({ errors: [fromGpufleetError(e)] });
+  });
+
+  app.post('/graphql', { config: { scope: 'read' } }, async (request, reply) => {
+    const { query, variables, operationName } = readRequest(request.body);
+    const context = newContext(principalOf(request), services);
+    try {
+      return await reply.graphql(query, context as never, variables ?? undefined, operationName ?? undefined);
+    } catch (e) {
+      const errors = documentErrors(e);
+      if (!errors) throw e;
+      return reply.code(200).send({ errors });
+    }
+  });
+}

@@ -1,0 +1,125 @@
+// Carries a plan out through the API: deletions first (users of a resource before the resource),
+// then creations and updates in dependency order, each reference resolved to the id that now exists,
+// then (unless told not to) waiting until the stack's pods are RUNNING.
+import type { ApiClient } from '../../cli/api-client.ts';
+import { ApiError } from '../../cli/api-client.ts';
+import { KINDS } from '../kinds/index.ts';
+import { ownerTags, userTags } from '../ownership.ts';
+import { mapRefs } from '../spec-codec.ts';
+import type { Plan, PlannedChange } from './plan.ts';
+import type { Reporter } from './reporter.ts';
+import { waitForPods, type PodNotRunning } from './wait.ts';
+
+export interface ApplyOptions {
+  api: ApiClient;
+  reporter: Reporter;
+  /** wait for created and changed pods to be RUNNING (default true) */
+  wait?: boolean;
+  waitTimeoutMs?: number;
+  pollMs?: number;
+  /** API calls in flight at once within one dependency level */
+  concurrency?: number;
+}
+
+export interface ApplyResult {
+  ok: boolean;
+  errors: string[];
+  notRunning: PodNotRunning[];
+  /** construct path → id after the apply */
+  ids: Record<string, string>;
+}
+
+const VERB = { create: ['Creating', 'Created'], update: ['Modifying', 'Modified'], replace: ['Replacing', 'Replaced'] } as const;
+
+export async function applyPlan(plan: Plan, opts: ApplyOptions): Promise<ApplyResult> {
+  const { api, reporter } = opts;
+  const limit = opts.concurrency ?? 8;
+  const errors: string[] = [];
+  const ids = new Map<string, string>(Object.entries(plan.knownIds));
+  const failed = new Set<string>();
+
+  // 1. destroy: deletions and the old halves of replacements, by rank (pods/endpoints, templates, volumes)
+  const doomed = plan.changes.filter((c) => c.action === 'delete' || c.action === 'replace');
+  for (const rank of [...new Set(doomed.map((c) => KINDS[c.kind].deleteRank))].sort()) {
+    await runLimited(doomed.filter((c) => KINDS[c.kind].deleteRank === rank), limit, async (c) => {
+      const step = reporter.step(`${c.address}: destroying ${c.id}…`);
+      try {
+        await KINDS[c.kind].delete(api, c.id!);
+        step.done(`${c.address}: destroyed ${c.id}`);
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 404) return step.done(`${c.address}: ${c.id} was already gone`);
+        step.fail(`${c.address}: destroy failed: ${message(e)}`);
+        errors.push(`${c.address}: ${message(e)}`);
+        if (c.desired) failed.add(c.desired.address);
+      }
+    });
+  }
+
+  // 2. create and update, level by level so each level's references are known
+  const upserts = plan.changes.filter((c) => c.desired && c.action !== 'delete');
+  const touchedPods: string[] = [];
+  for (const level of levels(upserts)) {
+    await runLimited(level, limit, async (c) => {
+      const d = c.desired!;
+      const blocked = d.refs.filter((r) => failed.has(r) || !ids.has(r));
+      if (blocked.length) {
+        failed.add(d.address);
+        if (c.action !== 'no-op') errors.push(`${c.address}: skipped, it depends on ${blocked.join(', ')}, which failed`);
+        return;
+      }
+      if (c.action === 'no-op' || c.action === 'delete') return;
+      const resolved = mapRefs(d.spec, (a) => ids.get(a)) as Record<string, unknown>;
+      const tags = { ...userTags(resolved.tags as Record<string, string> | undefined), ...ownerTags(plan.stack, c.path) };
+      const [doing, did] = VERB[c.action];
+      const step = reporter.step(`${c.address}: ${doing.toLowerCase()}…`);
+      const started = Date.now();
+      try {
+        const handler = KINDS[c.kind];
+        let id = c.id!;
+        if (c.action === 'update') {
+          // re-diff: references that were unknown at plan time are known now
+          await handler.update(api, c.live!, resolved, handler.diff(resolved, c.live!), tags);
+        } else id = (await handler.create(api, { ...resolved, tags })).id;
+        ids.set(d.address, id);
+        if (c.kind === 'pod') touchedPods.push(id);
+        step.done(`${c.address}: ${did.toLowerCase()} [id=${id}] (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+      } catch (e) {
+        failed.add(d.address);
+        step.fail(`${c.address}: ${doing.toLowerCase()} failed: ${message(e)}`);
+        errors.push(`${c.address}: ${message(e)}`);
+      }
+    });
+  }
+
+  let notRunning: PodNotRunning[] = [];
+  if (opts.wait !== false && touchedPods.length)
+    notRunning = await waitForPods(api, touchedPods, reporter, { timeoutMs: opts.waitTimeoutMs ?? 600_000, pollMs: opts.pollMs ?? 2000 });
+  const byPath: Record<string, string> = {};
+  for (const c of plan.changes) if (c.desired && ids.has(c.desired.address)) byPath[c.path] = ids.get(c.desired.address)!;
+  return { ok: errors.length === 0 && notRunning.length === 0, errors, notRunning, ids: byPath };
+}
+
+/** Groups changes so that every reference points into an earlier group. */
+function levels(changes: PlannedChange[]): PlannedChange[][] {
+  const depth = new Map<string, number>();
+  const out: PlannedChange[][] = [];
+  for (const c of changes) {
+    // changes come in dependency order (plan.ts), so each reference's depth is already known
+    const d = Math.max(-1, ...c.desired!.refs.map((r) => depth.get(r) ?? -1)) + 1;
+    depth.set(c.desired!.address, d);
+    (out[d] ??= []).push(c);
+  }
+  return out.filter(Boolean);
+}
+
+export async function runLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+export function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
