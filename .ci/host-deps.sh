@@ -64,12 +64,16 @@ else
   log "starting dockerd ${args[*]} (log: $LOG)"
   # setsid + nohup: dockerd must outlive this script and its shell
   setsid nohup dockerd "${args[@]}" >>"$LOG" 2>&1 < /dev/null &
+  started=1
 fi
 
 deadline=$(( $(date +%s) + WAIT_S ))
 until docker info >/dev/null 2>&1; do
-  if [ "$(date +%s)" -ge "$deadline" ]; then
-    log "docker did not answer within ${WAIT_S}s; tail of $LOG:"
+  dead=0
+  # fail fast when the dockerd we started has already died (bad flags, missing privileges)
+  if [ -n "${started:-}" ] && ! pidof dockerd >/dev/null; then dead=1; fi
+  if [ "$dead" = 1 ] || [ "$(date +%s)" -ge "$deadline" ]; then
+    if [ "$dead" = 1 ]; then log "dockerd exited; tail of $LOG:"; else log "docker did not answer within ${WAIT_S}s; tail of $LOG:"; fi
     tail -n 40 "$LOG" >&2 || true
     exit 1
   fi

@@ -3,7 +3,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { registerProblemHandlers } from './errors/problem.ts';
+import { fromFastifyError, registerProblemHandlers, sendProblem } from './errors/problem.ts';
+import { GpufleetError } from '../model/errors.ts';
 import { registerRequestGuard } from './auth/request-guard.ts';
 import { RateLimiter } from './rate-limit/limiter.ts';
 import type { Services } from './services/services.ts';
@@ -43,11 +44,25 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
     routerOptions: { ignoreTrailingSlash: true },
     forceCloseConnections: true,
     ajv: { customOptions: { strict: false } },
+    // URLs the router cannot read (bad percent-encoding, an over-long id) are problem+json too
+    frameworkErrors: (err, _request, reply) => {
+      void sendProblem(
+        reply,
+        err.code === 'FST_ERR_BAD_URL'
+          ? new GpufleetError('BAD_REQUEST', `The request URL cannot be read: ${err.message}`)
+          : err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+            ? new GpufleetError('ROUTE_NOT_FOUND', 'No resource has an id that long.')
+            : fromFastifyError(err),
+      );
+    },
   });
   // Validation runs in the services against the model schemas (the same code serves GraphQL and the
   // constructs); route schemas only describe the API for the OpenAPI document.
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // bodies are JSON only: without this, Fastify's built-in text/plain parser hands a string to the
+  // services (a 422) where the contract wants 415
+  app.removeContentTypeParser('text/plain');
 
   const allowed = routeTable(app);
   registerProblemHandlers(app, allowed);

@@ -3,12 +3,14 @@ import { Command } from 'commander';
 import { serveCommand } from './serve.ts';
 import { keysCommand } from './keys.ts';
 import { hostsCommand } from './hosts.ts';
+import { stackCommands } from './stack-commands.ts';
 import { ApiError } from './api-client.ts';
 
 const program = new Command('gpufleet').description('Your own GPU cloud on your own hosts').showHelpAfterError();
 program.addCommand(serveCommand());
 program.addCommand(keysCommand());
 program.addCommand(hostsCommand());
+for (const c of stackCommands()) program.addCommand(c);
 
 try {
   await program.parseAsync(process.argv);

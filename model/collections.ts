@@ -42,10 +42,12 @@ export const COLLECTION_NAMES = [
 
 export const INDEXED_FIELDS: Partial<Record<keyof Collections, readonly string[]>> = {
   apiKeys: ['hash', 'accountId'],
-  pods: ['accountId', 'hostId'],
+  // name: the per-account uniqueness check on create and rename looks pods up by name
+  pods: ['accountId', 'hostId', 'name'],
   templates: ['accountId'],
   networkVolumes: ['accountId'],
   registries: ['accountId'],
   endpoints: ['accountId'],
-  billing: ['accountId'],
+  // resourceId: closing a resource's open record must not scan the account's whole history
+  billing: ['accountId', 'resourceId'],
 };

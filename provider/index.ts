@@ -1,4 +1,5 @@
-// The declarative layer's public surface: constructs for stacks, and the engine the CLI drives.
+// The declarative layer's public surface: constructs for stacks, and the engine the CLI drives
+// (the CLI itself imports the engine modules directly, so it never loads cdktf).
 export { GpufleetStack } from './constructs/stack.ts';
 export {
   Pod,
@@ -12,4 +13,10 @@ export {
   type ServerlessEndpointProps,
   type RegistryRefProps,
 } from './constructs/resources.ts';
-export { GpufleetResource, type ResourceKind } from './constructs/gpufleet-resource.ts';
+export { GpufleetResource } from './constructs/gpufleet-resource.ts';
+export type { ResourceKind } from './triggers.ts';
+export { synthApp, readSynthDir, readTfJson, type DesiredStack, type DesiredResource } from './engine/synth.ts';
+export { makePlan, runApply, runDestroy, runWatch, type RunOptions, type RunResult } from './engine/run.ts';
+export { planStack, hasChanges, type Plan, type PlannedChange } from './engine/plan.ts';
+export { formatPlan, planJson } from './engine/plan-format.ts';
+export { importResource } from './engine/import.ts';

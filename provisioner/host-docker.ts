@@ -28,6 +28,7 @@ interface InspectJson {
 }
 
 const ZERO_TIME = '0001-01-01T00:00:00Z';
+const NEED_PULL = '@@gpufleet-need-pull';
 
 export function parseInspect(json: string): ObservedContainer[] {
   const list = JSON.parse(json) as InspectJson[];
@@ -88,17 +89,27 @@ export class HostDocker {
     return { ok: res.code === 0, error: (res.stderr || res.stdout).trim().slice(-500) };
   }
 
-  /** Creates and starts the container; the env file arrives on stdin. Returns docker's error on failure. */
-  async createAndStart(spec: RunSpec, podId: string): Promise<{ ok: boolean; error: string }> {
+  /**
+   * One round trip: check the image is present, create the storage dirs, `docker run`, inspect.
+   * `needPull` when the image is missing (the caller pulls, then calls again).
+   */
+  async runPod(spec: RunSpec, podId: string, image: string): Promise<{ needPull: boolean; ok: boolean; error: string; container: ObservedContainer | null }> {
     const mk = spec.dirs.length ? `mkdir -p ${shellJoin(spec.dirs)} && ` : '';
-    const script = `${mk}docker ${shellJoin(spec.argv)} >/dev/null && docker start ${shellJoin([containerName(podId)])} >/dev/null`;
+    const script =
+      `docker image inspect --format . ${shellJoin([image])} >/dev/null 2>&1 || { echo ${NEED_PULL}; exit 0; }; ` +
+      `${mk}docker ${shellJoin(spec.argv)} >/dev/null && docker inspect ${shellJoin([containerName(podId)])}`;
     const res = await this.run(script, spec.envFile);
-    return { ok: res.code === 0, error: res.stderr.trim().slice(-500) };
+    if (res.stdout.startsWith(NEED_PULL)) return { needPull: true, ok: false, error: '', container: null };
+    const container = res.code === 0 ? (parseInspect(res.stdout)[0] ?? null) : null;
+    return { needPull: false, ok: res.code === 0, error: res.stderr.trim().slice(-500), container };
   }
 
-  async start(podId: string): Promise<{ ok: boolean; error: string }> {
-    const res = await this.run(shellJoin(['docker', 'start', containerName(podId)]));
-    return { ok: res.code === 0, error: res.stderr.trim().slice(-500) };
+  /** Starts the kept container and inspects it, in one round trip. */
+  async start(podId: string): Promise<{ ok: boolean; error: string; container: ObservedContainer | null }> {
+    const name = shellJoin([containerName(podId)]);
+    const res = await this.run(`docker start ${name} >/dev/null && docker inspect ${name}`);
+    const container = res.code === 0 ? (parseInspect(res.stdout)[0] ?? null) : null;
+    return { ok: res.code === 0, error: res.stderr.trim().slice(-500), container };
   }
 
   async stop(podId: string): Promise<void> {

@@ -34,6 +34,7 @@ export function runtimePorts(pod: PodRecord, c: ObservedContainer, hostAddress: 
 
 export class PodReconciler {
   private readonly lastSample = new Map<string, number>();
+  private readonly samples = new Map<string, Map<string, PodMetrics>>();
 
   constructor(
     private readonly s: Services,
@@ -87,30 +88,31 @@ export class PodReconciler {
     });
   }
 
-  /** Pull if needed, then create and start (or start the kept container). Returns the running container. */
+  /** Start the kept container, or run a new one (pulling first when the host lacks the image). */
   private async bringUp(host: HostRecord, docker: HostDocker, pod: PodRecord, intent: Intent, container: ObservedContainer | null): Promise<ObservedContainer | null> {
-    if (container) {
-      const r = await docker.start(pod.id);
-      if (!r.ok) return this.fail(pod, intent, `container did not start: ${r.error}`);
-    } else {
-      if (!(await docker.hasImage(pod.image))) {
-        await this.write(pod, intent, () => ({ status: 'PROVISIONING', statusReason: `pulling image ${pod.image}` }));
-        const r = await docker.pull(pod.image, await this.registryAuth(pod));
-        if (!r.ok) return this.fail(pod, intent, `image pull failed: ${r.error}`);
-      }
+    let r: { ok: boolean; error: string; container: ObservedContainer | null };
+    if (container) r = await docker.start(pod.id);
+    else {
+      const spec = runSpec(pod, host.id, volumeDir);
       await this.write(pod, intent, () => ({ status: 'STARTING', statusReason: 'starting container' }));
-      const volumePath = (id: string) => volumeDir(id);
-      const r = await docker.createAndStart(runSpec(pod, host.id, volumePath), pod.id);
+      let run = await docker.runPod(spec, pod.id, pod.image);
+      if (run.needPull) {
+        await this.write(pod, intent, () => ({ status: 'PROVISIONING', statusReason: `pulling image ${pod.image}` }));
+        const pulled = await docker.pull(pod.image, await this.registryAuth(pod));
+        if (!pulled.ok) return this.fail(pod, intent, `image pull failed: ${pulled.error}`);
+        await this.write(pod, intent, () => ({ status: 'STARTING', statusReason: 'starting container' }));
+        run = await docker.runPod(spec, pod.id, pod.image);
+      }
       // a container of that name exists (a pass cut mid-way): the next pass observes and adopts it
-      if (!r.ok && /already in use|Conflict/.test(r.error)) return null;
-      if (!r.ok) return this.fail(pod, intent, `container did not start: ${r.error}`);
+      if (!run.ok && /already in use|Conflict/.test(run.error)) return null;
+      r = run;
     }
-    const now = (await docker.observe()).find((c) => c.podId === pod.id) ?? null;
-    if (now && !now.running) {
-      await this.exitedOnItsOwn(docker, pod, intent, now);
+    if (!r.ok || !r.container) return this.fail(pod, intent, `container did not start: ${r.error}`);
+    if (!r.container.running) {
+      await this.exitedOnItsOwn(docker, pod, intent, r.container);
       return null;
     }
-    return now;
+    return r.container;
   }
 
   private async exitedOnItsOwn(docker: HostDocker, pod: PodRecord, intent: Intent, c: ObservedContainer): Promise<void> {
@@ -149,15 +151,29 @@ export class PodReconciler {
     return writeObserved(this.s.store, pod.id, intent, change);
   }
 
-  /** docker stats and nvidia-smi for the host's running pods, at most once per interval. */
-  async sampleMetrics(host: HostRecord, docker: HostDocker, containers: ObservedContainer[]): Promise<Map<string, PodMetrics> | null> {
-    const last = this.lastSample.get(host.id) ?? 0;
+  /**
+   * Latest runtime metrics (docker stats, nvidia-smi) of the host's running pods. Sampling takes about a
+   * second (docker stats measures over an interval), so it runs beside the pass, at most once per
+   * interval, and a pass uses the last finished sample rather than waiting for one.
+   */
+  sampleMetrics(host: HostRecord, docker: HostDocker, containers: ObservedContainer[]): Map<string, PodMetrics> | null {
     const running = containers.filter((c) => c.running);
-    if (running.length === 0 || Date.now() - last < this.metricsIntervalMs) return null;
-    this.lastSample.set(host.id, Date.now());
-    const stats = await docker.stats(running.map((c) => c.id));
-    const gpuMetrics = host.facts.gpus.length ? parseGpuMetrics(await docker.run0(GPU_METRICS_COMMAND)) : [];
-    const byUuid = new Map(gpuMetrics.map((g) => [g.uuid, g]));
+    const last = this.lastSample.get(host.id) ?? 0;
+    if (running.length > 0 && Date.now() - last >= this.metricsIntervalMs) {
+      this.lastSample.set(host.id, Date.now());
+      void this.sample(host, docker, running)
+        .then((m) => this.samples.set(host.id, m))
+        .catch(() => undefined);
+    }
+    return this.samples.get(host.id) ?? null;
+  }
+
+  private async sample(host: HostRecord, docker: HostDocker, running: ObservedContainer[]): Promise<Map<string, PodMetrics>> {
+    const [stats, gpuCsv] = await Promise.all([
+      docker.stats(running.map((c) => c.id)),
+      host.facts.gpus.length ? docker.run0(GPU_METRICS_COMMAND) : Promise.resolve(''),
+    ]);
+    const byUuid = new Map(parseGpuMetrics(gpuCsv).map((g) => [g.uuid, g]));
     const out = new Map<string, PodMetrics>();
     for (const c of running) {
       const s = stats.get(c.id);

@@ -105,7 +105,7 @@ export class Reconciler {
     }
     await this.health.seen(host);
     const pods = await this.s.store.list('pods', { hostId });
-    const metrics = await this.pods.sampleMetrics(host, docker, containers);
+    const metrics = this.pods.sampleMetrics(host, docker, containers);
     const byPod = new Map(containers.map((c) => [c.podId, c]));
     const podIds = new Set(pods.map((p) => p.id));
     // labelled containers no pod on this host owns: a pod that was deleted, moved or never committed

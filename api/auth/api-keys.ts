@@ -25,7 +25,17 @@ export function generateKey(): string {
 /** a key is one token of printable ASCII without spaces (RFC 6750 b64token plus what people paste) */
 const KEY_SHAPE = /^[\x21-\x7e]{8,512}$/;
 
+/** keys remembered by `ApiKeys.authenticate`; the map is emptied when it reaches this size */
+const SEEN_KEYS_MAX = 10_000;
+
 export class ApiKeys {
+  /**
+   * Key → key record id for keys seen recently, so a request skips the hash and the index lookup.
+   * Only the id is remembered: the record is read from the store on every request, so a revocation
+   * or an expiry applies from the next request on.
+   */
+  private readonly seen = new Map<string, string>();
+
   constructor(private readonly store: Store) {}
 
   async authenticate(header: string | undefined, queryKey?: string): Promise<Principal> {
@@ -37,8 +47,14 @@ export class ApiKeys {
     } else key = queryKey;
     if (!key) throw new GpufleetError('UNAUTHENTICATED', 'An API key is required: send Authorization: Bearer <key>.');
     if (!KEY_SHAPE.test(key)) throw new GpufleetError('UNAUTHENTICATED', 'The API key is malformed.');
-    const [rec] = await this.store.list('apiKeys', { hash: hashKey(key) });
-    if (!rec) throw new GpufleetError('UNAUTHENTICATED', 'The API key is not valid.');
+    const seenId = this.seen.get(key);
+    let rec = seenId === undefined ? undefined : await this.store.get('apiKeys', seenId);
+    if (!rec) {
+      [rec] = await this.store.list('apiKeys', { hash: hashKey(key) });
+      if (!rec) throw new GpufleetError('UNAUTHENTICATED', 'The API key is not valid.');
+      if (this.seen.size >= SEEN_KEYS_MAX) this.seen.clear();
+      this.seen.set(key, rec.id);
+    }
     if (rec.revokedAt) throw new GpufleetError('UNAUTHENTICATED', 'The API key has been revoked.');
     if (rec.expiresAt && Date.parse(rec.expiresAt) <= Date.now())
       throw new GpufleetError('UNAUTHENTICATED', `The API key expired at ${rec.expiresAt}.`);

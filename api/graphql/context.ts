@@ -1,7 +1,6 @@
 // What every resolver gets: the caller (already authenticated by the request guard), the services
 // REST uses, and small per-request memos so a list of pods reads each host once.
 import type { FastifyReply } from 'fastify';
-import type { GraphQLResolveInfo } from 'graphql';
 import type { HostRecord } from '../../model/host.ts';
 import { GpufleetError } from '../../model/errors.ts';
 import { hasScope, type Principal } from '../auth/api-keys.ts';
@@ -32,16 +31,6 @@ export function memo<T>(ctx: GqlContext, key: string, fn: () => Promise<T>): Pro
   if (!p) ctx.memo.set(key, (p = fn()));
   return p;
 }
-
-// eslint-style loose resolver signature: graphql-js passes parent, args, context, info.
-export type Resolver<P = unknown, A = Record<string, unknown>> = (
-  parent: P,
-  args: A,
-  ctx: GqlContext,
-  info: GraphQLResolveInfo,
-) => unknown;
-
-export type ResolverMap = Record<string, Record<string, Resolver<never, never>>>;
 
 /** Mutations need a read_write key; the guard only checked `read` for the /graphql route. */
 export function requireWrite(ctx: GqlContext): void {

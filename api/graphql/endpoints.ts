@@ -78,9 +78,9 @@ export async function toEndpointSave(ctx: GqlContext, i: EndpointInput, template
   set('networkVolumeId', str(i.networkVolumeId) ?? volumes[0]);
   const dcs = list(i.locations);
   if (dcs.length) b.dataCenterIds = dcs;
-  set('allowedCudaVersions', await cudaVersionsAtLeast(ctx.services.store, str(i.minCudaVersion), cudaList(i.allowedCudaVersions), '$.input.minCudaVersion'));
+  set('allowedCudaVersions', await cudaVersionsAtLeast(ctx.services.store, str(i.minCudaVersion), cudaList(i.allowedCudaVersions), '$.input.minCudaVersion', 'endpoint'));
   const fb = str(i.flashBootType);
-  if (fb !== undefined && fb !== 'OFF' && !fb.startsWith('FLASHBOOT')) fail422('endpoint', ['$.input.flashBootType: must be FLASHBOOT or OFF']);
+  if (fb !== undefined && fb !== 'OFF' && !fb.includes('FLASHBOOT')) fail422('endpoint', ['$.input.flashBootType: must be OFF, FLASHBOOT or PRIORITY_FLASHBOOT']);
   set('flashboot', i.flashboot ?? (fb === undefined ? undefined : fb !== 'OFF'));
   // Go clients send 0 for "unset"
   set('executionTimeoutMs', i.executionTimeoutMs || undefined);

@@ -73,9 +73,10 @@ export async function cudaVersionsAtLeast(
   min: string | undefined,
   allowed: string[] | undefined,
   path: string,
+  what = 'pod',
 ): Promise<string[] | undefined> {
   if (min === undefined) return allowed;
-  if (!/^[0-9]+\.[0-9]+$/.test(min)) fail422('pod', [`${path}: must look like 12.4`]);
+  if (!/^[0-9]+\.[0-9]+$/.test(min)) fail422(what, [`${path}: must look like 12.4`]);
   const floor = cudaKey(min);
   const versions = new Set<string>();
   for (const h of await store.list('hosts')) {
@@ -130,20 +131,20 @@ export async function toPodCreate(store: StoreReader, input: GqlPodInput, kind: 
 
   if (kind === 'gpu') {
     const id = str(input.gpuTypeId);
-    if (id === undefined) fail422('pod', ['$.gpuTypeId: is required (see the gpuTypes query)']);
+    if (id === undefined) fail422('pod', ['$.input.gpuTypeId: is required (see the gpuTypes query)']);
     const gpu: Record<string, unknown> = { id, count: input.gpuCount ?? 1 };
-    const cuda = await cudaVersionsAtLeast(store, str(input.minCudaVersion), cudaList(input.allowedCudaVersions), '$.minCudaVersion');
+    const cuda = await cudaVersionsAtLeast(store, str(input.minCudaVersion), cudaList(input.allowedCudaVersions), '$.input.minCudaVersion');
     if (cuda) gpu.allowedCudaVersions = cuda;
     body.gpu = gpu;
-    const minVcpu = nonNegative(input.minVcpuCount, '$.minVcpuCount');
-    const minMem = nonNegative(input.minMemoryInGb, '$.minMemoryInGb');
+    const minVcpu = nonNegative(input.minVcpuCount, '$.input.minVcpuCount');
+    const minMem = nonNegative(input.minMemoryInGb, '$.input.minMemoryInGb');
     if (minVcpu) placement.minVcpu = minVcpu;
     if (minMem) placement.minMemoryGb = minMem;
   } else {
     const instanceId = str(input.instanceId);
-    if (instanceId === undefined) fail422('pod', ['$.instanceId: is required, e.g. cpu3c-2-4 (flavor-vCPUs-memoryGB; see the cpuFlavors query)']);
+    if (instanceId === undefined) fail422('pod', ['$.input.instanceId: is required, e.g. cpu3c-2-4 (flavor-vCPUs-memoryGB; see the cpuFlavors query)']);
     const cpu = parseCpuInstanceId(instanceId);
-    if (!cpu) fail422('pod', [`$.instanceId: "${instanceId}" must look like cpu3c-2-4 (flavor-vCPUs-memoryGB)`]);
+    if (!cpu) fail422('pod', [`$.input.instanceId: "${instanceId}" must look like cpu3c-2-4 (flavor-vCPUs-memoryGB)`]);
     body.cpu = cpu;
   }
   return { body, placement };

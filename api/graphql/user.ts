@@ -4,7 +4,6 @@ import type { AccountRecord } from '../../model/account.ts';
 import { GpufleetError } from '../../model/errors.ts';
 import { holdsCompute } from '../../model/pod-state-machine.ts';
 import { fail422 } from '../../model/validation.ts';
-import { accountUsage } from '../services/billing.ts';
 import { required, type GqlContext } from './context.ts';
 
 const MAX_PUBKEY = 65536;
@@ -47,7 +46,8 @@ export const userResolvers = {
     },
   },
   User: {
-    clientBalance: async (a: AccountRecord, _a: unknown, ctx: GqlContext) => round(a.balance - (await accountUsage(ctx.services.store, a.id))),
+    // the same figure GET /v2/account shows
+    clientBalance: async (_: AccountRecord, _a: unknown, ctx: GqlContext) => (await ctx.services.billing.balance(ctx.principal)).clientBalance,
     currentSpendPerHr: async (_: AccountRecord, _a: unknown, ctx: GqlContext) =>
       round((await ctx.services.pods.list(ctx.principal)).reduce((sum, p) => sum + (holdsCompute(p.status) ? p.costPerHr : 0), 0)),
     spendLimit: () => null,

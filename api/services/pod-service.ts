@@ -56,7 +56,7 @@ export class PodService {
         if (seen) {
           if (seen.bodyHash !== bodyHash)
             throw new GpufleetError('IDEMPOTENCY_MISMATCH', 'This Idempotency-Key was used with a different request body.', {
-              errors: ['Idempotency-Key: reused with a different body'],
+              errors: ['$: differs from the request first sent with this Idempotency-Key'],
             });
           const pod = await tx.get('pods', (seen.response as { id: string }).id);
           if (pod) return { pod, replayed: true };

@@ -4,7 +4,7 @@
 import { mkdir, open as openFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Low } from 'lowdb';
-import { JSONFile } from 'lowdb/node';
+import { DataFile } from 'lowdb/node';
 import { Journal, type JournalOp } from './journal.ts';
 import { INDEXED_FIELDS, COLLECTION_NAMES } from '../../model/collections.ts';
 import type { CollectionName, RecordOf, Store, StoreChange, StoreTx, Where } from './store.ts';
@@ -22,6 +22,9 @@ export interface LowdbStoreOptions {
 }
 
 type AnyRecord = { id: string } & Record<string, unknown>;
+
+/** the next timed snapshot waits at least this many times as long as the last one took */
+const SNAPSHOT_COST_FACTOR = 20;
 
 async function fsyncPath(p: string): Promise<void> {
   const fh = await openFile(p, 'r');
@@ -65,11 +68,15 @@ class Table {
   select(where: Record<string, unknown> | undefined): AnyRecord[] {
     const entries = where ? Object.entries(where).filter(([, v]) => v !== undefined) : [];
     let candidates: Iterable<AnyRecord> = this.rows.values();
-    const indexed = entries.find(([k]) => this.indexes.has(k));
-    if (indexed) {
-      const ids = this.indexes.get(indexed[0])!.get(indexed[1]) ?? new Set<string>();
-      candidates = [...ids].map((id) => this.rows.get(id)!);
+    // the most selective index among the filtered fields
+    let best: Set<string> | null = null;
+    for (const [k, v] of entries) {
+      const idx = this.indexes.get(k);
+      if (!idx) continue;
+      const ids = idx.get(v) ?? new Set<string>();
+      if (!best || ids.size < best.size) best = ids;
     }
+    if (best) candidates = [...best].map((id) => this.rows.get(id)!);
     const out: AnyRecord[] = [];
     for (const r of candidates) if (entries.every(([k, v]) => r[k] === v)) out.push(r);
     return out;
@@ -85,6 +92,8 @@ export class LowdbStore implements Store {
   private snapshotting: Promise<void> | null = null;
   private readonly listeners = new Set<(changes: StoreChange[]) => void>();
   private closed = false;
+  /** how long the last snapshot took (ms) */
+  private snapshotCostMs = 0;
 
   private constructor(
     private readonly db: Low<Snapshot>,
@@ -103,7 +112,8 @@ export class LowdbStore implements Store {
     await mkdir(journalDir, { recursive: true });
     const snapshotFile = path.join(opts.dir, 'gpufleet.json');
     const fsync = opts.fsync ?? true;
-    const db = new Low<Snapshot>(new JSONFile(snapshotFile), { seq: 0, collections: {} });
+    // compact JSON: the snapshot is rewritten whole, and pretty-printing a large state doubles its cost
+    const db = new Low<Snapshot>(new DataFile(snapshotFile, { parse: JSON.parse, stringify: (d) => JSON.stringify(d) }), { seq: 0, collections: {} });
     await db.read();
     const store = new LowdbStore(db, new Journal(journalDir, fsync), journalDir, opts.snapshotIntervalMs ?? 1000, snapshotFile, fsync);
     store.load(db.data);
@@ -206,10 +216,13 @@ export class LowdbStore implements Store {
 
   private scheduleSnapshot(): void {
     if (this.snapshotTimer || this.closed) return;
+    // a snapshot blocks the event loop while it serialises the whole state: space them out so they
+    // take at most about 1/SNAPSHOT_COST_FACTOR of the time, however large the state has grown
+    const delay = Math.max(this.snapshotIntervalMs, SNAPSHOT_COST_FACTOR * this.snapshotCostMs);
     this.snapshotTimer = setTimeout(() => {
       this.snapshotTimer = null;
       void this.snapshot().catch(() => undefined);
-    }, this.snapshotIntervalMs);
+    }, delay);
     this.snapshotTimer.unref();
   }
 
@@ -218,6 +231,7 @@ export class LowdbStore implements Store {
     while (this.snapshotting) await this.snapshotting;
     if (this.seq === this.snapshotSeq) return;
     this.snapshotting = (async () => {
+      const started = performance.now();
       const seq = this.seq;
       const collections: Snapshot['collections'] = {};
       for (const [c, t] of this.tables) collections[c] = Object.fromEntries(t.rows);
@@ -232,6 +246,7 @@ export class LowdbStore implements Store {
       }
       this.snapshotSeq = seq;
       await this.journal.dropThrough(seq);
+      this.snapshotCostMs = performance.now() - started;
     })().finally(() => {
       this.snapshotting = null;
     });

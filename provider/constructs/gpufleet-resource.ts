@@ -7,11 +7,8 @@ import type { Construct } from 'constructs';
 import { isGpufleetError } from '../../model/errors.ts';
 import { canonicalJson, escapeTemplate, refString, specHash } from '../spec-codec.ts';
 import { OWNER_TAG_PREFIX } from '../ownership.ts';
+import { TRIGGER, type ResourceKind } from '../triggers.ts';
 
-export type ResourceKind = 'pod' | 'network-volume' | 'template' | 'endpoint' | 'registry-ref';
-
-/** The trigger keys the engine reads back from cdk.tf.json. */
-export const TRIGGER = { kind: 'gpufleet_kind', path: 'gpufleet_path', spec: 'gpufleet_spec', hash: 'gpufleet_hash' } as const;
 
 /** Stands in for a reference while validating: the referenced resource has no id before apply. */
 export const REF_PLACEHOLDER = 'ref-placeholder';

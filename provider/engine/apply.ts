@@ -1,9 +1,10 @@
-// Carries a plan out through the API: deletions first (users of a resource before the resource),
-// then creations and updates in dependency order, each reference resolved to the id that now exists,
-// then (unless told not to) waiting until the stack's pods are RUNNING.
+// Carries a plan out through the API: deletions that free names first, then creations and updates in
+// dependency order (each reference resolved to the id that now exists), then the deletions that had to
+// wait for users to move off, then (unless told not to) waiting until the stack's pods are RUNNING.
 import type { ApiClient } from '../../cli/api-client.ts';
 import { ApiError } from '../../cli/api-client.ts';
 import { KINDS } from '../kinds/index.ts';
+import { mentions } from '../kinds/kind.ts';
 import { ownerTags, userTags } from '../ownership.ts';
 import { mapRefs } from '../spec-codec.ts';
 import type { Plan, PlannedChange } from './plan.ts';
@@ -38,22 +39,30 @@ export async function applyPlan(plan: Plan, opts: ApplyOptions): Promise<ApplyRe
   const ids = new Map<string, string>(Object.entries(plan.knownIds));
   const failed = new Set<string>();
 
-  // 1. destroy: deletions and the old halves of replacements, by rank (pods/endpoints, templates, volumes)
+  // 1. deletions that nothing left in the stack refers to, and the old halves of replacements whose
+  //    names must be free again (pods); users of a resource go before it (rank: pods/endpoints,
+  //    templates, volumes)
   const doomed = plan.changes.filter((c) => c.action === 'delete' || c.action === 'replace');
-  for (const rank of [...new Set(doomed.map((c) => KINDS[c.kind].deleteRank))].sort()) {
-    await runLimited(doomed.filter((c) => KINDS[c.kind].deleteRank === rank), limit, async (c) => {
-      const step = reporter.step(`${c.address}: destroying ${c.id}…`);
-      try {
-        await KINDS[c.kind].delete(api, c.id!);
-        step.done(`${c.address}: destroyed ${c.id}`);
-      } catch (e) {
-        if (e instanceof ApiError && e.status === 404) return step.done(`${c.address}: ${c.id} was already gone`);
-        step.fail(`${c.address}: destroy failed: ${message(e)}`);
-        errors.push(`${c.address}: ${message(e)}`);
-        if (c.desired) failed.add(c.desired.address);
-      }
-    });
-  }
+  const staying = plan.changes.filter((c) => c.live && (c.action === 'update' || c.action === 'no-op')).map((c) => c.live!.view);
+  const deferred = (c: PlannedChange) =>
+    (c.action === 'replace' && !KINDS[c.kind].uniqueNames) || staying.some((v) => mentions(v, c.id!));
+  const destroy = async (changes: PlannedChange[]) => {
+    for (const rank of [...new Set(changes.map((c) => KINDS[c.kind].deleteRank))].sort()) {
+      await runLimited(changes.filter((c) => KINDS[c.kind].deleteRank === rank), limit, async (c) => {
+        const step = reporter.step(`${c.address}: destroying ${c.id}…`);
+        try {
+          await KINDS[c.kind].delete(api, c.id!);
+          step.done(`${c.address}: destroyed ${c.id}`);
+        } catch (e) {
+          if (e instanceof ApiError && e.status === 404) return step.done(`${c.address}: ${c.id} was already gone`);
+          step.fail(`${c.address}: destroy failed: ${message(e)}`);
+          errors.push(`${c.address}: ${message(e)}`);
+          if (c.desired && c.action === 'replace' && KINDS[c.kind].uniqueNames) failed.add(c.desired.address);
+        }
+      });
+    }
+  };
+  await destroy(doomed.filter((c) => !deferred(c)));
 
   // 2. create and update, level by level so each level's references are known
   const upserts = plan.changes.filter((c) => c.desired && c.action !== 'delete');
@@ -90,6 +99,11 @@ export async function applyPlan(plan: Plan, opts: ApplyOptions): Promise<ApplyRe
       }
     });
   }
+
+  // 3. what had to outlive the updates: a replaced volume (created anew above, its users moved over)
+  //    and resources that a staying resource referred to until it was updated
+  // (an old volume stays when its replacement could not be created)
+  await destroy(doomed.filter((c) => deferred(c) && !(c.action === 'replace' && failed.has(c.desired!.address))));
 
   let notRunning: PodNotRunning[] = [];
   if (opts.wait !== false && touchedPods.length)

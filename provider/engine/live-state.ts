@@ -1,7 +1,7 @@
 // Live state comes from the API and nowhere else: one list call per kind (all of the account's
 // resources, so the plan can also see names it must not claim), plus registries for RegistryRefs.
 import type { ApiClient } from '../../cli/api-client.ts';
-import { KINDS, MANAGED_KINDS, type ManagedKind } from '../kinds/index.ts';
+import { KINDS, MANAGED_KINDS } from '../kinds/index.ts';
 import { listOf } from '../kinds/kind.ts';
 import type { LiveState } from './plan.ts';
 import type { DesiredStack } from './synth.ts';
@@ -15,6 +15,3 @@ export async function readLiveState(api: ApiClient, stack?: DesiredStack): Promi
   return { byKind, registries };
 }
 
-export function emptyLiveState(): LiveState {
-  return { byKind: Object.fromEntries(MANAGED_KINDS.map((k) => [k, []])) as unknown as Record<ManagedKind, never[]>, registries: new Map() };
-}

@@ -102,7 +102,7 @@ export function planStack(stack: DesiredStack, live: LiveState, opts: PlanOption
     }
     const handler = KINDS[d.kind];
     const match = owned.get(`${d.kind}:${d.path}`)?.[0];
-    const resolved = mapRefs(d.spec, (a) => ids.get(a) ?? UNKNOWN) as Record<string, unknown>;
+    const resolved = d.refs.length ? (mapRefs(d.spec, (a) => ids.get(a) ?? UNKNOWN) as Record<string, unknown>) : d.spec;
     const name = String(resolved.name ?? d.path);
     const base = { address: addressOf(d.kind, d.path), kind: d.kind, path: d.path, name, desired: d };
     if (!match) {

@@ -14,6 +14,8 @@ export interface Reporter {
 }
 
 export function terminalReporter(stream: NodeJS.WriteStream = process.stderr): Reporter {
+  // a log (CI, Terraform's provisioner output) gets one plain line per finished step, no animation
+  if (!stream.isTTY) return lineReporter((line) => void stream.write(line + '\n'));
   return {
     step(text) {
       const spinner = ora({ text, stream }).start();
@@ -27,14 +29,17 @@ export function terminalReporter(stream: NodeJS.WriteStream = process.stderr): R
   };
 }
 
-export function captureReporter(lines: string[] = []): Reporter & { lines: string[] } {
+function lineReporter(write: (line: string) => void): Reporter {
   return {
-    lines,
-    step: (text) => ({
+    step: () => ({
       update: () => {},
-      done: (t) => void lines.push(`✔ ${t}`),
-      fail: (t) => void lines.push(`✖ ${t}`),
+      done: (t) => write(`✔ ${t}`),
+      fail: (t) => write(`✖ ${t}`),
     }),
-    info: (line) => void lines.push(line),
+    info: write,
   };
+}
+
+export function captureReporter(lines: string[] = []): Reporter & { lines: string[] } {
+  return { lines, ...lineReporter((line) => void lines.push(line)) };
 }

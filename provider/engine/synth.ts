@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { TRIGGER, type ResourceKind } from '../constructs/gpufleet-resource.ts';
+import { RESOURCE_KINDS, TRIGGER, type ResourceKind } from '../triggers.ts';
 import { refsIn, specHash, unescapeTemplate } from '../spec-codec.ts';
 
 export interface DesiredResource {
@@ -28,8 +28,6 @@ export interface DesiredStack {
 export class SynthError extends Error {
   override readonly name = 'SynthError';
 }
-
-const KINDS: readonly ResourceKind[] = ['pod', 'network-volume', 'template', 'endpoint', 'registry-ref'];
 
 /** Runs the app of `appDir`/cdktf.json and returns its stacks. */
 export async function synthApp(appDir: string): Promise<DesiredStack[]> {
@@ -98,7 +96,7 @@ export function parseStackJson(name: string, json: unknown): DesiredStack {
     const t = res.triggers ?? {};
     const kind = t[TRIGGER.kind] as ResourceKind | undefined;
     if (!kind) continue; // somebody else's null_resource
-    if (!KINDS.includes(kind)) throw new SynthError(`null_resource.${tfName}: unknown gpufleet kind "${kind}"`);
+    if (!RESOURCE_KINDS.includes(kind)) throw new SynthError(`null_resource.${tfName}: unknown gpufleet kind "${kind}"`);
     const specText = t[TRIGGER.spec] ?? '{}';
     const spec = JSON.parse(unescapeTemplate(specText)) as Record<string, unknown>;
     resources.push({

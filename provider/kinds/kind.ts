@@ -3,19 +3,12 @@
 // and whether deleting it loses data.
 import type { ApiClient } from '../../cli/api-client.ts';
 import { ApiError } from '../../cli/api-client.ts';
-import type { ResourceKind } from '../constructs/gpufleet-resource.ts';
+import type { ResourceKind } from '../triggers.ts';
 import { sameJson } from '../spec-codec.ts';
 import { userTags } from '../ownership.ts';
 
 /** A value the plan cannot know until an earlier step of the apply has run (a new resource's id). */
 export const UNKNOWN = '(known after apply)';
-
-export function hasUnknown(v: unknown): boolean {
-  if (v === UNKNOWN) return true;
-  if (Array.isArray(v)) return v.some(hasUnknown);
-  if (v && typeof v === 'object') return Object.values(v).some(hasUnknown);
-  return false;
-}
 
 export interface LiveResource {
   id: string;
@@ -39,7 +32,10 @@ export interface KindHandler {
   label: string;
   /** users of a resource are deleted before it: pods and endpoints (0), templates (1), volumes (2) */
   deleteRank: number;
-  /** the API refuses a second resource of this name in an account (409 CONFLICT) */
+  /**
+   * the API refuses a second resource of this name in an account (409 CONFLICT): a replacement must
+   * delete the old one first; other kinds create the new one first, so users can move over to it
+   */
   uniqueNames: boolean;
   /** deleting it loses data the stack cannot recreate */
   holdsData(live: LiveResource): boolean;
@@ -103,10 +99,11 @@ export function diffFields(desired: Record<string, unknown>, live: LiveResource,
     const from = get(field, live.view);
     const forcesReplacement = !rules.updatable.includes(field);
     if (rules.structs?.includes(field) && isObject(to) && isObject(from)) {
+      // an unknown value never equals a live one, so sameJson alone also catches references
       for (const [k, v] of Object.entries(to))
-        if (k in from && (hasUnknown(v) || !sameJson(v, from[k])))
+        if (k in from && !sameJson(v, from[k]))
           out.push({ field: `${field}.${k}`, from: from[k], to: v, forcesReplacement });
-    } else if (hasUnknown(to) || !sameJson(to, from)) out.push({ field, from, to, forcesReplacement });
+    } else if (!sameJson(to, from)) out.push({ field, from, to, forcesReplacement });
   }
   const wantTags = userTags((desired.tags ?? {}) as Record<string, string>);
   const haveTags = userTags(live.tags);
@@ -136,4 +133,12 @@ export async function listRoute(api: ApiClient, path: string): Promise<LiveResou
     if (e instanceof ApiError && e.code === 'ROUTE_NOT_FOUND') return [];
     throw e;
   }
+}
+
+/** Whether `value` holds the string `id` anywhere (a live record that still refers to a resource). */
+export function mentions(value: unknown, id: string): boolean {
+  if (value === id) return true;
+  if (Array.isArray(value)) return value.some((v) => mentions(v, id));
+  if (value && typeof value === 'object') return Object.values(value).some((v) => mentions(v, id));
+  return false;
 }

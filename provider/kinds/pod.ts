@@ -5,7 +5,6 @@ import { sameJson } from '../spec-codec.ts';
 import {
   diffFields,
   getOrNull,
-  hasUnknown,
   isObject,
   listRoute,
   patchBody,
@@ -35,7 +34,7 @@ function diffMounts(want: Mounts, have: Mounts): FieldChange[] {
   const w = want.network?.[0];
   const h = have.network?.[0];
   if (w && h) {
-    if (hasUnknown(w.volumeId) || w.volumeId !== h.volumeId)
+    if (w.volumeId !== h.volumeId)
       out.push({ field: 'mounts.network[0].volumeId', from: h.volumeId, to: w.volumeId, forcesReplacement: true });
     if (w.path !== h.path) out.push({ field: 'mounts.network[0].path', from: h.path, to: w.path, forcesReplacement: false });
   }

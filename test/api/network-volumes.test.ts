@@ -125,7 +125,7 @@ test('volumeHostPath puts a volume under GPUFLEET_VOLUME_ROOT and rejects unsafe
   expect(volumeRoot({})).toBe(DEFAULT_VOLUME_ROOT);
   expect(volumeHostPath('vol_abc', volumeRoot({}))).toBe('/var/lib/gpufleet/volumes/vol_abc');
   expect(volumeHostPath('vol_abc', volumeRoot({ GPUFLEET_VOLUME_ROOT: '/mnt/nfs/gpufleet/' }))).toBe('/mnt/nfs/gpufleet/vol_abc');
-  expect(volumeRoot({ GPUFLEET_VOLUME_ROOT: 'relative/path' })).toBe(DEFAULT_VOLUME_ROOT);
+  expect(() => volumeRoot({ GPUFLEET_VOLUME_ROOT: 'relative/path' })).toThrow(/absolute/);
   expect(() => volumeHostPath('../etc')).toThrow(/unsafe/);
   expect(() => volumeHostPath('a/b')).toThrow(/unsafe/);
 });

@@ -5,7 +5,9 @@ import { STATUS_CODES } from 'node:http';
 import { parseList } from 'structured-headers';
 import { expect } from 'vitest';
 import { podViewSchema } from '../../model/schemas/pod-view.ts';
-import { compile, formatErrors } from '../../model/validation.ts';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { formatErrors } from '../../model/validation.ts';
 import { actionsFor } from '../../model/pod-state-machine.ts';
 import type { PodRecord, PodStatus } from '../../model/pod.ts';
 import { startTestControlPlane, type TestControlPlane, type TestControlPlaneOptions } from '../harness/control-plane.ts';
@@ -117,7 +119,12 @@ export function expectRateLimitHeaders(res: Response): { limit: WindowHeader[]; 
   return { limit, policy: pol };
 }
 
-const validatePodView = compile(podViewSchema);
+// strict like the model's Ajv (unknown keywords are errors), except strictRequired: the oneOf
+// branches name gpu/cpu in `required` without redefining them, which is what "exactly one" needs
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const viewAjv = new Ajv({ allErrors: true, strict: true, strictRequired: false });
+addFormats(viewAjv);
+const validatePodView = viewAjv.compile(podViewSchema);
 
 /** Every field of spec 2.1 present with its type; the invariants of 3.1 (actions, cost, runtime). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -202,4 +209,9 @@ export async function forceStatus(cp: TestControlPlane, id: string, status: PodS
       ...extra,
     });
   });
+}
+
+/** another key in an existing account */
+export async function keyFor(cp: TestControlPlane, accountId: string, scope: 'read' | 'read_write' | 'admin', expiresAt?: string): Promise<string> {
+  return (await cp.services.keys.createKey({ accountId, name: `k-${scope}`, scope, expiresAt: expiresAt ?? null })).key;
 }

@@ -11,6 +11,9 @@ import {
   runDocker,
   startTestHost,
   dockerAvailable,
+  dockerInspect,
+  listContainers,
+  removeContainersByLabel,
   type TestHost,
 } from './index.ts';
 
@@ -86,6 +89,24 @@ describe('test image', () => {
   });
 });
 
+describe('docker helpers', () => {
+  it('inspect, list and remove containers by label (on the nvidia = runc runtime)', async () => {
+    const label = `gpufleet.test.harness=${process.pid}-${Date.now()}`;
+    const img = await ensureTestImage();
+    const { stdout } = await runDocker(['run', '-d', '--runtime', 'nvidia', '--label', label, img, 'sleep', '30']);
+    const id = stdout.trim();
+    const listed = await listContainers(label);
+    expect(listed.map((c) => c.Id)).toEqual([id]);
+    const info = await dockerInspect(id);
+    expect(info?.HostConfig.Runtime).toBe('nvidia');
+    expect(info?.State.Running).toBe(true);
+    expect(info?.Config.Labels).toMatchObject({ [label.split('=')[0] as string]: label.split('=')[1] });
+    expect(await removeContainersByLabel(label)).toBe(1);
+    expect(await dockerInspect(id)).toBeNull();
+    expect(await listContainers(label)).toEqual([]);
+  });
+});
+
 describe('test hosts', () => {
   let gpu: TestHost;
   let cpu: TestHost;
@@ -131,6 +152,9 @@ describe('test hosts', () => {
     const c = await sshTo(cpu);
     const none = await c.run('nvidia-smi');
     expect(none.code).toBe(127);
+    // every test host drives this machine's one engine
+    const engine = await c.run("docker info --format '{{.ServerVersion}}'");
+    expect(engine.code).toBe(0);
     c.end();
   });
 

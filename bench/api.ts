@@ -1,0 +1,77 @@
+// API overhead: GET /v2/pods/{id} through the whole stack (request guard: rate limit + API key +
+// scope; the pod service; the Pod view; problem handlers; RateLimit headers) against a bare Fastify
+// route that returns a similar JSON object (the same pod view) with no hooks. Same client, same run:
+// a keep-alive HTTP load generator in a worker thread (bench/http-load.ts), CONCURRENCY requests in
+// flight, warmed up first; ROUNDS alternating rounds, the median of each side reported.
+//   npx tsx bench/api.ts
+import Fastify from 'fastify';
+import { startTestControlPlane } from '../test/harness/control-plane.ts';
+import { seedHosts } from '../test/harness/fake-hosts.ts';
+import { runLoad, type LoadRequest } from './http-load.ts';
+import { startProfile } from './profile.ts';
+
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
+const PER_LANE = Number(process.env.BENCH_PER_LANE ?? 1000);
+const WARMUP_PER_LANE = Number(process.env.BENCH_WARMUP_PER_LANE ?? 300);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const TARGET_RATIO = 0.6;
+
+async function main(): Promise<void> {
+  const cp = await startTestControlPlane({ rateLimits: 'minute=100000000,hour=100000000,day=100000000' });
+  const bare = Fastify({ logger: false });
+  try {
+    await seedHosts(cp.services.store, [{ id: 'gpu-1', gpus: 8 }]);
+    const { key } = await cp.newAccount('read_write');
+    const res = await cp.api('/v2/pods', {
+      method: 'POST',
+      key,
+      json: {
+        name: 'bench-pod',
+        image: 'ghcr.io/example/trainer:2024.05',
+        gpu: { id: 'NVIDIA H100 80GB HBM3', count: 2 },
+        ports: ['8888/http', '22/tcp'],
+        env: { MODEL: 'llama-3-8b', EPOCHS: '3', WANDB_PROJECT: 'bench' },
+        mounts: { persistent: { size: 100, path: '/workspace' } },
+      },
+    });
+    const pod = (await res.json()) as { id: string };
+    if (res.status !== 201) throw new Error(`create: ${res.status} ${JSON.stringify(pod)}`);
+
+    // the bare route answers the same view, built per request like the real one
+    const view = structuredClone(pod);
+    bare.get('/v2/pods/:id', async (request) => ({ ...view, id: (request.params as { id: string }).id }));
+    await bare.listen({ port: 0, host: '127.0.0.1' });
+    const bareAddr = bare.server.address();
+    const bareUrl = `http://127.0.0.1:${typeof bareAddr === 'object' && bareAddr ? bareAddr.port : 0}`;
+
+    const headers = { authorization: `Bearer ${key}` };
+    const lanes = (n: number): LoadRequest[][] =>
+      Array.from({ length: CONCURRENCY }, () => Array.from({ length: n }, () => ({ method: 'GET', path: `/v2/pods/${pod.id}`, expect: 200 })));
+    const run = (url: string, n: number) => runLoad({ url, headers, concurrency: CONCURRENCY, lanes: lanes(n) });
+
+    await run(bareUrl, WARMUP_PER_LANE);
+    await run(cp.url, WARMUP_PER_LANE);
+    const apiRates: number[] = [];
+    const bareRates: number[] = [];
+    const profile = await startProfile(process.env.BENCH_CPU_PROFILE);
+    for (let r = 0; r < ROUNDS; r++) {
+      bareRates.push((await run(bareUrl, PER_LANE)).perSecond);
+      apiRates.push((await run(cp.url, PER_LANE)).perSecond);
+    }
+    await profile.stop();
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const x = median(apiRates);
+    const y = median(bareRates);
+    console.log(`api: GET /v2/pods/{id} ${x.toFixed(0)} req/s; bare fastify ${y.toFixed(0)} req/s; ratio ${(x / y).toFixed(2)} (target ≥ ${TARGET_RATIO})`);
+    console.error(
+      `  ${CONCURRENCY} in flight, ${CONCURRENCY * PER_LANE} requests per round, ${ROUNDS} rounds; ` +
+        `api rounds ${apiRates.map((v) => v.toFixed(0)).join(', ')}; bare rounds ${bareRates.map((v) => v.toFixed(0)).join(', ')}`,
+    );
+    if (x / y < TARGET_RATIO) process.exitCode = 1;
+  } finally {
+    await bare.close();
+    await cp.close();
+  }
+}
+
+await main();

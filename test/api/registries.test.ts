@@ -1,0 +1,173 @@
+// Registry credentials: the password goes in once and never comes out: not in any response body, not
+// in plaintext in the data directory, not in the logs (captured at trace level). Only
+// RegistryService.credentials() opens it, for the provisioner.
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import { seedHosts } from '../harness/fake-hosts.ts';
+import { SecretBox } from '../../api/store/secret-box.ts';
+
+type J = any;
+const H100 = 'NVIDIA H100 80GB HBM3';
+const PASSWORD = 'hunter2-Sup3rSecret-registry-pw';
+const ROTATED = 'rotated-0ther-Secret-pw-9876';
+
+let cp: TestControlPlane;
+let dataDir: string;
+let logs = '';
+const bodies: string[] = [];
+let alice: { accountId: string; key: string };
+let bob: { accountId: string; key: string };
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-reg-'));
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      logs += chunk.toString();
+      cb();
+    },
+  });
+  cp = await startTestControlPlane({ dataDir, logger: pino({ level: 'trace' }, sink) });
+  await seedHosts(cp.services.store, [{ gpus: 8 }]);
+  alice = await cp.newAccount();
+  bob = await cp.newAccount();
+});
+afterAll(async () => {
+  await cp?.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+/** Every response body is kept so the last test can look for the password in all of them. */
+async function call(key: string, method: string, p: string, json?: unknown): Promise<{ status: number; body: J }> {
+  const res = await cp.api(p, { method, key, ...(json !== undefined ? { json } : {}) });
+  const text = await res.text();
+  bodies.push(text);
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+let regId = '';
+
+test('create answers {id, name} only', async () => {
+  const r = await call(alice.key, 'POST', '/v2/registries', { name: 'ghcr', username: 'alice', password: PASSWORD });
+  expect(r.status).toBe(201);
+  expect(Object.keys(r.body).sort()).toEqual(['id', 'name']);
+  expect(r.body.name).toBe('ghcr');
+  regId = r.body.id;
+  expect((await cp.services.registries.credentials(alice.accountId, regId)).password).toBe(PASSWORD);
+});
+
+test('validation: 422 with errors, 409 on a duplicate name', async () => {
+  const missing = await call(alice.key, 'POST', '/v2/registries', { name: 'x', username: 'u' });
+  expect(missing.status).toBe(422);
+  expect(missing.body.errors).toEqual(['$.password: is required']);
+  const unknown = await call(alice.key, 'POST', '/v2/registries', { name: 'x', username: 'u', password: PASSWORD, server: 'ghcr.io' });
+  expect(unknown.status).toBe(422);
+  expect(unknown.body.errors).toEqual(['$.server: unknown property']);
+  const dup = await call(alice.key, 'POST', '/v2/registries', { name: 'ghcr', username: 'u', password: PASSWORD });
+  expect(dup.status).toBe(409);
+  const emptyPatch = await call(alice.key, 'PATCH', `/v2/registries/${regId}`, {});
+  expect(emptyPatch.status).toBe(422);
+});
+
+test('get, list and update never return the password; update rotates it', async () => {
+  const get = await call(alice.key, 'GET', `/v2/registries/${regId}`);
+  expect(get.body).toEqual({ id: regId, name: 'ghcr' });
+  const list = await call(alice.key, 'GET', '/v2/registries');
+  expect(list.body).toEqual({ registries: [{ id: regId, name: 'ghcr' }] });
+  const upd = await call(alice.key, 'PATCH', `/v2/registries/${regId}`, { password: ROTATED, username: 'alice2' });
+  expect(upd.status).toBe(200);
+  expect(upd.body).toEqual({ id: regId, name: 'ghcr' });
+  expect(await cp.services.registries.credentials(alice.accountId, regId)).toEqual({ username: 'alice2', password: ROTATED });
+});
+
+test('another account gets 404 and cannot pull with the credential', async () => {
+  expect((await call(bob.key, 'GET', `/v2/registries/${regId}`)).status).toBe(404);
+  expect((await call(bob.key, 'PATCH', `/v2/registries/${regId}`, { password: 'x' })).status).toBe(404);
+  expect((await call(bob.key, 'DELETE', `/v2/registries/${regId}`)).status).toBe(404);
+  expect((await call(bob.key, 'GET', '/v2/registries')).body).toEqual({ registries: [] });
+  await expect(cp.services.registries.credentials(bob.accountId, regId)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  const pod = await call(bob.key, 'POST', '/v2/pods', { name: 'p', image: 'private/img', gpu: { id: H100 }, registry: regId });
+  expect(pod.status).toBe(422);
+});
+
+test('delete is refused while a live pod or a template uses the credential', async () => {
+  const pod = await call(alice.key, 'POST', '/v2/pods', { name: 'private-pod', image: 'ghcr.io/a/b', gpu: { id: H100 }, registry: regId });
+  expect(pod.status, JSON.stringify(pod.body)).toBe(201);
+  expect(pod.body.registry).toBe(regId);
+  const busy = await call(alice.key, 'DELETE', `/v2/registries/${regId}`);
+  expect(busy.status).toBe(409);
+  expect(busy.body.code).toBe('IN_USE');
+  expect((await call(alice.key, 'DELETE', `/v2/pods/${pod.body.id}`)).status).toBe(204);
+
+  const tpl = await call(alice.key, 'POST', '/v2/templates', { name: 'private-tpl', image: 'ghcr.io/a/b', registry: regId });
+  expect(tpl.status).toBe(201);
+  expect((await call(alice.key, 'DELETE', `/v2/registries/${regId}`)).status).toBe(409);
+  expect((await call(alice.key, 'PATCH', `/v2/templates/${tpl.body.id}`, { registry: null })).status).toBe(200);
+  expect((await call(alice.key, 'DELETE', `/v2/registries/${regId}`)).status).toBe(204);
+  expect((await call(alice.key, 'GET', `/v2/registries/${regId}`)).status).toBe(404);
+});
+
+test('the password is in no response body, no log line, and no data file in plaintext', async () => {
+  // one more credential that stays stored until the data directory is read
+  const kept = await call(alice.key, 'POST', '/v2/registries', { name: 'kept', username: 'u', password: PASSWORD });
+  expect(kept.status).toBe(201);
+  for (const b of bodies) {
+    expect(b).not.toContain(PASSWORD);
+    expect(b).not.toContain(ROTATED);
+  }
+  expect(logs).toContain('/v2/registries'); // the capture works: requests were logged
+  expect(logs).not.toContain(PASSWORD);
+  expect(logs).not.toContain(ROTATED);
+
+  await cp.close(); // flushes the store's snapshot as well as the journal
+  const files: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    for (const e of await readdir(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) await walk(p);
+      else files.push(p);
+    }
+  };
+  await walk(dataDir);
+  expect(files.length).toBeGreaterThan(1);
+  let sawCiphertext = false;
+  for (const f of files) {
+    const text = (await readFile(f)).toString('latin1');
+    expect(text, f).not.toContain(PASSWORD);
+    expect(text, f).not.toContain(ROTATED);
+    if (text.includes('passwordEnc')) sawCiphertext = true;
+  }
+  expect(sawCiphertext).toBe(true);
+  const key = await stat(path.join(dataDir, 'secret.key'));
+  expect(key.mode & 0o777).toBe(0o600);
+  expect(key.size).toBe(32);
+});
+
+test('SecretBox: fresh nonce per seal, bound to its context, tamper-evident', () => {
+  const box = SecretBox.fromKey(randomBytes(32));
+  const a = box.seal('pw', 'reg_1');
+  expect(a).not.toBe(box.seal('pw', 'reg_1'));
+  expect(box.open(a, 'reg_1')).toBe('pw');
+  expect(() => box.open(a, 'reg_2')).toThrow(/cannot be decrypted/);
+  expect(() => SecretBox.fromKey(randomBytes(32)).open(a, 'reg_1')).toThrow(/cannot be decrypted/);
+  const flipped = a.slice(0, -2) + (a.endsWith('A') ? 'B' : 'A') + a.slice(-1);
+  expect(() => box.open(flipped, 'reg_1')).toThrow();
+  expect(() => box.open('garbage', 'reg_1')).toThrow(/malformed/);
+});
+
+test('SecretBox.load creates the key once and reuses it', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-box-'));
+  try {
+    const first = await SecretBox.load(dir);
+    const sealed = first.seal('again');
+    const second = await SecretBox.load(dir);
+    expect(second.open(sealed)).toBe('again');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
