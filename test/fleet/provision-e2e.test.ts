@@ -73,7 +73,7 @@ describe('a GPU pod through its lifecycle', () => {
   test('reaches RUNNING on the GPU host with env, ports and NVIDIA_VISIBLE_DEVICES', async () => {
     const res = await cp.api('/v2/pods', {
       method: 'POST',
-      json: { name: 'gpu-e2e', image, args: SLEEPER, gpu: { id: 'NVIDIA H100 80GB HBM3', count: 2 }, ports: ['8080/http', '9000/udp'], env: { FOO: 'bar baz' } },
+      json: { name: 'gpu-e2e', image, args: SLEEPER, disk: 1, gpu: { id: 'NVIDIA H100 80GB HBM3', count: 2 }, ports: ['8080/http', '9000/udp'], env: { FOO: 'bar baz' } },
     });
     const created = (await res.json()) as Record<string, any>;
     expect(res.status, JSON.stringify(created)).toBe(201);
@@ -127,7 +127,7 @@ describe('a GPU pod through its lifecycle', () => {
 
 describe('other pods', () => {
   test('a CPU pod runs on the CPU-only host with CPU and memory limits', async () => {
-    const res = await cp.api('/v2/pods', { method: 'POST', json: { name: 'cpu-e2e', image, args: SLEEPER, cpu: { id: 'cpu3c', vcpuCount: 2, memory: 1 } } });
+    const res = await cp.api('/v2/pods', { method: 'POST', json: { name: 'cpu-e2e', image, args: SLEEPER, disk: 1, cpu: { id: 'cpu3c', vcpuCount: 2, memory: 1 } } });
     const { id } = (await res.json()) as { id: string };
     const p = await podIn(id, 'RUNNING');
     expect(p.machineId).toBe(hostIds.cpu);
@@ -138,7 +138,7 @@ describe('other pods', () => {
   });
 
   test('an image that cannot be pulled ends in ERROR with the reason', async () => {
-    const res = await cp.api('/v2/pods', { method: 'POST', json: { name: 'bad-image', image: 'registry.invalid/nope:1', cpu: { id: 'cpu3c', vcpuCount: 2, memory: 1 } } });
+    const res = await cp.api('/v2/pods', { method: 'POST', json: { name: 'bad-image', image: 'registry.invalid/nope:1', disk: 1, cpu: { id: 'cpu3c', vcpuCount: 2, memory: 1 } } });
     const { id } = (await res.json()) as { id: string };
     const p = await podIn(id, 'ERROR');
     expect(p.statusReason).toMatch(/image pull failed/);
@@ -146,7 +146,7 @@ describe('other pods', () => {
   });
 
   test('a container that crashes on start ends in ERROR', async () => {
-    const res = await cp.api('/v2/pods', { method: 'POST', json: { name: 'crash', image, args: "sh -c 'echo boom; exit 3'", cpu: { id: 'cpu3c', vcpuCount: 2, memory: 1 } } });
+    const res = await cp.api('/v2/pods', { method: 'POST', json: { name: 'crash', image, disk: 1, args: "sh -c 'echo boom; exit 3'", cpu: { id: 'cpu3c', vcpuCount: 2, memory: 1 } } });
     const { id } = (await res.json()) as { id: string };
     const p = await podIn(id, 'ERROR');
     expect(p.statusReason).toMatch(/exit code 3/);
@@ -160,7 +160,7 @@ describe('other pods', () => {
 
 describe('faults', () => {
   test('a host whose sshd dies goes UNREACHABLE, keeps its pods, and converges when it returns', async () => {
-    const res = await cp.api('/v2/pods', { method: 'POST', json: { name: 'survivor', image, args: SLEEPER, gpu: { id: 'NVIDIA H100 80GB HBM3' } } });
+    const res = await cp.api('/v2/pods', { method: 'POST', json: { name: 'survivor', image, args: SLEEPER, disk: 1, gpu: { id: 'NVIDIA H100 80GB HBM3' } } });
     const { id } = (await res.json()) as { id: string };
     await podIn(id, 'RUNNING');
     await gpuHost.stop();

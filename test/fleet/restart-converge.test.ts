@@ -55,7 +55,7 @@ afterAll(async () => {
 
 test('SIGKILL mid-provision converges to one container per pod after restart', async () => {
   const created = await Promise.all(
-    [1, 2].map((i) => api('/v2/pods', { method: 'POST', json: { name: `k${i}`, image: 'gpufleet-test/busybox:latest', args: SLEEPER, gpu: { id: 'NVIDIA GeForce RTX 4090' } } })),
+    [1, 2].map((i) => api('/v2/pods', { method: 'POST', json: { name: `k${i}`, image: 'gpufleet-test/busybox:latest', args: SLEEPER, disk: 1, gpu: { id: 'NVIDIA GeForce RTX 4090' } } })),
   );
   for (const c of created) expect(c.status).toBe(201);
   await cp!.kill('SIGKILL'); // while the provisioner is pulling/creating
@@ -75,7 +75,7 @@ test('SIGKILL mid-provision converges to one container per pod after restart', a
 test('a persistent mount is kept across stop and removed at terminate', async () => {
   const res = await api('/v2/pods', {
     method: 'POST',
-    json: { name: 'persist', image: 'gpufleet-test/busybox:latest', args: SLEEPER, gpu: { id: 'NVIDIA GeForce RTX 4090' }, mounts: { persistent: { size: 10, path: '/workspace' } } },
+    json: { name: 'persist', image: 'gpufleet-test/busybox:latest', args: SLEEPER, disk: 1, gpu: { id: 'NVIDIA GeForce RTX 4090' }, mounts: { persistent: { size: 10, path: '/workspace' } } },
   });
   expect(res.status).toBe(201);
   const id = res.body!.id as string;
