@@ -10,7 +10,9 @@ export function ownerTags(stack: string, path: string): Record<string, string> {
 
 /** The user's own tags: what is left after the ownership tags. */
 export function userTags(tags: Record<string, string> | undefined): Record<string, string> {
-  return Object.fromEntries(Object.entries(tags ?? {}).filter(([k]) => !k.startsWith(OWNER_TAG_PREFIX)));
+  const out: Record<string, string> = {};
+  for (const k in tags) if (!k.startsWith(OWNER_TAG_PREFIX)) out[k] = tags[k]!;
+  return out;
 }
 
 export interface Owner {

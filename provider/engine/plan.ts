@@ -117,10 +117,12 @@ export function planStack(stack: DesiredStack, live: LiveState, opts: PlanOption
     }
     claimed.add(match);
     const diff = handler.diff(resolved, match);
-    const forcedBy = diff.filter((c) => c.forcesReplacement).map((c) => c.field);
+    const forcedBy: string[] = [];
+    for (const c of diff) if (c.forcesReplacement) forcedBy.push(c.field);
     const action: Action = forcedBy.length ? 'replace' : diff.length ? 'update' : 'no-op';
     ids.set(d.address, action === 'replace' ? UNKNOWN : match.id);
-    changes.push({ ...base, action, id: match.id, changes: diff, forcedBy, dataLoss: action === 'replace' && handler.holdsData(match), live: match });
+    const dataLoss = action === 'replace' && handler.holdsData(match);
+    changes.push({ address: base.address, kind: d.kind, path: d.path, name, desired: d, action, id: match.id, changes: diff, forcedBy, dataLoss, live: match });
   }
 
   // what the stack owns and no longer declares (or declares as another kind), and duplicates

@@ -91,9 +91,11 @@ export interface FieldRules {
  * other field (present only in the create schema) forces a replacement, as Terraform's ForceNew.
  * Fields the spec omits are left to the server (Terraform's optional+computed).
  */
+const sameName = (field: string, view: Record<string, unknown>): unknown => view[field];
+
 export function diffFields(desired: Record<string, unknown>, live: LiveResource, rules: FieldRules): FieldChange[] {
   const out: FieldChange[] = [];
-  const get = rules.liveValue ?? ((f, v) => v[f]);
+  const get = rules.liveValue ?? sameName;
   for (const [field, to] of Object.entries(desired)) {
     if (field === 'tags' || rules.skip?.includes(field) || to === undefined) continue;
     const from = get(field, live.view);

@@ -18,6 +18,10 @@ const UPDATABLE = Object.keys(podUpdateSchema.properties);
 const DEFAULT_GPU_COUNT = gpuConfigSchema.properties.count.default;
 /** statuses `start` brings back; a stack declares running pods */
 const STOPPED = ['EXITED', 'ERROR'];
+// compared by their own rules below; env of a template pod is the template's env under the spec's
+const SKIP = ['mounts', 'dataCenterIds'];
+const SKIP_WITH_TEMPLATE = [...SKIP, 'env'];
+const STRUCTS = ['gpu', 'cpu'];
 
 type Mounts = { persistent?: { size: number; path: string }; network?: { volumeId: string; path: string }[] };
 
@@ -41,6 +45,13 @@ function diffMounts(want: Mounts, have: Mounts): FieldChange[] {
   return out;
 }
 
+/** where the pod view keeps a create field whose name differs */
+function podLiveValue(field: string, view: Record<string, unknown>): unknown {
+  if (field === 'templateId') return view.template;
+  if (field === 'globalNetworking') return (view.globalNetworking as { enabled?: boolean } | undefined)?.enabled;
+  return view[field];
+}
+
 function diffPod(desired: Record<string, unknown>, live: LiveResource): FieldChange[] {
   const v = live.view;
   const gpu = desired.gpu as { count?: number } | undefined;
@@ -48,11 +59,9 @@ function diffPod(desired: Record<string, unknown>, live: LiveResource): FieldCha
   const fromTemplate = desired.templateId !== undefined;
   const changes = diffFields(want, live, {
     updatable: UPDATABLE,
-    structs: ['gpu', 'cpu'],
-    // env of a template pod is the template's env under the spec's: only the spec's keys are ours
-    skip: ['mounts', 'dataCenterIds', ...(fromTemplate ? ['env'] : [])],
-    liveValue: (f, view) =>
-      f === 'templateId' ? view.template : f === 'globalNetworking' ? (view.globalNetworking as { enabled?: boolean })?.enabled : view[f],
+    structs: STRUCTS,
+    skip: fromTemplate ? SKIP_WITH_TEMPLATE : SKIP,
+    liveValue: podLiveValue,
   });
   if (fromTemplate && isObject(desired.env)) {
     const have = (v.env ?? {}) as Record<string, string>;

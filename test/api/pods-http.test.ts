@@ -132,7 +132,7 @@ describe('OpenAPI and docs', () => {
     // the action body of 2.3: object, no additional properties, action required, four values
     const body = (action as unknown as { requestBody: { content: Record<string, { schema: Record<string, unknown> }> } }).requestBody.content['application/json']!.schema;
     expect(body).toMatchObject({ type: 'object', additionalProperties: false, required: ['action'] });
-    expect(((body.properties as Record<string, { enum: string[] }>).action.enum).sort()).toEqual(['restart', 'start', 'stop', 'terminate']);
+    expect([...(body.properties as Record<string, { enum: string[] }>).action!.enum].sort()).toEqual(['restart', 'start', 'stop', 'terminate']);
   });
 
   test('/v2/docs answers HTML', async () => {
