@@ -1,12 +1,15 @@
 // `gpufleet serve` (what `npm start` runs): the control plane on one port, plus the provisioner.
 import { Command } from 'commander';
-import pino from 'pino';
 import { configFromEnv } from '../api/config.ts';
-import { startControlPlane } from '../api/index.ts';
-import { provisioner } from '../provisioner/index.ts';
 
 export function serveCommand(): Command {
   return new Command('serve').description('serve the control plane (PORT, HOST, GPUFLEET_DATA_DIR, …)').action(async () => {
+    // loaded here, not at the top: every other command is a small API client and starts faster without it
+    const [{ default: pino }, { startControlPlane }, { provisioner }] = await Promise.all([
+      import('pino'),
+      import('../api/index.ts'),
+      import('../provisioner/index.ts'),
+    ]);
     const config = configFromEnv();
     const logger = pino({ level: config.logLevel });
     const cp = await startControlPlane(config, { logger, background: config.provisioner ? [provisioner({ logger })] : [] });

@@ -26,11 +26,7 @@ function commonRules(m: Record<string, unknown>): void {
 
 export function checkCreateMountRules(body: unknown): void {
   const m = mountsOf(body);
-  if (!m) return;
-  commonRules(m);
-  // rule 2: persistent storage is pinned to a GPU host; CPU pods use network volumes
-  if (m.persistent !== undefined && isObject(body) && body.cpu !== undefined)
-    fail400('Persistent mounts are not allowed on CPU pods; use a network volume.', ['$.mounts.persistent: not allowed on CPU pods']);
+  if (m) commonRules(m);
 }
 
 export function checkUpdateMountRules(body: unknown, existing: Mounts): void {

@@ -16,6 +16,7 @@ import {
   type EndpointUpdateInput,
 } from '../../model/schemas/endpoint.ts';
 import { check, compile, fail400, fail422 } from '../../model/validation.ts';
+import { checkWorkerBounds } from '../../model/resource-rules.ts';
 import type { Principal } from '../auth/api-keys.ts';
 import type { Store, StoreReader, StoreTx } from '../store/store.ts';
 import { dataCenterExists } from './network-volume-service.ts';
@@ -195,8 +196,7 @@ async function buildEndpoint(
 
   const workersMin = input.workersMin ?? ENDPOINT_DEFAULTS.workersMin;
   const workersMax = input.workersMax ?? ENDPOINT_DEFAULTS.workersMax;
-  if (workersMin > workersMax)
-    fail400(`workersMin (${workersMin}) must not exceed workersMax (${workersMax}).`, ['$.workersMin: must be at most workersMax']);
+  checkWorkerBounds(workersMin, workersMax);
   // workers mount the volume, so they can only run in its data center
   if (volume && dataCenterIds.length > 0 && !dataCenterIds.includes(volume.dataCenterId))
     fail400(`Network volume ${volume.id} is in data center ${volume.dataCenterId}, which dataCenterIds excludes.`, [

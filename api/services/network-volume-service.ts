@@ -11,7 +11,7 @@ import {
 } from '../../model/schemas/network-volume.ts';
 import { check, compile, fail400, fail422 } from '../../model/validation.ts';
 import { newId, type Principal } from '../auth/api-keys.ts';
-import type { Store, StoreReader, StoreTx } from '../store/store.ts';
+import type { Store, StoreReader } from '../store/store.ts';
 import { accrueNetworkVolume } from './billing.ts';
 import { describeUser } from './template-service.ts';
 

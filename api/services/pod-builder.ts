@@ -3,6 +3,7 @@
 import type { PodCreateInput } from '../../model/schemas/pod.ts';
 import type { PodRecord } from '../../model/pod.ts';
 import { fail400, fail422 } from '../../model/validation.ts';
+import { checkPodShape } from '../../model/resource-rules.ts';
 import { gpuTypeById } from '../../fleet/gpu-catalog.ts';
 import { validateCpuConfig } from '../../fleet/cpu-catalog.ts';
 import type { Principal } from '../auth/api-keys.ts';
@@ -25,18 +26,15 @@ export async function buildPodRecord(
       fail422('pod', [`$.templateId: template ${input.templateId} not found`]);
   }
   const image = input.image ?? template?.image;
-  if (!image) fail422('pod', ['$.image: is required (or give a templateId whose template has an image)']);
   const gpu = input.gpu ? { id: input.gpu.id, count: input.gpu.count ?? 1 } : undefined;
   const cpu = input.cpu;
-  if (!gpu && !cpu) fail422('pod', ['$: must have either gpu or cpu']);
   const mounts = input.mounts ?? (template?.mounts.persistent && gpu ? { persistent: template.mounts.persistent } : {});
 
+  // docs/validation.md: every field rule (422) before the cross-resource rules (400)
   const errors: string[] = [];
   if (gpu && !gpuTypeById(gpu.id)) errors.push(`$.gpu.id: unknown GPU type "${gpu.id}" (see GET /v2/catalog/gpus)`);
   if (cpu) errors.push(...validateCpuConfig(cpu));
   if (errors.length) fail422('pod', errors);
-  if (cpu && mounts.persistent)
-    fail400('Persistent mounts are not allowed on CPU pods; use a network volume.', ['$.mounts.persistent: not allowed on CPU pods']);
 
   let networkVolumeDc: string | null = null;
   const netMount = mounts.network?.[0];
@@ -45,18 +43,20 @@ export async function buildPodRecord(
     if (!vol || vol.accountId !== principal.accountId)
       fail422('pod', [`$.mounts.network[0].volumeId: network volume ${netMount.volumeId} not found`]);
     networkVolumeDc = vol.dataCenterId;
-    if (input.dataCenterIds?.length && !input.dataCenterIds.includes(vol.dataCenterId))
-      fail400(`Network volume ${vol.id} is in data center ${vol.dataCenterId}, which dataCenterIds excludes.`, [
-        '$.mounts.network[0].volumeId: volume is in another data center',
-      ]);
   }
   const registry = await checkRegistry(tx, principal, input.registry ?? template?.registry ?? null);
+  checkPodShape({ image, gpu, cpu, mounts });
+
+  if (networkVolumeDc && input.dataCenterIds?.length && !input.dataCenterIds.includes(networkVolumeDc))
+    fail400(`Network volume ${netMount!.volumeId} is in data center ${networkVolumeDc}, which dataCenterIds excludes.`, [
+      '$.mounts.network[0].volumeId: volume is in another data center',
+    ]);
 
   const pod: PodRecord = {
     id,
     accountId: principal.accountId,
     name: input.name,
-    image,
+    image: image!, // checkPodShape refused a pod without one
     args: input.args ?? template?.args ?? POD_DEFAULTS.args,
     disk: input.disk ?? template?.disk ?? POD_DEFAULTS.disk,
     ports: input.ports ?? template?.ports ?? [],

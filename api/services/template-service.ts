@@ -11,7 +11,8 @@ import {
   type TemplateCreateInput,
   type TemplateUpdateInput,
 } from '../../model/schemas/template.ts';
-import { check, compile, fail400, fail422 } from '../../model/validation.ts';
+import { check, compile, fail422 } from '../../model/validation.ts';
+import { checkTemplateRegistry } from '../../model/resource-rules.ts';
 import { newId, type Principal } from '../auth/api-keys.ts';
 import type { Store, StoreTx } from '../store/store.ts';
 import { checkRegistry } from './pod-service.ts';
@@ -144,10 +145,7 @@ async function ownTemplate(tx: StoreTx, principal: Principal, id: string): Promi
 
 /** Rules across fields and records: unique name per account; no registry secrets behind a public template. */
 async function assertRules(tx: StoreTx, t: TemplateRecord): Promise<void> {
-  if (t.public && t.registry)
-    fail400('A public template cannot use registry credentials: other accounts would pull with them.', [
-      '$.registry: must be null on a public template',
-    ]);
+  checkTemplateRegistry(t);
   const clash = (await tx.list('templates', { accountId: t.accountId, name: t.name })).find((o) => o.id !== t.id);
   if (clash)
     throw new GpufleetError('CONFLICT', `A template named "${t.name}" already exists in this account (${clash.id}).`, {

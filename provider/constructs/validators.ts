@@ -6,7 +6,8 @@ import { endpointCreateSchema, type EndpointCreateInput } from '../../model/sche
 import { networkVolumeCreateSchema, type NetworkVolumeCreateInput } from '../../model/schemas/network-volume.ts';
 import { templateCreateSchema, type TemplateCreateInput } from '../../model/schemas/template.ts';
 import { nameSchema } from '../../model/schemas/common.ts';
-import { check, compile, fail400, fail422 } from '../../model/validation.ts';
+import { check, compile, fail422 } from '../../model/validation.ts';
+import { checkPodShape, checkTemplateRegistry, checkWorkerBounds } from '../../model/resource-rules.ts';
 
 // compile() caches by schema object, so sharing the API's schema objects costs nothing twice
 const templateCreate = compile<TemplateCreateInput>(templateCreateSchema);
@@ -20,23 +21,14 @@ const registryRef = compile<{ name: string }>({
 });
 
 export function validatePodSpec(spec: unknown): void {
-  const input = validatePodCreate(spec);
-  // The two create rules that need no other record. They are checked in api/services/pod-builder.ts
-  // (same words); they belong in model/pod-validation.ts, where both sides could share them.
-  if (!input.image && !input.templateId) fail422('pod', ['$.image: is required (or give a templateId whose template has an image)']);
-  if (!input.gpu && !input.cpu) fail422('pod', ['$: must have either gpu or cpu']);
-  if (input.cpu && input.mounts?.persistent)
-    fail400('Persistent mounts are not allowed on CPU pods; use a network volume.', ['$.mounts.persistent: not allowed on CPU pods']);
+  checkPodShape(validatePodCreate(spec));
 }
 
 export function validateTemplateSpec(spec: unknown): void {
   const input = check(templateCreate, spec, 'template');
   const errors = checkPortRanges(input.ports);
   if (errors.length) fail422('template', errors);
-  if (input.public && input.registry)
-    fail400('A public template cannot use registry credentials: other accounts would pull with them.', [
-      '$.registry: must be null on a public template',
-    ]);
+  checkTemplateRegistry(input);
 }
 
 export function validateNetworkVolumeSpec(spec: unknown): void {
@@ -48,8 +40,7 @@ export function validateNetworkVolumeSpec(spec: unknown): void {
 export function validateEndpointSpec(spec: unknown): void {
   const input = check(endpointCreate, spec, 'endpoint');
   // the API's rule (api/services/endpoint-service.ts), checked here only when both bounds are declared
-  if (input.workersMin !== undefined && input.workersMax !== undefined && input.workersMin > input.workersMax)
-    fail400(`workersMin (${input.workersMin}) must not exceed workersMax (${input.workersMax}).`, ['$.workersMin: must be at most workersMax']);
+  if (input.workersMin !== undefined && input.workersMax !== undefined) checkWorkerBounds(input.workersMin, input.workersMax);
 }
 
 export function validateRegistryRefSpec(spec: unknown): void {

@@ -149,11 +149,14 @@ describe('2.2 mounts on create', () => {
     await rejected(gpuBody({ mounts: [] }), 422, { errorMatching: '$.mounts' });
   });
 
-  test('persistent mounts are not allowed on CPU pods → 400, before schema and field rules', async () => {
+  test('persistent mounts are not allowed on CPU pods → 400, in the documented place of the order', async () => {
+    // docs/validation.md: a cross-resource rule, after the schema and the field rules, before placement
     await rejected(cpuBody({ mounts: { persistent: { size: 20, path: '/w' } } }), 400, { errorMatching: '$.mounts.persistent' });
-    // a conflict rule answers before the schema: an invalid field elsewhere does not turn it into 422
-    await rejected(cpuBody({ disk: 0, mounts: { persistent: { size: 20, path: '/w' } } }), 400);
-    await rejected(cpuBody({ cpu: { id: 'nope', vcpuCount: 2, memory: 1 }, mounts: { persistent: { size: 20, path: '/w' } } }), 400);
+    await rejected(cpuBody({ disk: 0, mounts: { persistent: { size: 20, path: '/w' } } }), 422, { errorMatching: '$.disk' });
+    await rejected(cpuBody({ cpu: { id: 'nope', vcpuCount: 2, memory: 1 }, mounts: { persistent: { size: 20, path: '/w' } } }), 422, { errorMatching: '$.cpu.id' });
+    await rejected(cpuBody({ registry: 'reg_missing', mounts: { persistent: { size: 20, path: '/w' } } }), 422, { errorMatching: '$.registry' });
+    const c = await rejected(cpuBody({ dataCenterIds: ['dc-nowhere'], mounts: { persistent: { size: 20, path: '/w' } } }), 400, { errorMatching: '$.mounts.persistent' });
+    expect(c.body.code).not.toBe('PLACEMENT_IMPOSSIBLE');
   });
 
   test('a network volume must exist in the caller\'s account → 422', async () => {
@@ -174,8 +177,13 @@ describe('2.2 mounts on create', () => {
     expect(c.body.mounts.network[0].path).toBe('/srv/cpu-data');
   });
 
-  test('a network volume outside the requested data centers → 400', async () => {
-    await rejected(gpuBody({ dataCenterIds: [DC], mounts: { network: [{ volumeId: volumes.dc2, path: '/d' }] } }), 400);
+  test('a network volume outside the requested data centers → 400, after the field rules', async () => {
+    await rejected(gpuBody({ dataCenterIds: [DC], mounts: { network: [{ volumeId: volumes.dc2, path: '/d' }] } }), 400, {
+      errorMatching: '$.mounts.network[0].volumeId',
+    });
+    await rejected(gpuBody({ registry: 'reg_missing', dataCenterIds: [DC], mounts: { network: [{ volumeId: volumes.dc2, path: '/d' }] } }), 422, {
+      errorMatching: '$.registry',
+    });
   });
 });
 
@@ -340,6 +348,10 @@ describe('validation order', () => {
 describe('request rules → 400 and 409', () => {
   test('globalNetworking: true → 400 (no overlay network); false is accepted', async () => {
     await rejected(gpuBody({ globalNetworking: true }), 400, { errorMatching: '$.globalNetworking' });
+    // a cross-resource rule: after the schema and field rules, before placement
+    await rejected(gpuBody({ globalNetworking: true, disk: 0 }), 422, { errorMatching: '$.disk' });
+    await rejected(gpuBody({ globalNetworking: true, ports: ['70000/tcp'] }), 422, { errorMatching: '$.ports[0]' });
+    await rejected(gpuBody({ globalNetworking: true, gpu: { id: H100, count: 16 } }), 400, { code: 'BAD_REQUEST', errorMatching: '$.globalNetworking' });
     const { body } = await createPod(cp, gpuBody({ globalNetworking: false }), user.key);
     expect(body.globalNetworking).toEqual({ enabled: false });
   });

@@ -72,6 +72,12 @@ export async function call(cp: TestControlPlane, path: string, init: CallInit = 
     }
   }
   if (!unlimited && path.startsWith('/v2/')) expectRateLimitHeaders(res);
+  // every pod any response carries is checked against the Pod of 2.1
+  if ((res.status === 200 || res.status === 201) && body && typeof body === 'object' && path.startsWith('/v2/pods')) {
+    const b = body as { pods?: unknown[]; actions?: unknown; status?: unknown };
+    if (Array.isArray(b.pods)) b.pods.forEach(expectPodView);
+    else if ('actions' in b && 'status' in b) expectPodView(b);
+  }
   return { res, status: res.status, body, text };
 }
 
