@@ -2,6 +2,7 @@
 // without a host. GPUs go through the NVIDIA container toolkit's documented path: the `nvidia`
 // runtime with NVIDIA_VISIBLE_DEVICES set to the GPUs' UUIDs.
 import type { PodRecord } from '../model/pod.ts';
+import { volumeHostPath } from '../model/network-volume.ts';
 
 export const LABEL_POD = 'gpufleet.pod';
 export const LABEL_HOST = 'gpufleet.host';
@@ -10,12 +11,9 @@ export const LABEL_GPUS = 'gpufleet.gpus';
 
 /** Where pod-local (persistent mount) storage lives on a host. */
 export const POD_STORAGE_ROOT = process.env.GPUFLEET_POD_STORAGE_ROOT ?? '/var/lib/gpufleet/pods';
-/** Where each data center's shared storage is mounted on its hosts (docs/network-volumes.md). */
-export const VOLUME_ROOT = process.env.GPUFLEET_VOLUME_ROOT ?? '/var/lib/gpufleet/volumes';
 
 export const containerName = (podId: string) => `gpufleet-${podId}`;
 export const podStorageDir = (podId: string) => `${POD_STORAGE_ROOT}/${podId}`;
-export const volumeDir = (volumeId: string) => `${VOLUME_ROOT}/${volumeId}`;
 
 /** A fingerprint of everything that, when changed, needs a new container (not just a start). */
 export function specKey(pod: PodRecord): string {
@@ -62,7 +60,7 @@ export interface RunSpec {
   dirs: string[];
 }
 
-export function runSpec(pod: PodRecord, hostId: string, networkVolumePath: (volumeId: string) => string = volumeDir): RunSpec {
+export function runSpec(pod: PodRecord, hostId: string, networkVolumePath: (volumeId: string) => string = volumeHostPath): RunSpec {
   const argv = ['run', '--detach', '--name', containerName(pod.id)];
   argv.push('--label', `${LABEL_POD}=${pod.id}`, '--label', `${LABEL_HOST}=${hostId}`);
   argv.push('--label', `${LABEL_SPEC}=${specKey(pod)}`, '--label', `${LABEL_GPUS}=${pod.gpuUuids.join(',')}`);

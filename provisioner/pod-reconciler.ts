@@ -4,7 +4,7 @@ import type { HostRecord } from '../model/host.ts';
 import type { PodObserved, PodRecord, RuntimePort } from '../model/pod.ts';
 import type { Services } from '../api/services/services.ts';
 import { GPU_METRICS_COMMAND, parseGpuMetrics } from '../fleet/host-probe.ts';
-import { podStorageDir, runSpec, specKey, volumeDir } from './container-spec.ts';
+import { podStorageDir, runSpec, specKey } from './container-spec.ts';
 import type { HostDocker, ObservedContainer } from './host-docker.ts';
 import { intentOf, writeObserved, type Intent } from './pod-status.ts';
 
@@ -93,7 +93,7 @@ export class PodReconciler {
     let r: { ok: boolean; error: string; container: ObservedContainer | null };
     if (container) r = await docker.start(pod.id);
     else {
-      const spec = runSpec(pod, host.id, volumeDir);
+      const spec = runSpec(pod, host.id);
       await this.write(pod, intent, () => ({ status: 'STARTING', statusReason: 'starting container' }));
       let run = await docker.runPod(spec, pod.id, pod.image);
       if (run.needPull) {

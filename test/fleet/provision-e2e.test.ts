@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { dockerInspect, ensureTestImage, FIXTURE_GPUS, fixtureGpuUuid, removeContainersByLabel, runDocker, startTestHost, type TestHost } from '../harness/index.ts';
 import { provisioner } from '../../provisioner/index.ts';
+import { volumeHostPath } from '../../model/network-volume.ts';
 
 let cp: TestControlPlane;
 let gpuHost: TestHost;
@@ -134,6 +135,21 @@ describe('other pods', () => {
     const c = await dockerInspect(`gpufleet-${id}`);
     expect(c?.HostConfig.NanoCpus).toBe(2e9);
     expect(c?.HostConfig.Memory).toBe(1024 ** 3);
+    await cp.api(`/v2/pods/${id}`, { method: 'DELETE' });
+  });
+
+  test('a network volume of the data center is bind-mounted at the mount path', async () => {
+    const vol = await cp.api('/v2/network-volumes', { method: 'POST', json: { name: `vol-${process.pid}`, size: 10, dataCenterId: 'dc-e2e' } });
+    const volume = (await vol.json()) as { id: string };
+    expect(vol.status, JSON.stringify(volume)).toBe(201);
+    const res = await cp.api('/v2/pods', {
+      method: 'POST',
+      json: { name: 'net-mount', image, args: SLEEPER, disk: 1, cpu: { id: 'cpu3c', vcpuCount: 2, memory: 1 }, mounts: { network: [{ volumeId: volume.id, path: '/data' }] } },
+    });
+    const { id } = (await res.json()) as { id: string };
+    await podIn(id, 'RUNNING');
+    const c = await dockerInspect(`gpufleet-${id}`);
+    expect(c?.Mounts.find((m) => m.Destination === '/data')?.Source).toBe(volumeHostPath(volume.id));
     await cp.api(`/v2/pods/${id}`, { method: 'DELETE' });
   });
 
