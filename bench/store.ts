@@ -68,7 +68,9 @@ async function main(): Promise<void> {
       n += ops.length;
     }
     const profile = await startProfile(process.env.BENCH_CPU_PROFILE);
+    const elu0 = performance.eventLoopUtilization();
     const result = await runLoad({ url: cp.url, headers, concurrency: IN_FLIGHT, lanes });
+    const elu = performance.eventLoopUtilization(elu0).utilization;
     await profile.stop();
     const { done, seconds, perSecond } = result;
 
@@ -81,7 +83,8 @@ async function main(): Promise<void> {
         `naive full-rewrite baseline ${naivePerSecond.toFixed(1)}/s; ratio ${(perSecond / naivePerSecond).toFixed(1)}`,
     );
     console.error(
-      `  ${done} mutations (PATCH, stop, start per pod) in ${seconds.toFixed(2)} s, ${IN_FLIGHT} in flight, fsync on; ` +
+      `  ${done} mutations (PATCH, stop, start per pod) in ${seconds.toFixed(2)} s, ${IN_FLIGHT} in flight, fsync on, ` +
+        `server event-loop utilisation ${elu.toFixed(2)}; ` +
         `latency p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms; naive: ${NAIVE_MUTATIONS} rewrites of ${PODS} pods`,
     );
     if (perSecond < TARGET) process.exitCode = 1;

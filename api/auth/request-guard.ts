@@ -25,7 +25,7 @@ export function registerRequestGuard(app: FastifyInstance, keys: ApiKeys, limite
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request, reply) => {
     const config = request.routeOptions.config;
-    if (!LIMITED.test(request.url) || (request.routeOptions.url !== undefined && !config.scope)) return;
+    if (!LIMITED.test(request.url)) return;
     const queryKey = apiKeyFromQuery(request);
     let principal: Principal | null = null;
     let authError: unknown = null;
@@ -34,13 +34,14 @@ export function registerRequestGuard(app: FastifyInstance, keys: ApiKeys, limite
     } catch (e) {
       authError = e;
     }
-    // limit per account; a caller without a valid key is limited per presented key or address
+    // limit per account; a caller without a valid key is limited per address
     const subject = principal ? `acct:${principal.accountId}` : `anon:${anonSubject(request)}`;
     const { windows, exceeded } = limiter.consume(subject);
     const headers = rateLimitHeaders(windows);
     reply.headers(headers);
     if (exceeded.length > 0) throw rateLimitError(exceeded, headers);
-    if (request.routeOptions.url === undefined) return; // unknown route: answered 404/405 by the not-found handler
+    // unknown routes are answered 404/405 by the not-found handler; public ones (docs) need no key
+    if (request.routeOptions.url === undefined || !config.scope) return;
     if (!principal) throw authError;
     if (!hasScope(principal, config.scope!))
       throw new GpufleetError('FORBIDDEN', `This API key has the ${principal.scope} scope; ${request.method} ${request.routeOptions.url} needs ${config.scope}.`);

@@ -3,10 +3,8 @@
 import { serializeList, type List } from 'structured-headers';
 import type { WindowState } from './limiter.ts';
 
-// Both headers go on every response, so they are on the hot path: the policy only changes with the
-// configured quotas (serialised once per distinct policy), and RateLimit is fixed window names with
-// non-negative integers, whose serialisation is plain concatenation (test/api/pods-rate-limit.test.ts
-// checks it against serializeList).
+// Both headers go on every response: the policy only changes with the configured quotas, so it is
+// serialised once per distinct policy; RateLimit changes with every request.
 const policies = new Map<string, string>();
 
 export function policyHeader(windows: WindowState[]): string {
@@ -21,9 +19,8 @@ export function policyHeader(windows: WindowState[]): string {
 }
 
 export function rateLimitHeader(windows: WindowState[]): string {
-  let out = '';
-  for (const w of windows) out += `${out ? ', ' : ''}"${w.name}";r=${w.remaining};t=${w.reset}`;
-  return out;
+  const list: List = windows.map((w) => [w.name, new Map([['r', w.remaining], ['t', w.reset]])]);
+  return serializeList(list);
 }
 
 export function rateLimitHeaders(windows: WindowState[]): Record<string, string> {

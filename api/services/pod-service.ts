@@ -48,7 +48,7 @@ export class PodService {
     idempotencyKey?: string,
   ): Promise<{ pod: PodRecord; replayed: boolean }> {
     const input = validatePodCreate(body);
-    const bodyHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+    const bodyHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
     const idemId = idempotencyKey ? `${principal.accountId}:${idempotencyKey}` : null;
     return this.store.transact(async (tx) => {
       if (idemId) {
@@ -141,7 +141,12 @@ export class PodService {
       if (input.mounts?.persistent) next.mounts = { persistent: input.mounts.persistent };
       if (input.mounts?.network) next.mounts = { network: input.mounts.network };
       if (input.name !== undefined) await this.assertNameFree(tx, next);
-      if (containerConfigChanged(pod, next)) next.specGeneration += 1;
+      if (containerConfigChanged(pod, next)) {
+        // recreating the container wipes its disk: a reset, which `locked` prevents (spec 2.1)
+        if (pod.locked && next.locked && pod.status !== 'EXITED' && pod.status !== 'ERROR')
+          throw new GpufleetError('LOCKED', `Pod ${id} is locked; changing image, args, env, ports, disk or registry would recreate its container. Unlock it first.`);
+        next.specGeneration += 1;
+      }
       tx.put('pods', next);
       return next;
     });
@@ -204,6 +209,17 @@ export class PodService {
         errors: ['$.name: must be unique within the account'],
       });
   }
+}
+
+/** JSON with object keys sorted, so a retry that orders its keys differently is the same request. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
 }
 
 function notFound(id: string): GpufleetError {

@@ -7,7 +7,7 @@ import { policyHeader, rateLimitHeader, rateLimitHeaders } from '../../api/rate-
 import fc from 'fast-check';
 import type { TestControlPlane } from '../harness/control-plane.ts';
 import { call, createPod, expectProblem, expectRateLimitHeaders, gpuBody, startPodsControlPlane } from './pods-helpers.ts';
-import { parseList, serializeList } from 'structured-headers';
+import { parseList } from 'structured-headers';
 
 let cp: TestControlPlane;
 beforeAll(async () => {
@@ -147,16 +147,14 @@ describe('limiter arithmetic', () => {
     expect(() => parseQuotas('week=1')).toThrow();
   });
 
-  test('the hand-written header serialisation equals the structured-headers library\'s', () => {
+  test('headers parse back to the windows they describe', () => {
     fc.assert(
       fc.property(
         fc.array(fc.record({ name: fc.constantFrom('minute', 'hour', 'day'), quota: fc.nat(1e9), seconds: fc.nat(1e6), remaining: fc.nat(1e9), reset: fc.nat(1e6) }), { minLength: 1, maxLength: 3 }),
         (ws) => {
           const windows = ws as Parameters<typeof rateLimitHeader>[0];
-          expect(rateLimitHeader(windows)).toBe(serializeList(windows.map((w) => [w.name, new Map([['r', w.remaining], ['t', w.reset]])])));
-          expect(policyHeader(windows)).toBe(serializeList(windows.map((w) => [w.name, new Map([['q', w.quota], ['w', w.seconds]])])));
-          // and parses back to the same numbers
           expect(parseList(rateLimitHeader(windows)).map(([n, p]) => [String(n), p.get('r'), p.get('t')])).toEqual(windows.map((w) => [w.name, w.remaining, w.reset]));
+          expect(parseList(policyHeader(windows)).map(([n, p]) => [String(n), p.get('q'), p.get('w')])).toEqual(windows.map((w) => [w.name, w.quota, w.seconds]));
         },
       ),
       { numRuns: 300 },

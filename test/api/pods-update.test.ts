@@ -199,3 +199,33 @@ describe('fields and limits on PATCH', () => {
     expect(await get(p.plain)).toEqual(before);
   });
 });
+
+describe('decisions on PATCH', () => {
+  test('a locked running pod refuses changes that would recreate its container (a reset), 409 LOCKED', async () => {
+    const { startTestControlPlane } = await import('../harness/control-plane.ts');
+    const { seedHosts } = await import('../harness/fake-hosts.ts');
+    const cp = await startTestControlPlane();
+    try {
+      await seedHosts(cp.services.store, [{ gpus: 2 }]);
+      const created = await cp.api('/v2/pods', { method: 'POST', json: { name: 'locked', image: 'a:1', locked: true, gpu: { id: 'NVIDIA H100 80GB HBM3' } } });
+      const pod = (await created.json()) as { id: string };
+      const res = await cp.api(`/v2/pods/${pod.id}`, { method: 'PATCH', json: { image: 'a:2' } });
+      expect(res.status).toBe(409);
+      expect(((await res.json()) as { code: string }).code).toBe('LOCKED');
+      const renamed = await cp.api(`/v2/pods/${pod.id}`, { method: 'PATCH', json: { name: 'still-locked' } });
+      expect(renamed.status).toBe(200);
+      const unlockAndChange = await cp.api(`/v2/pods/${pod.id}`, { method: 'PATCH', json: { locked: false, image: 'a:2' } });
+      expect(unlockAndChange.status).toBe(200);
+      // Idempotency-Key: the same body with keys in another order is the same request
+      const a = await cp.api('/v2/pods', { method: 'POST', headers: { 'idempotency-key': 'k-order' }, json: { name: 'o', image: 'b', gpu: { id: 'NVIDIA H100 80GB HBM3' } } });
+      const b = await cp.api('/v2/pods', { method: 'POST', headers: { 'idempotency-key': 'k-order' }, json: { gpu: { id: 'NVIDIA H100 80GB HBM3' }, image: 'b', name: 'o' } });
+      expect(b.status).toBe(201);
+      expect(((await b.json()) as { id: string }).id).toBe(((await a.json()) as { id: string }).id);
+      // public routes under /v2 carry the rate-limit headers too
+      const docs = await fetch(cp.url + '/v2/openapi.json');
+      expect(docs.headers.get('ratelimit')).toMatch(/"minute";r=\d+;t=\d+/);
+    } finally {
+      await cp.close();
+    }
+  });
+});
