@@ -61,7 +61,7 @@ export interface RunSpec {
 }
 
 export function runSpec(pod: PodRecord, hostId: string, networkVolumePath: (volumeId: string) => string = volumeHostPath): RunSpec {
-  const argv = ['run', '--detach', '--name', containerName(pod.id)];
+  const argv = ['run', '--detach', '--pull', 'never', '--name', containerName(pod.id)];
   argv.push('--label', `${LABEL_POD}=${pod.id}`, '--label', `${LABEL_HOST}=${hostId}`);
   argv.push('--label', `${LABEL_SPEC}=${specKey(pod)}`, '--label', `${LABEL_GPUS}=${pod.gpuUuids.join(',')}`);
   argv.push('--env-file', '/dev/stdin', '--restart', 'no');

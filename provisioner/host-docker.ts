@@ -28,7 +28,6 @@ interface InspectJson {
 }
 
 const ZERO_TIME = '0001-01-01T00:00:00Z';
-const NEED_PULL = '@@gpufleet-need-pull';
 
 export function parseInspect(json: string): ObservedContainer[] {
   const list = JSON.parse(json) as InspectJson[];
@@ -74,10 +73,6 @@ export class HostDocker {
     return parseInspect(res.stdout);
   }
 
-  async hasImage(image: string): Promise<boolean> {
-    return (await this.run(shellJoin(['docker', 'image', 'inspect', '--format', '{{.Id}}', image]))).code === 0;
-  }
-
   /** Pulls, logging in first when credentials are given (password on stdin, a throwaway DOCKER_CONFIG). */
   async pull(image: string, auth?: { server: string; username: string; password: string }): Promise<{ ok: boolean; error: string }> {
     const pull = shellJoin(['docker', 'pull', '-q', image]);
@@ -90,18 +85,21 @@ export class HostDocker {
   }
 
   /**
-   * One round trip: check the image is present, create the storage dirs, `docker run`, inspect.
-   * `needPull` when the image is missing (the caller pulls, then calls again).
+   * One round trip: create the storage dirs, `docker run --pull never`, inspect. `needPull` when the
+   * host lacks the image (the caller pulls, with credentials, then calls again): docker never pulls
+   * on its own, so a private registry's login is always ours.
    */
-  async runPod(spec: RunSpec, podId: string, image: string): Promise<{ needPull: boolean; ok: boolean; error: string; container: ObservedContainer | null }> {
+  async runPod(spec: RunSpec, podId: string): Promise<{ needPull: boolean; ok: boolean; error: string; container: ObservedContainer | null }> {
     const mk = spec.dirs.length ? `mkdir -p ${shellJoin(spec.dirs)} && ` : '';
-    const script =
-      `docker image inspect --format . ${shellJoin([image])} >/dev/null 2>&1 || { echo ${NEED_PULL}; exit 0; }; ` +
-      `${mk}docker ${shellJoin(spec.argv)} >/dev/null && docker inspect ${shellJoin([containerName(podId)])}`;
+    const script = `${mk}docker ${shellJoin(spec.argv)} >/dev/null && docker inspect ${shellJoin([containerName(podId)])}`;
     const res = await this.run(script, spec.envFile);
-    if (res.stdout.startsWith(NEED_PULL)) return { needPull: true, ok: false, error: '', container: null };
+    const error = res.stderr.trim().slice(-500);
+    if (res.code !== 0 && /No such image/i.test(error)) {
+      await this.run(`docker rm -f ${shellJoin([containerName(podId)])} >/dev/null 2>&1; true`);
+      return { needPull: true, ok: false, error, container: null };
+    }
     const container = res.code === 0 ? (parseInspect(res.stdout)[0] ?? null) : null;
-    return { needPull: false, ok: res.code === 0, error: res.stderr.trim().slice(-500), container };
+    return { needPull: false, ok: res.code === 0, error, container };
   }
 
   /** Starts the kept container and inspects it, in one round trip. */

@@ -94,14 +94,18 @@ export class PodReconciler {
     if (container) r = await docker.start(pod.id);
     else {
       const spec = runSpec(pod, host.id);
-      await this.write(pod, intent, () => ({ status: 'STARTING', statusReason: 'starting container' }));
-      let run = await docker.runPod(spec, pod.id, pod.image);
+      // the status write and the command overlap: STARTING is true from the moment docker is asked
+      const [, first] = await Promise.all([
+        this.write(pod, intent, () => ({ status: 'STARTING', statusReason: 'starting container' })),
+        docker.runPod(spec, pod.id),
+      ]);
+      let run = first;
       if (run.needPull) {
         await this.write(pod, intent, () => ({ status: 'PROVISIONING', statusReason: `pulling image ${pod.image}` }));
         const pulled = await docker.pull(pod.image, await this.registryAuth(pod));
         if (!pulled.ok) return this.fail(pod, intent, `image pull failed: ${pulled.error}`);
         await this.write(pod, intent, () => ({ status: 'STARTING', statusReason: 'starting container' }));
-        run = await docker.runPod(spec, pod.id, pod.image);
+        run = await docker.runPod(spec, pod.id);
       }
       // a container of that name exists (a pass cut mid-way): the next pass observes and adopts it
       if (!run.ok && /already in use|Conflict/.test(run.error)) return null;
