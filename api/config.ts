@@ -10,8 +10,10 @@ export interface ServerConfig {
   rateLimits: Quotas;
   /** run the provisioner's reconcile loop in this process (off in API-only tests) */
   provisioner: boolean;
-  /** seconds between reconcile passes and host heartbeats */
+  /** milliseconds between reconcile passes (each is a host heartbeat) */
   reconcileIntervalMs: number;
+  /** milliseconds between runtime metric samples per host (docker stats, nvidia-smi) */
+  metricsIntervalMs: number;
   logLevel: string;
 }
 
@@ -24,6 +26,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     rateLimits: parseQuotas(env.GPUFLEET_RATE_LIMITS),
     provisioner: env.GPUFLEET_PROVISIONER !== 'off',
     reconcileIntervalMs: Number(env.GPUFLEET_RECONCILE_INTERVAL_MS ?? 2000),
+    metricsIntervalMs: Number(env.GPUFLEET_METRICS_INTERVAL_MS ?? 10000),
     logLevel: env.GPUFLEET_LOG_LEVEL ?? env.LOG_LEVEL ?? 'info',
   };
 }

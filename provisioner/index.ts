@@ -8,7 +8,7 @@ export { runSpec, splitArgs, containerName } from './container-spec.ts';
 
 export function provisioner(opts: { logger?: Logger } = {}) {
   return async (services: Services): Promise<() => Promise<void>> => {
-    const r = new Reconciler(services, { intervalMs: services.config.reconcileIntervalMs, ...(opts.logger ? { logger: opts.logger } : {}) });
+    const r = new Reconciler(services, { intervalMs: services.config.reconcileIntervalMs, metricsIntervalMs: services.config.metricsIntervalMs, ...(opts.logger ? { logger: opts.logger } : {}) });
     r.start();
     return async () => {
       await r.stop();

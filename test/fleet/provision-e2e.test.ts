@@ -41,9 +41,9 @@ async function enroll(h: TestHost, dataCenterId: string): Promise<string> {
 
 beforeAll(async () => {
   image = await ensureTestImage();
-  gpuHost = await startTestHost({ name: `gpu-${process.pid}`, gpus: [FIXTURE_GPUS.H100_80GB_HBM3, FIXTURE_GPUS.H100_80GB_HBM3, FIXTURE_GPUS.H100_80GB_HBM3, FIXTURE_GPUS.H100_80GB_HBM3] });
+  gpuHost = await startTestHost({ name: `gpu-${process.pid}`, gpus: [0, 1, 2, 3].map((i) => ({ ...FIXTURE_GPUS.H100_80GB_HBM3, utilizationGpu: 40 + i, utilizationMemory: 10 + i })) });
   cpuHost = await startTestHost({ name: `cpu-${process.pid}` });
-  cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300 });
+  cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300, metricsIntervalMs: 500 });
   hostIds.gpu = await enroll(gpuHost, 'dc-e2e');
   hostIds.cpu = await enroll(cpuHost, 'dc-e2e');
 });
@@ -94,6 +94,15 @@ describe('a GPU pod through its lifecycle', () => {
     const all = [0, 1, 2, 3].map((i) => fixtureGpuUuid(gpuHost.name, i));
     for (const u of visible) expect(all).toContain(u);
     expect(c?.Config.Labels?.['gpufleet.pod']).toBe(id);
+    // runtime metrics come from docker stats and the host's nvidia-smi, per GPU of this pod
+    const sampled = await waitFor('runtime metrics', async () => {
+      const p = await pod(id);
+      return p.runtime?.gpus?.some((g: { util: number }) => g.util > 0) ? p : null;
+    });
+    const byUuid = new Map(all.map((u, i) => [u, { util: 40 + i, memoryUtil: 10 + i }]));
+    expect(sampled.runtime.gpus).toEqual(visible.map((u) => byUuid.get(u)));
+    expect(sampled.runtime.cpu.util).toEqual(expect.any(Number));
+    expect(sampled.runtime.uptime).toEqual(expect.any(Number));
   });
 
   test('stop stops the container and releases the GPUs; start runs it again', async () => {

@@ -25,6 +25,7 @@ export interface TestControlPlaneOptions extends StartOptions {
   dataDir?: string;
   rateLimits?: string;
   reconcileIntervalMs?: number;
+  metricsIntervalMs?: number;
 }
 
 export async function startTestControlPlane(opts: TestControlPlaneOptions = {}): Promise<TestControlPlane> {
@@ -38,6 +39,7 @@ export async function startTestControlPlane(opts: TestControlPlaneOptions = {}):
       rateLimits: parseQuotas(opts.rateLimits),
       provisioner: (opts.background?.length ?? 0) > 0,
       reconcileIntervalMs: opts.reconcileIntervalMs ?? 500,
+      metricsIntervalMs: opts.metricsIntervalMs ?? 10_000,
       logLevel: 'silent',
     },
     opts,
