@@ -81,6 +81,9 @@ export interface PodRecord extends PodSpec {
   gpuUuids: string[];
   /** the pod holds its host's compute (GPUs, vCPUs, memory, disk); false once stopped or terminated */
   allocated: boolean;
+  /** vCPUs and memory (GB) a GPU pod reserves beside its GPUs (GraphQL minVcpuCount/minMemoryInGb); kept for the next start */
+  reservedVcpu: number;
+  reservedMemoryGb: number;
   /** USD per hour while the pod holds compute, fixed at placement */
   costPerHr: number;
   cudaVersion: string | null;

@@ -14,8 +14,8 @@ export function allocationOf(pod: PodRecord) {
     podId: pod.id,
     hostId: pod.hostId,
     gpuUuids: pod.gpuUuids,
-    vcpu: pod.cpu?.vcpuCount ?? 0,
-    memoryGb: pod.cpu?.memory ?? 0,
+    vcpu: pod.cpu?.vcpuCount ?? pod.reservedVcpu ?? 0,
+    memoryGb: pod.cpu?.memory ?? pod.reservedMemoryGb ?? 0,
     diskGb: podDiskGb(pod),
   };
 }
@@ -70,6 +70,9 @@ export class FleetPlacer implements Placer {
   async place(tx: StoreTx, req: PlacementRequest): Promise<Placement> {
     await this.refresh(tx);
     const { pod } = req;
+    // a GPU pod keeps what it reserved when it was first placed (a later start has no minimums of its own)
+    const minVcpu = req.minVcpu ?? (pod.gpu ? pod.reservedVcpu : 0);
+    const minMemoryGb = req.minMemoryGb ?? (pod.gpu ? pod.reservedMemoryGb : 0);
     const request: FleetRequest = {
       cloud: req.cloud ?? pod.cloud,
       diskGb: podDiskGb(pod),
@@ -78,8 +81,8 @@ export class FleetPlacer implements Placer {
       ...(req.dataCenterIds.length ? { dataCenterIds: req.dataCenterIds } : {}),
       ...(pod.allowedCudaVersions.length ? { allowedCudaVersions: pod.allowedCudaVersions } : {}),
       ...(req.pinnedHostId ? { pinnedHostId: req.pinnedHostId } : {}),
-      ...(req.minVcpu ? { minVcpu: req.minVcpu } : {}),
-      ...(req.minMemoryGb ? { minMemoryGb: req.minMemoryGb } : {}),
+      ...(minVcpu ? { minVcpu } : {}),
+      ...(minMemoryGb ? { minMemoryGb } : {}),
     };
     const res = this.scheduler.find(request);
     if (!res.ok) throw placementError(res);
@@ -95,6 +98,8 @@ export class FleetPlacer implements Placer {
       cloud,
       costPerHr,
       cudaVersion: host?.facts.cudaVersion ?? null,
+      reservedVcpu: pod.gpu ? (minVcpu ?? 0) : 0,
+      reservedMemoryGb: pod.gpu ? (minMemoryGb ?? 0) : 0,
     };
   }
 }

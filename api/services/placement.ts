@@ -10,6 +10,8 @@ export interface Placement {
   gpuUuids: string[];
   cloud: CloudTier;
   costPerHr: number;
+  reservedVcpu: number;
+  reservedMemoryGb: number;
   cudaVersion: string | null;
 }
 

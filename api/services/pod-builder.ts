@@ -75,6 +75,8 @@ export async function buildPodRecord(
     dataCenterId: null,
     gpuUuids: [],
     allocated: false,
+    reservedVcpu: 0,
+    reservedMemoryGb: 0,
     costPerHr: 0,
     cudaVersion: null,
     restartGeneration: 0,

@@ -37,3 +37,28 @@ test('concurrent creates never share a GPU and fail with CAPACITY_UNAVAILABLE on
   expect(live).toHaveLength(16);
   expect(new Set(live).size).toBe(16);
 });
+
+test('vCPUs a GPU pod reserved (GraphQL minVcpuCount) stay reserved: a CPU pod cannot take them, also after a stop and start', async () => {
+  const own = await startTestControlPlane();
+  try {
+    await seedHosts(own.services.store, [{ gpus: 2, cpuCount: 16, memoryGb: 64, dataCenterId: 'dc-res' }]);
+    const gql = await own.api('/graphql', {
+      method: 'POST',
+      json: { query: 'mutation { podFindAndDeployOnDemand(input: {name: "g", imageName: "img", gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCount: 1, minVcpuCount: 12, minMemoryInGb: 8, containerDiskInGb: 1, cloudType: ALL}) { id } }' },
+    });
+    const body = (await gql.json()) as { data?: { podFindAndDeployOnDemand: { id: string } }; errors?: unknown };
+    expect(body.errors).toBeUndefined();
+    const gpuPodId = body.data!.podFindAndDeployOnDemand.id;
+    const cpuPod = () => own.api('/v2/pods', { method: 'POST', json: { name: `c-${Math.random()}`, image: 'img', disk: 1, cpu: { id: 'cpu3c', vcpuCount: 8, memory: 4 } } });
+    const refused = await cpuPod();
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { code: string }).code).toBe('CAPACITY_UNAVAILABLE');
+    await own.api(`/v2/pods/${gpuPodId}/action`, { method: 'POST', json: { action: 'stop' } });
+    await own.api(`/v2/pods/${gpuPodId}/action`, { method: 'POST', json: { action: 'start' } });
+    expect((await cpuPod()).status).toBe(400);
+    await own.api(`/v2/pods/${gpuPodId}`, { method: 'DELETE' });
+    expect((await cpuPod()).status).toBe(201);
+  } finally {
+    await own.close();
+  }
+});
