@@ -48,30 +48,15 @@ function endpointId(): string {
  * declared stack sees no drift); `resolvedGpuTypeIds` is the expanded priority list workers use.
  */
 export function toEndpointView(e: EndpointRecord) {
+  const { tags, ...fields } = toInput(e);
   return {
     id: e.id,
     userId: e.accountId,
-    name: e.name,
-    type: e.type,
     computeType: 'GPU' as const,
-    templateId: e.templateId,
-    gpuTypeIds: e.gpuPools,
+    ...fields,
     resolvedGpuTypeIds: e.gpuTypeIds,
-    gpuCount: e.gpuCount,
-    workersMin: e.workersMin,
-    workersMax: e.workersMax,
-    idleTimeout: e.idleTimeout,
-    scalerType: e.scalerType,
-    scalerValue: e.scalerValue,
-    networkVolumeId: e.networkVolumeId,
-    dataCenterIds: e.dataCenterIds,
-    cloud: e.cloud,
-    flashboot: e.flashboot,
-    executionTimeoutMs: e.executionTimeoutMs,
-    allowedCudaVersions: e.allowedCudaVersions,
-    env: e.env,
     version: e.version,
-    tags: e.tags,
+    tags,
     createdAt: e.createdAt,
     updatedAt: e.updatedAt,
   };
