@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { GpufleetError } from '../../model/errors.ts';
 import type { PodCreateInput, PodUpdateInput } from '../../model/schemas/pod.ts';
 import { validatePodAction, validatePodCreate, validatePodUpdate } from '../../model/pod-validation.ts';
-import { transition } from '../../model/pod-state-machine.ts';
+import { actionsFor, transition } from '../../model/pod-state-machine.ts';
 import type { PodAction, PodRecord, PodStatus } from '../../model/pod.ts';
 import type { Principal } from '../auth/api-keys.ts';
 import type { Store, StoreTx } from '../store/store.ts';
@@ -167,9 +167,7 @@ export class PodService {
         const why = pod.locked && action === 'stop' ? ' (the pod is locked)' : '';
         throw new GpufleetError(
           'INVALID_TRANSITION',
-          `Cannot ${action} pod ${id} while it is ${pod.status}${why}; valid actions: ${
-            [...new Set(['start', 'stop', 'restart', 'terminate'])].filter((a) => transition(pod.status, a as PodAction, pod.locked)).join(', ') || 'none'
-          }.`,
+          `Cannot ${action} pod ${id} while it is ${pod.status}${why}; valid actions: ${actionsFor(pod.status, pod.locked).join(', ') || 'none'}.`,
           { fields: { status: pod.status, action } },
         );
       }
