@@ -1,6 +1,5 @@
 // The one place an error becomes an HTTP reply: application/problem+json (RFC 9457) with `title`
 // (the status's reason phrase), `status`, `detail` and, for validation failures, `errors`.
-import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GpufleetError, isGpufleetError } from '../../model/errors.ts';
 
@@ -60,8 +59,4 @@ export function registerProblemHandlers(app: FastifyInstance, allowedMethods: (u
       );
     return sendProblem(reply, new GpufleetError('ROUTE_NOT_FOUND', `No route ${request.method} ${path}.`));
   });
-}
-
-export function reasonPhrase(status: number): string {
-  return STATUS_CODES[status] ?? 'Error';
 }

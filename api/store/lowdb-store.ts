@@ -98,7 +98,6 @@ export class LowdbStore implements Store {
   private constructor(
     private readonly db: Low<Snapshot>,
     private readonly journal: Journal,
-    private readonly journalDir: string,
     private readonly snapshotIntervalMs: number,
     private readonly snapshotFile: string,
     private readonly fsync: boolean,
@@ -115,7 +114,7 @@ export class LowdbStore implements Store {
     // compact JSON: the snapshot is rewritten whole, and pretty-printing a large state doubles its cost
     const db = new Low<Snapshot>(new DataFile(snapshotFile, { parse: JSON.parse, stringify: (d) => JSON.stringify(d) }), { seq: 0, collections: {} });
     await db.read();
-    const store = new LowdbStore(db, new Journal(journalDir, fsync), journalDir, opts.snapshotIntervalMs ?? 1000, snapshotFile, fsync);
+    const store = new LowdbStore(db, new Journal(journalDir, fsync), opts.snapshotIntervalMs ?? 1000, snapshotFile, fsync);
     store.load(db.data);
     const { entries, lastSeq, files } = await Journal.replay(journalDir, db.data.seq);
     for (const e of entries) store.apply(e.ops);
@@ -251,10 +250,6 @@ export class LowdbStore implements Store {
       this.snapshotting = null;
     });
     await this.snapshotting;
-  }
-
-  get journalDirectory(): string {
-    return this.journalDir;
   }
 
   async close(): Promise<void> {
