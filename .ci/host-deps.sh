@@ -3,7 +3,7 @@
 #   - installs docker.io, openssh-server, busybox-static, iproute2 (+ jq for the JSON merge)
 #   - registers a Docker runtime named "nvidia" that is plain runc, so pods asking for the
 #     NVIDIA runtime run on machines without GPUs
-#   - starts dockerd (vfs storage, no iptables: works inside unprivileged-ish containers)
+#   - starts dockerd (vfs storage, with its iptables rules: networks are isolated from each other)
 # Idempotent: safe to run again; it only changes what is missing.
 set -euo pipefail
 
@@ -20,7 +20,7 @@ fi
 # --- packages --------------------------------------------------------------------------------
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 need=()
-for pkg in docker.io openssh-server openssh-client busybox-static iproute2 jq; do
+for pkg in docker.io openssh-server openssh-client busybox-static iproute2 iptables jq; do
   installed "$pkg" || need+=("$pkg")
 done
 if [ "${#need[@]}" -gt 0 ]; then
@@ -60,7 +60,11 @@ else
   # flags given both on the command line and in daemon.json make dockerd refuse to start
   args=()
   [ "$(jq 'has("storage-driver")' "$DAEMON_JSON")" = true ] || args+=(--storage-driver=vfs)
-  [ "$(jq 'has("iptables")' "$DAEMON_JSON")" = true ] || args+=(--iptables=false)
+  # iptables stay on: Docker isolates networks from each other with its iptables rules, and the
+  # tenant-isolation tests depend on that (docs/security.md)
+  if [ "$(jq '.iptables == false' "$DAEMON_JSON")" = true ]; then
+    log "$DAEMON_JSON sets iptables=false; tenant isolation needs Docker's iptables rules"; exit 1
+  fi
   log "starting dockerd ${args[*]} (log: $LOG)"
   # setsid + nohup: dockerd must outlive this script and its shell
   setsid nohup dockerd "${args[@]}" >>"$LOG" 2>&1 < /dev/null &
