@@ -1,0 +1,249 @@
+// The embedded JobQueue: state in memory (job-table.ts), every change in the queue's own log
+// (job-log.ts) before it is acknowledged, replayed on open. See docs/jobs.md for the guarantees.
+import { randomUUID } from 'node:crypto';
+import { GpufleetError } from '../../model/errors.ts';
+import { isFinal, type EnqueueRequest, type Job } from './job.ts';
+import type {
+  CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, QueueDepth, StreamRead, TakeOptions, WaitOptions,
+} from './job-queue.ts';
+import { JobLog } from './job-log.ts';
+import { JobTable } from './job-table.ts';
+import type { Repair } from './log-replay.ts';
+import type { SubmittedJob } from './log-record.ts';
+import { validateEnqueue } from './job-validation.ts';
+import { QueueCore } from './queue-core.ts';
+import { settingsOf, type EmbeddedJobQueueOptions } from './queue-options.ts';
+import { longPoll } from './waiters.ts';
+
+export class EmbeddedJobQueue extends QueueCore implements JobQueue {
+  /** torn last records cut off when the log was opened (for the caller to log) */
+  readonly repairs: readonly Repair[];
+  private readonly timer: NodeJS.Timeout | undefined;
+
+  private constructor(table: JobTable, log: JobLog, opts: EmbeddedJobQueueOptions, snapshotBytes: number, repairs: Repair[]) {
+    const settings = settingsOf(opts);
+    super(table, log, settings, snapshotBytes);
+    this.repairs = repairs;
+    const every = settings.sweepIntervalMs;
+    if (every > 0) {
+      this.timer = setInterval(() => void this.sweep().catch(() => undefined), every);
+      this.timer.unref();
+    }
+  }
+
+  static async open(opts: EmbeddedJobQueueOptions): Promise<EmbeddedJobQueue> {
+    const { leaseMs, retention, fsync, clock } = settingsOf(opts);
+    const table = new JobTable({ leaseMs, retention });
+    const { log, replay } = await JobLog.open(opts.dir, fsync, (rec) => table.apply(rec));
+    // running jobs get a fresh lease: their workers kept running while the control plane was down
+    table.extendLeases(clock() + leaseMs);
+    return new EmbeddedJobQueue(table, log, opts, replay.snapshotBytes, replay.repairs);
+  }
+
+  async enqueue(req: EnqueueRequest): Promise<Job> {
+    const policy = validateEnqueue(req);
+    // as submitted; a waiting worker may hold it already when this resolves
+    return this.run((fx) => {
+      const job: SubmittedJob = {
+        id: `${req.sync ? 'sync-' : ''}${randomUUID()}`,
+        endpointId: req.endpointId,
+        accountId: req.accountId,
+        input: req.input,
+        ...(req.webhook !== undefined ? { webhook: req.webhook } : {}),
+        policy,
+        sync: req.sync,
+        createdAt: this.now(),
+      };
+      return this.commit({ t: 'enq', job }, fx)!;
+    });
+  }
+
+  async take(endpointId: string, workerId: string, opts: TakeOptions = {}): Promise<Job[]> {
+    const max = opts.max ?? 1;
+    if (!Number.isInteger(max) || max < 1) {
+      throw new GpufleetError('VALIDATION_FAILED', 'max must be a positive integer', { errors: ['$.max: must be an integer >= 1'] });
+    }
+    const signal = opts.signal;
+    const got = await this.run((fx) => {
+      const jobs = this.takeNow(endpointId, workerId, max, fx);
+      if (jobs.length > 0) return { jobs, seq: fx.seq };
+      // parked in the same tick as the check, so an enqueue arriving during any await finds it
+      return longPoll<Job[]>(this.waitOpts(opts), () => [], (settle) => this.takeWaiters.add(endpointId, { workerId, max, signal, settle }));
+    });
+    return 'jobs' in got ? this.deliver(got.jobs, got.seq, signal) : got;
+  }
+
+  progress(jobId: string, workerId: string, output: unknown): Promise<Job> {
+    return this.run((fx) => {
+      this.held(jobId, workerId);
+      return this.commit({ t: 'prog', id: jobId, at: this.now(), output }, fx)!;
+    });
+  }
+
+  appendStream(jobId: string, workerId: string, chunk: unknown): Promise<void> {
+    return this.run((fx) => {
+      this.held(jobId, workerId);
+      this.commit({ t: 'chunk', id: jobId, output: chunk }, fx);
+      this.table.renewLease(jobId, this.now() + this.settings.leaseMs);
+    });
+  }
+
+  readStream(jobId: string, from?: number): Promise<StreamRead | undefined> {
+    return this.run(() => {
+      const job = this.table.find(jobId, this.now());
+      if (!job) return undefined;
+      const stream = this.table.streams.get(jobId) ?? [];
+      const start = from ?? this.table.cursors.get(jobId) ?? 0;
+      if (from === undefined) this.table.cursors.set(jobId, stream.length);
+      return { status: job.status, chunks: stream.slice(start), next: stream.length };
+    });
+  }
+
+  complete(jobId: string, workerId: string, result: CompleteRequest): Promise<Job> {
+    return this.run((fx) => {
+      const held = this.held(jobId, workerId);
+      const at = this.now();
+      if (result.error !== undefined && held.autoRetries < this.settings.maxErrorRetries) {
+        return this.commit({ t: 'rq', id: jobId, at, cause: 'error', error: result.error }, fx)!;
+      }
+      return this.commit({
+        t: 'fin', id: jobId, at, status: result.error !== undefined ? 'FAILED' : 'COMPLETED',
+        ...(result.output !== undefined ? { output: result.output } : {}),
+        ...(result.error !== undefined ? { error: result.error } : {}),
+      }, fx)!;
+    });
+  }
+
+  heartbeat(workerId: string, jobIds: readonly string[]): Promise<HeartbeatResult> {
+    // begin() runs first: a lease that already ran out is lost, not renewed
+    return this.run(() => {
+      const out: HeartbeatResult = { renewed: [], notHeld: [] };
+      const until = this.now() + this.settings.leaseMs;
+      for (const id of jobIds) {
+        const job = this.table.jobs.get(id);
+        if (job?.status === 'IN_PROGRESS' && job.workerId === workerId) {
+          this.table.renewLease(id, until);
+          out.renewed.push(id);
+        } else out.notHeld.push(id);
+      }
+      return out;
+    });
+  }
+
+  workerLost(workerId: string, reason: string): Promise<Job[]> {
+    return this.run((fx) => {
+      const now = this.now();
+      const ids = [...(this.table.byWorker.get(workerId) ?? [])];
+      const jobs = ids.map((id) => this.lose(this.table.jobs.get(id)!, reason, now, fx, false)!);
+      this.stops.forget(workerId);
+      for (const w of this.takeWaiters.drainWhere((w) => w.workerId === workerId)) w.settle([]);
+      return jobs;
+    });
+  }
+
+  cancel(jobId: string): Promise<Job> {
+    return this.run((fx) => {
+      const job = this.found(jobId);
+      if (job.status === 'CANCELLED') return job;
+      if (isFinal(job.status)) {
+        throw new GpufleetError('INVALID_TRANSITION', `job ${jobId} is ${job.status} and cannot be cancelled`, { fields: { jobId, status: job.status } });
+      }
+      if (job.status === 'IN_PROGRESS') fx.stops.push({ workerId: job.workerId!, jobId });
+      return this.commit({ t: 'fin', id: jobId, at: this.now(), status: 'CANCELLED' }, fx)!;
+    });
+  }
+
+  retry(jobId: string): Promise<Job> {
+    return this.run((fx) => {
+      const job = this.found(jobId);
+      if (job.status !== 'FAILED' && job.status !== 'TIMED_OUT') {
+        throw new GpufleetError('INVALID_TRANSITION', `only FAILED and TIMED_OUT jobs can be retried; job ${jobId} is ${job.status}`, {
+          fields: { jobId, status: job.status },
+        });
+      }
+      return this.commit({ t: 'rq', id: jobId, at: this.now(), cause: 'retry' }, fx)!;
+    });
+  }
+
+  purge(endpointId: string): Promise<number> {
+    return this.run((fx) => {
+      const ids = this.table.nextQueued(endpointId, Number.POSITIVE_INFINITY);
+      const at = this.now();
+      for (const id of ids) this.commit({ t: 'fin', id, at, status: 'CANCELLED' }, fx);
+      return ids.length;
+    });
+  }
+
+  deleteEndpoint(endpointId: string): Promise<DeleteEndpointResult> {
+    return this.run((fx) => {
+      const at = this.now();
+      const ids = [...(this.table.byEndpoint.get(endpointId) ?? [])];
+      let cancelled = 0;
+      for (const id of ids) {
+        const job = this.table.jobs.get(id)!;
+        if (isFinal(job.status)) continue;
+        if (job.status === 'IN_PROGRESS') fx.stops.push({ workerId: job.workerId!, jobId: id });
+        this.commit({ t: 'fin', id, at, status: 'CANCELLED' }, fx);
+        cancelled++;
+      }
+      this.commit({ t: 'drop', endpointId }, fx);
+      for (const w of this.takeWaiters.drain(endpointId)) w.settle([]);
+      return { cancelled, removed: ids.length };
+    });
+  }
+
+  get(jobId: string): Promise<Job | undefined> {
+    return this.run(() => this.table.find(jobId, this.now()));
+  }
+
+  async waitForFinal(jobId: string, opts?: WaitOptions): Promise<Job | undefined> {
+    return this.run((): Job | undefined | Promise<Job | undefined> => {
+      const job = this.table.find(jobId, this.now());
+      if (!job || isFinal(job.status)) return job;
+      return longPoll<Job | undefined>(this.waitOpts(opts), () => this.table.find(jobId, this.now()), (settle) => this.finalWaiters.add(jobId, settle));
+    });
+  }
+
+  stopRequests(workerId: string, opts?: WaitOptions): Promise<string[]> {
+    return this.stops.poll(workerId, this.waitOpts(opts));
+  }
+
+  counts(endpointId: string): Promise<EndpointCounts> {
+    return this.run(() => this.table.countsOf(endpointId));
+  }
+
+  depth(endpointId: string): Promise<QueueDepth> {
+    return this.run(() => ({ ...this.table.depthOf(endpointId, this.now()), waitingWorkers: this.takeWaiters.count(endpointId) }));
+  }
+
+  /** records appended and group commits done since open; bytes a compaction would reclaim */
+  logStats(): { records: number; commits: number; bytesSinceCompaction: number } {
+    return { ...this.log.stats, bytesSinceCompaction: this.log.bytesSinceCompaction };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    clearInterval(this.timer);
+    await this.shutdown();
+  }
+
+  private found(jobId: string): Job {
+    const job = this.table.find(jobId, this.now());
+    if (!job) throw new GpufleetError('NOT_FOUND', `job ${jobId} not found`, { fields: { jobId } });
+    return job;
+  }
+
+  /** the job, if `workerId` holds it IN_PROGRESS; otherwise why not, as an error */
+  private held(jobId: string, workerId: string): Job {
+    const job = this.found(jobId);
+    if (isFinal(job.status)) {
+      throw new GpufleetError('JOB_ALREADY_FINAL', `job ${jobId} is already ${job.status}`, { fields: { jobId, status: job.status, workerId: job.workerId } });
+    }
+    if (job.status !== 'IN_PROGRESS' || job.workerId !== workerId) {
+      throw new GpufleetError('JOB_LEASE_LOST', `worker ${workerId} does not hold job ${jobId} (it is ${job.status})`, {
+        fields: { jobId, status: job.status, workerId: job.workerId },
+      });
+    }
+    return job;
+  }
+}

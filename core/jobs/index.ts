@@ -1,0 +1,10 @@
+// The durable job queue of serverless queue endpoints: the port (JobQueue) and its embedded
+// implementation. No HTTP here; the job and worker routes call this. See docs/jobs.md.
+export type { EnqueueRequest, FinalStatus, Job, JobPolicy, JobStatus, Retention } from './job.ts';
+export { JOB_LIMITS, JOB_STATUSES, isFinal } from './job.ts';
+export type {
+  CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, QueueDepth, RecycleEvent, StreamRead, TakeOptions, WaitOptions,
+} from './job-queue.ts';
+export { EmbeddedJobQueue } from './embedded-queue.ts';
+export { DEFAULT_LEASE_MS, type EmbeddedJobQueueOptions } from './queue-options.ts';
+export type { Repair } from './log-replay.ts';

@@ -1,0 +1,111 @@
+// The port of the durable job queue. The embedded implementation (embedded-queue.ts) keeps its own
+// append-only log; a PostgreSQL one (`FOR UPDATE SKIP LOCKED` for take) can implement the same
+// interface. Every mutating call resolves only once its change is durable.
+//
+// Errors are GpufleetError (model/errors.ts): NOT_FOUND for an unknown or expired job,
+// JOB_LEASE_LOST / JOB_ALREADY_FINAL for worker calls on a job the worker no longer holds,
+// INVALID_TRANSITION for cancel/retry from a status that does not allow it, VALIDATION_FAILED for a
+// bad request.
+import type { EnqueueRequest, Job, JobStatus } from './job.ts';
+
+export interface WaitOptions {
+  /** how long to wait for something to happen; 0 answers at once */
+  waitMs?: number;
+  /** aborts the wait (the HTTP request went away): resolves with the "nothing" answer */
+  signal?: AbortSignal;
+}
+
+export interface TakeOptions extends WaitOptions {
+  /** how many jobs at most (job-take-batch); default 1 */
+  max?: number;
+}
+
+export interface CompleteRequest {
+  output?: unknown;
+  /** the handler's error; its presence makes the attempt a failure */
+  error?: string;
+}
+
+export interface StreamRead {
+  status: JobStatus;
+  /** the chunks not returned by an earlier read */
+  chunks: unknown[];
+  /** index of the next chunk */
+  next: number;
+}
+
+export interface HeartbeatResult {
+  /** leases extended */
+  renewed: string[];
+  /** ids the worker reported that it does not hold (final, requeued, or another worker's) */
+  notHeld: string[];
+}
+
+/** health `jobs`: over the jobs the queue still holds (within retention) */
+export interface EndpointCounts {
+  completed: number;
+  /** FAILED and TIMED_OUT */
+  failed: number;
+  inProgress: number;
+  inQueue: number;
+  /** held jobs that went back to the queue at least once */
+  retried: number;
+}
+
+/** what the autoscaler reads (QUEUE_DELAY and REQUEST_COUNT scaling) */
+export interface QueueDepth {
+  /** queued jobs that count as demand (not lowPriority) */
+  inQueue: number;
+  lowPriority: number;
+  inProgress: number;
+  /** ms the oldest demand-counting queued job has waited; 0 when none */
+  oldestAgeMs: number;
+  /** workers waiting in take right now (idle) */
+  waitingWorkers: number;
+}
+
+export interface RecycleEvent {
+  workerId: string;
+  jobId: string;
+  reason: 'execution-timeout';
+}
+
+export interface DeleteEndpointResult {
+  cancelled: number;
+  removed: number;
+}
+
+export interface JobQueue {
+  enqueue(req: EnqueueRequest): Promise<Job>;
+  /** long poll: jobs put IN_PROGRESS under a lease for `workerId`; [] on timeout or abort */
+  take(endpointId: string, workerId: string, opts?: TakeOptions): Promise<Job[]>;
+  /** an IN_PROGRESS update from the lease holder (not final); renews the lease */
+  progress(jobId: string, workerId: string, output: unknown): Promise<Job>;
+  appendStream(jobId: string, workerId: string, chunk: unknown): Promise<void>;
+  /** chunks not returned before (a cursor kept per job), or from `from` when given */
+  readStream(jobId: string, from?: number): Promise<StreamRead | undefined>;
+  /** the final report of the lease holder; at most once per attempt */
+  complete(jobId: string, workerId: string, result: CompleteRequest): Promise<Job>;
+  heartbeat(workerId: string, jobIds: readonly string[]): Promise<HeartbeatResult>;
+  /** the worker is gone: its jobs go back to the queue (retry counted) or FAILED past the cap */
+  workerLost(workerId: string, reason: string): Promise<Job[]>;
+  cancel(jobId: string): Promise<Job>;
+  /** FAILED or TIMED_OUT only: same id, back to IN_QUEUE */
+  retry(jobId: string): Promise<Job>;
+  /** queued jobs of the endpoint become CANCELLED; resolves with how many */
+  purge(endpointId: string): Promise<number>;
+  /** cancels queued and running jobs (CANCELLED), then removes every job of the endpoint */
+  deleteEndpoint(endpointId: string): Promise<DeleteEndpointResult>;
+  get(jobId: string): Promise<Job | undefined>;
+  /** resolves once the job is final, or with its current state when the wait ends */
+  waitForFinal(jobId: string, opts?: WaitOptions): Promise<Job | undefined>;
+  /** job-stop long poll: ids the worker must stop (cancelled, timed out); [] on timeout */
+  stopRequests(workerId: string, opts?: WaitOptions): Promise<string[]>;
+  counts(endpointId: string): Promise<EndpointCounts>;
+  depth(endpointId: string): Promise<QueueDepth>;
+  /** called once per job reaching a final status, after it is durable; returns an unsubscribe */
+  onFinal(listener: (job: Job) => void): () => void;
+  /** a worker that must be recycled (its job ran past executionTimeout) */
+  onRecycle(listener: (event: RecycleEvent) => void): () => void;
+  close(): Promise<void>;
+}

@@ -1,0 +1,262 @@
+// The queue's state in memory, changed only by applying log records, so replay after a restart and
+// the live path run the same code. Jobs are frozen records; applying a record replaces one. The
+// table keeps the indexes the queue needs: per-endpoint lanes of queued ids (insertion-ordered
+// sets, O(1) removal), in-progress ids per worker, counts per endpoint, and a deadline heap.
+import type { EndpointCounts, QueueDepth } from './job-queue.ts';
+import { isFinal, resultExpiry, type Job, type Retention } from './job.ts';
+import { DeadlineHeap, type DeadlineKind } from './deadline-heap.ts';
+import type { LogRecord } from './log-record.ts';
+
+export interface TableOptions {
+  leaseMs: number;
+  retention: Retention;
+}
+
+/** requeued jobs are served first, then normal ones, then lowPriority */
+interface Lanes {
+  retry: Set<string>;
+  normal: Set<string>;
+  low: Set<string>;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+export class JobTable {
+  readonly jobs = new Map<string, Job>();
+  readonly streams = new Map<string, unknown[]>();
+  readonly cursors = new Map<string, number>();
+  readonly lanes = new Map<string, Lanes>();
+  readonly byEndpoint = new Map<string, Set<string>>();
+  readonly byWorker = new Map<string, Set<string>>();
+  readonly stats = new Map<string, EndpointCounts>();
+  readonly deadlines = new DeadlineHeap();
+
+  constructor(private readonly opts: TableOptions) {}
+
+  apply(rec: LogRecord): Job | undefined {
+    if (rec.t === 'drop') {
+      for (const id of [...(this.byEndpoint.get(rec.endpointId) ?? [])]) this.remove(id);
+      return undefined;
+    }
+    if (rec.t === 'enq') {
+      const j = rec.job;
+      const job: Job = { ...j, status: 'IN_QUEUE', queuedAt: j.createdAt, retries: 0, autoRetries: 0, expiresAt: j.createdAt + j.policy.ttl };
+      return this.set(job);
+    }
+    if (rec.t === 'put') {
+      this.streams.set(rec.job.id, rec.stream);
+      return this.set(rec.job);
+    }
+    const old = this.jobs.get(rec.id);
+    if (!old) return undefined; // a record of a job since expired (replay of an older generation)
+    if (rec.t === 'chunk') {
+      let s = this.streams.get(rec.id);
+      if (!s) this.streams.set(rec.id, (s = []));
+      s.push(rec.output);
+      return old;
+    }
+    const next: Mutable<Job> = { ...old };
+    switch (rec.t) {
+      case 'take':
+        if (old.status !== 'IN_QUEUE') return old;
+        next.status = 'IN_PROGRESS';
+        next.workerId = rec.worker;
+        next.startedAt = rec.at;
+        next.delayTime = rec.at - old.queuedAt;
+        next.leaseExpiresAt = rec.at + this.opts.leaseMs;
+        clear(next, ['finishedAt', 'executionTime', 'output', 'error', 'expiresAt']);
+        break;
+      case 'prog':
+        if (old.status !== 'IN_PROGRESS') return old;
+        next.output = rec.output;
+        next.leaseExpiresAt = Math.max(old.leaseExpiresAt ?? 0, rec.at + this.opts.leaseMs);
+        break;
+      case 'fin': {
+        if (isFinal(old.status)) return old;
+        next.status = rec.status;
+        next.finishedAt = rec.at;
+        if (old.status === 'IN_PROGRESS' && old.startedAt !== undefined) next.executionTime = rec.at - old.startedAt;
+        if ('output' in rec) next.output = rec.output;
+        else if (rec.status === 'COMPLETED' || rec.status === 'FAILED') delete next.output;
+        if (rec.error !== undefined) next.error = rec.error;
+        delete next.leaseExpiresAt;
+        next.expiresAt = rec.expired ? rec.at : resultExpiry(old, rec.at, this.opts.retention);
+        break;
+      }
+      case 'rq': {
+        if (old.status === 'IN_QUEUE' || old.status === 'COMPLETED' || old.status === 'CANCELLED') return old;
+        next.status = 'IN_QUEUE';
+        if (rec.cause !== 'undelivered') next.retries = old.retries + 1;
+        if (rec.cause === 'lost' || rec.cause === 'error') next.autoRetries = old.autoRetries + 1;
+        if (rec.cause === 'retry') {
+          next.autoRetries = 0;
+          next.queuedAt = rec.at;
+        }
+        clear(next, ['workerId', 'startedAt', 'finishedAt', 'leaseExpiresAt', 'delayTime', 'executionTime', 'output', 'error']);
+        next.expiresAt = next.queuedAt + old.policy.ttl;
+        return this.set(next, rec.cause !== 'retry');
+      }
+    }
+    return this.set(next);
+  }
+
+  /** the job unless it is unknown or its result has expired */
+  find(id: string, now: number): Job | undefined {
+    const job = this.jobs.get(id);
+    if (!job || (isFinal(job.status) && job.expiresAt !== undefined && job.expiresAt <= now)) return undefined;
+    return job;
+  }
+
+  /** up to `max` queued ids of the endpoint, in the order they are served */
+  nextQueued(endpointId: string, max: number): string[] {
+    const l = this.lanes.get(endpointId);
+    const out: string[] = [];
+    if (!l) return out;
+    for (const lane of [l.retry, l.normal, l.low]) {
+      for (const id of lane) {
+        if (out.length >= max) return out;
+        out.push(id);
+      }
+    }
+    return out;
+  }
+
+  countsOf(endpointId: string): EndpointCounts {
+    const s = this.stats.get(endpointId);
+    return s ? { ...s } : { completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 };
+  }
+
+  /** what the autoscaler reads; lowPriority jobs are not demand */
+  depthOf(endpointId: string, now: number): Omit<QueueDepth, 'waitingWorkers'> {
+    const l = this.lanes.get(endpointId);
+    let oldest = now;
+    if (l) {
+      for (const id of l.retry) oldest = Math.min(oldest, this.jobs.get(id)!.queuedAt);
+      const first = l.normal.values().next().value;
+      if (first !== undefined) oldest = Math.min(oldest, this.jobs.get(first)!.queuedAt);
+    }
+    return {
+      inQueue: l ? l.retry.size + l.normal.size : 0,
+      lowPriority: l?.low.size ?? 0,
+      inProgress: this.stats.get(endpointId)?.inProgress ?? 0,
+      oldestAgeMs: now - oldest,
+    };
+  }
+
+  /** pops the next deadline that is due and still holds for its job */
+  nextDue(now: number): { kind: Exclude<DeadlineKind, 'expire'>; job: Job } | undefined {
+    for (let d = this.deadlines.popDue(now); d; d = this.deadlines.popDue(now)) {
+      const job = this.jobs.get(d.id);
+      if (!job) continue;
+      const at = deadlineOf(job, d.kind);
+      if (at === undefined) continue; // the job has moved on
+      if (at > now) {
+        this.deadlines.push({ at, id: d.id, kind: d.kind }); // moved later (heartbeat, retake)
+        continue;
+      }
+      if (d.kind === 'expire') this.remove(d.id);
+      else return { kind: d.kind, job };
+    }
+    return undefined;
+  }
+
+  /** after a restart, running jobs get a full lease: their workers may be pinging right now */
+  extendLeases(until: number): void {
+    const running = [...this.byWorker.values()].flatMap((ids) => [...ids]);
+    for (const id of running) {
+      const job = this.jobs.get(id)!;
+      if ((job.leaseExpiresAt ?? 0) < until) this.set({ ...job, leaseExpiresAt: until });
+    }
+  }
+
+  /** a heartbeat or stream chunk from the holder; in memory only (docs/jobs.md, "Leases") */
+  renewLease(id: string, until: number): void {
+    const job = this.jobs.get(id);
+    if (job?.status === 'IN_PROGRESS' && (job.leaseExpiresAt ?? 0) < until) this.set({ ...job, leaseExpiresAt: until });
+  }
+
+  remove(id: string): void {
+    const job = this.jobs.get(id);
+    if (!job) return;
+    this.index(job, -1);
+    this.jobs.delete(id);
+    this.streams.delete(id);
+    this.cursors.delete(id);
+    const ids = this.byEndpoint.get(job.endpointId);
+    ids?.delete(id);
+    if (ids?.size === 0) {
+      this.byEndpoint.delete(job.endpointId);
+      this.lanes.delete(job.endpointId);
+      this.stats.delete(job.endpointId);
+    }
+  }
+
+  private set(job: Job, front = false): Job {
+    const old = this.jobs.get(job.id);
+    if (old) this.index(old, -1);
+    Object.freeze(job);
+    this.jobs.set(job.id, job);
+    let ids = this.byEndpoint.get(job.endpointId);
+    if (!ids) this.byEndpoint.set(job.endpointId, (ids = new Set()));
+    ids.add(job.id);
+    this.index(job, 1, front);
+    // a deadline for every state that has one; re-checked when popped
+    const kinds: DeadlineKind[] = job.status === 'IN_QUEUE' ? ['ttl'] : job.status === 'IN_PROGRESS' ? ['lease', 'exec'] : ['expire'];
+    if (old?.status !== job.status || old.startedAt !== job.startedAt) {
+      for (const kind of kinds) this.deadlines.push({ at: deadlineOf(job, kind)!, id: job.id, kind });
+      // entries of jobs that moved on wait for their time (a ttl entry: up to 7 days); rebuild
+      // the heap from the live jobs before such entries outnumber them
+      if (this.deadlines.size > 4 * this.jobs.size + 1024) this.rebuildDeadlines();
+    }
+    return job;
+  }
+
+  private rebuildDeadlines(): void {
+    this.deadlines.clear();
+    for (const job of this.jobs.values()) {
+      for (const kind of ['ttl', 'lease', 'exec', 'expire'] as const) {
+        const at = deadlineOf(job, kind);
+        if (at !== undefined) this.deadlines.push({ at, id: job.id, kind });
+      }
+    }
+  }
+
+  private index(job: Job, sign: 1 | -1, front = false): void {
+    let s = this.stats.get(job.endpointId);
+    if (!s) this.stats.set(job.endpointId, (s = { completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 }));
+    if (job.retries > 0) s.retried += sign;
+    if (job.status === 'COMPLETED') s.completed += sign;
+    else if (job.status === 'FAILED' || job.status === 'TIMED_OUT') s.failed += sign;
+    else if (job.status === 'IN_PROGRESS') {
+      s.inProgress += sign;
+      let w = this.byWorker.get(job.workerId!);
+      if (!w) this.byWorker.set(job.workerId!, (w = new Set()));
+      if (sign > 0) w.add(job.id);
+      else if (w.delete(job.id) && w.size === 0) this.byWorker.delete(job.workerId!);
+    } else if (job.status === 'IN_QUEUE') {
+      s.inQueue += sign;
+      let l = this.lanes.get(job.endpointId);
+      if (!l) this.lanes.set(job.endpointId, (l = { retry: new Set(), normal: new Set(), low: new Set() }));
+      const lane = job.policy.lowPriority ? l.low : front ? l.retry : l.normal;
+      if (sign > 0) lane.add(job.id);
+      else for (const x of [l.retry, l.normal, l.low]) x.delete(job.id);
+    }
+  }
+}
+
+function deadlineOf(job: Job, kind: DeadlineKind): number | undefined {
+  switch (kind) {
+    case 'ttl':
+      return job.status === 'IN_QUEUE' ? job.expiresAt : undefined;
+    case 'lease':
+      return job.status === 'IN_PROGRESS' ? job.leaseExpiresAt : undefined;
+    case 'exec':
+      return job.status === 'IN_PROGRESS' ? job.startedAt! + job.policy.executionTimeout : undefined;
+    case 'expire':
+      return isFinal(job.status) ? job.expiresAt : undefined;
+  }
+}
+
+function clear<T extends object>(o: T, keys: (keyof T)[]): void {
+  for (const k of keys) delete o[k];
+}

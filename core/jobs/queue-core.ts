@@ -1,0 +1,219 @@
+// The machinery under the embedded queue's operations. Each operation runs synchronously up to one
+// await: it starts with `begin()` (deadlines that are due are applied first: ttl, lease, execution
+// timeout, retention), applies its records with `commit()` (memory and log together), hands newly
+// queued jobs to waiting workers, and `finish()` waits for the fsync that covers its records before
+// it answers and before anyone is told (final waiters, onFinal, job-stop, recycle).
+import { GpufleetError } from '../../model/errors.ts';
+import { isFinal, type Job } from './job.ts';
+import type { RecycleEvent, WaitOptions } from './job-queue.ts';
+import { JobLog } from './job-log.ts';
+import type { JobTable } from './job-table.ts';
+import type { LogRecord } from './log-record.ts';
+import type { QueueSettings } from './queue-options.ts';
+import { StopChannel, WaiterSet } from './waiters.ts';
+
+export interface Effects {
+  /** the last log seq this operation appended (0: none) */
+  seq: number;
+  finals: Job[];
+  stops: { workerId: string; jobId: string }[];
+  recycles: RecycleEvent[];
+  /** endpoints that got a queued job: waiting workers are offered it */
+  ready: Set<string>;
+}
+
+export interface TakeWaiter {
+  workerId: string;
+  max: number;
+  signal: AbortSignal | undefined;
+  settle: (jobs: Job[] | Promise<Job[]>) => void;
+}
+
+export abstract class QueueCore {
+  protected readonly takeWaiters = new WaiterSet<string, TakeWaiter>();
+  protected readonly finalWaiters = new WaiterSet<string, (job: Job | undefined) => void>();
+  protected readonly stops = new StopChannel();
+  private readonly finalListeners = new Set<(job: Job) => void>();
+  private readonly recycleListeners = new Set<(e: RecycleEvent) => void>();
+  private compacting: Promise<void> | null = null;
+  protected closed = false;
+
+  protected constructor(
+    protected readonly table: JobTable,
+    protected readonly log: JobLog,
+    protected readonly settings: QueueSettings,
+    private lastSnapshotBytes: number,
+  ) {}
+
+  onFinal(listener: (job: Job) => void): () => void {
+    this.finalListeners.add(listener);
+    return () => this.finalListeners.delete(listener);
+  }
+
+  onRecycle(listener: (event: RecycleEvent) => void): () => void {
+    this.recycleListeners.add(listener);
+    return () => this.recycleListeners.delete(listener);
+  }
+
+  /** applies every deadline that is due (the interval timer calls this too) */
+  async sweep(): Promise<void> {
+    await this.finish(this.begin());
+  }
+
+  /** writes a snapshot of the live jobs and drops the log generations it covers */
+  compact(): Promise<void> {
+    this.compacting ??= this.runCompaction().finally(() => {
+      this.compacting = null;
+    });
+    return this.compacting;
+  }
+
+  protected now(): number {
+    return this.settings.clock();
+  }
+
+  /**
+   * Runs one operation: `fn` runs synchronously between `begin()` and `finish()`, which runs even
+   * when `fn` throws (the due deadlines `begin()` applied must still become durable and be told).
+   */
+  protected async run<T>(fn: (fx: Effects) => T): Promise<T> {
+    const fx = this.begin();
+    let out: T;
+    try {
+      out = fn(fx);
+    } finally {
+      await this.finish(fx);
+    }
+    return out;
+  }
+
+  protected begin(): Effects {
+    if (this.closed) throw new GpufleetError('INTERNAL', 'the job queue is closed');
+    this.log.assertWritable();
+    const fx: Effects = { seq: 0, finals: [], stops: [], recycles: [], ready: new Set() };
+    const now = this.now();
+    for (let d = this.table.nextDue(now); d; d = this.table.nextDue(now)) {
+      const { kind, job } = d;
+      if (kind === 'ttl') {
+        const error = `the job's ttl of ${job.policy.ttl} ms ended before a worker took it`;
+        this.commit({ t: 'fin', id: job.id, at: now, status: 'TIMED_OUT', error, expired: true }, fx);
+      } else if (kind === 'lease') {
+        this.lose(job, `its lease expired (no heartbeat for ${this.settings.leaseMs} ms)`, now, fx, true);
+      } else {
+        const error = `execution timeout of ${job.policy.executionTimeout} ms exceeded`;
+        this.commit({ t: 'fin', id: job.id, at: now, status: 'TIMED_OUT', error }, fx);
+        fx.stops.push({ workerId: job.workerId!, jobId: job.id });
+        fx.recycles.push({ workerId: job.workerId!, jobId: job.id, reason: 'execution-timeout' });
+      }
+    }
+    return fx;
+  }
+
+  protected commit(rec: LogRecord, fx: Effects): Job | undefined {
+    const job = this.table.apply(rec);
+    fx.seq = this.log.append(rec);
+    if (job && rec.t === 'fin' && isFinal(job.status)) fx.finals.push(job);
+    if (job && job.status === 'IN_QUEUE') fx.ready.add(job.endpointId);
+    return job;
+  }
+
+  /** an attempt whose worker is gone: back to the queue under the cap, else FAILED */
+  protected lose(job: Job, reason: string, now: number, fx: Effects, tellWorker: boolean): Job | undefined {
+    const worker = job.workerId!;
+    if (tellWorker) fx.stops.push({ workerId: worker, jobId: job.id });
+    if (job.autoRetries < this.settings.maxLostRetries) {
+      return this.commit({ t: 'rq', id: job.id, at: now, cause: 'lost', error: `worker ${worker}: ${reason}` }, fx);
+    }
+    const error = `worker ${worker}: ${reason}; not retried again after ${job.autoRetries} automatic retries`;
+    return this.commit({ t: 'fin', id: job.id, at: now, status: 'FAILED', error }, fx);
+  }
+
+  protected takeNow(endpointId: string, workerId: string, max: number, fx: Effects): Job[] {
+    const at = this.now();
+    return this.table.nextQueued(endpointId, max).map((id) => this.commit({ t: 'take', id, worker: workerId, at }, fx)!);
+  }
+
+  /** the taken jobs once their take is durable; released again if the taker went away meanwhile */
+  protected async deliver(jobs: Job[], seq: number, signal: AbortSignal | undefined): Promise<Job[]> {
+    await this.log.sync(seq);
+    if (!signal?.aborted) return jobs;
+    const fx = this.begin();
+    for (const taken of jobs) {
+      const job = this.table.jobs.get(taken.id);
+      if (job?.status === 'IN_PROGRESS' && job.workerId === taken.workerId && job.startedAt === taken.startedAt) {
+        this.commit({ t: 'rq', id: job.id, at: this.now(), cause: 'undelivered' }, fx);
+      }
+    }
+    await this.finish(fx);
+    return [];
+  }
+
+  protected async finish(fx: Effects): Promise<void> {
+    for (const endpointId of fx.ready) this.dispatch(endpointId);
+    if (fx.seq > 0) await this.log.sync(fx.seq);
+    this.publish(fx);
+    if (!this.compacting && this.log.bytesSinceCompaction > Math.max(this.settings.compactAfterBytes, 2 * this.lastSnapshotBytes)) {
+      this.compact().catch(() => undefined); // the log keeps every record until a compaction succeeds
+    }
+  }
+
+  /** hands queued jobs of the endpoint to the workers waiting in take, oldest waiter first */
+  private dispatch(endpointId: string): void {
+    for (let w = this.takeWaiters.first(endpointId); w; w = this.takeWaiters.first(endpointId)) {
+      const fx: Effects = { seq: 0, finals: [], stops: [], recycles: [], ready: new Set() };
+      const jobs = this.takeNow(endpointId, w.workerId, w.max, fx);
+      if (jobs.length === 0) return;
+      this.takeWaiters.delete(endpointId, w);
+      w.settle(this.deliver(jobs, fx.seq, w.signal));
+    }
+  }
+
+  private publish(fx: Effects): void {
+    for (const job of fx.finals) {
+      for (const w of this.finalWaiters.drain(job.id)) w(job);
+      for (const l of this.finalListeners) guard(() => l(job));
+    }
+    for (const s of fx.stops) this.stops.request(s.workerId, s.jobId);
+    for (const e of fx.recycles) for (const l of this.recycleListeners) guard(() => l(e));
+  }
+
+  private async runCompaction(): Promise<void> {
+    const gen = this.log.rotate();
+    const now = this.now();
+    // captured synchronously: records are immutable and streams only grow, so the snapshot is the
+    // state at the rotation, and every later record is in the new generation
+    const puts: LogRecord[] = [];
+    const seen = new Set<string>();
+    const put = (id: string): void => {
+      const job = this.table.find(id, now);
+      if (!job || seen.has(id)) return;
+      seen.add(id);
+      puts.push({ t: 'put', job, stream: [...(this.table.streams.get(id) ?? [])] });
+    };
+    for (const l of this.table.lanes.values()) for (const lane of [l.retry, l.normal, l.low]) for (const id of lane) put(id);
+    for (const id of this.table.jobs.keys()) put(id);
+    this.lastSnapshotBytes = await this.log.writeSnapshot(gen, puts);
+    await this.log.dropBefore(gen);
+  }
+
+  protected async shutdown(): Promise<void> {
+    this.closed = true;
+    await this.compacting?.catch(() => undefined);
+    for (const w of this.takeWaiters.drainAll()) w.settle([]);
+    for (const w of this.finalWaiters.drainAll()) w(undefined);
+    this.stops.close();
+    await this.log.close();
+  }
+
+  protected waitOpts(opts: WaitOptions | undefined): WaitOptions {
+    return { waitMs: opts?.waitMs ?? 0, signal: opts?.signal };
+  }
+}
+
+function guard(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // a listener's failure is its own; the queue's state is already durable
+  }
+}
