@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Prepares a CI / dev machine (Debian 12, root) to act as gpufleet test hosts:
 #   - installs docker.io, openssh-server, busybox-static, iproute2 (+ jq for the JSON merge)
+#   - installs docker-registry and apache2-utils (htpasswd) for the private-registry tests (not started)
+#   - installs the python3 packages runpod-python needs and unpacks that client (../shared/peers/),
+#     which test/graphql drives unmodified
 #   - registers a Docker runtime named "nvidia" that is plain runc, so pods asking for the
 #     NVIDIA runtime run on machines without GPUs
 #   - starts dockerd (vfs storage, with its iptables rules: networks are isolated from each other)
@@ -20,7 +23,17 @@ fi
 # --- packages --------------------------------------------------------------------------------
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 need=()
-for pkg in docker.io openssh-server openssh-client busybox-static iproute2 iptables jq; do
+# docker-registry + apache2-utils (htpasswd): a private registry with password auth that the
+# private-image tests start and stop themselves (test/harness/private-registry.ts); nothing starts it here
+# debootstrap: builds the Debian root filesystem of the Python test worker image (test/harness/python-worker-image.ts)
+for pkg in docker.io openssh-server openssh-client busybox-static iproute2 iptables jq docker-registry apache2-utils debootstrap; do
+  installed "$pkg" || need+=("$pkg")
+done
+# runpod-python's dependencies from Debian: test/graphql runs the unmodified client with /usr/bin/python3
+# (the list is PKGS in ../shared/peers/setup-python-peers.sh; keep the two the same)
+for pkg in python3 python3-aiohttp python3-requests python3-urllib3 python3-tomli python3-tomlkit python3-cpuinfo \
+  python3-backoff python3-paramiko python3-colorama python3-prettytable python3-click python3-tqdm python3-psutil \
+  python3-fastapi python3-uvicorn; do
   installed "$pkg" || need+=("$pkg")
 done
 if [ "${#need[@]}" -gt 0 ]; then
@@ -28,6 +41,21 @@ if [ "${#need[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+# on a systemd machine the package enables a registry on :5000; the tests run their own, so keep it off
+if [ -d /run/systemd/system ] && systemctl is-enabled docker-registry >/dev/null 2>&1; then
+  log "disabling the packaged docker-registry service (tests start their own registry)"
+  systemctl disable --now docker-registry >/dev/null 2>&1 || true
+fi
+
+# --- runpod-python peer ------------------------------------------------------------------------
+# unpacks the client (MIT, unmodified) beside the packages above and checks that it imports; the tests
+# run the same script (a no-op by then) for its PYTHONPATH
+PEERS_DIR=${GPUFLEET_PEERS_DIR:-$(cd "$(dirname "$0")/.." && pwd)/../shared/peers}
+if [ -f "$PEERS_DIR/setup-python-peers.sh" ]; then
+  log "runpod-python peer: $(bash "$PEERS_DIR/setup-python-peers.sh" | tail -1)"
+else
+  log "no $PEERS_DIR/setup-python-peers.sh: the runpod-python tests will fail (set GPUFLEET_PEERS_DIR)"
 fi
 
 # --- daemon.json: runtime "nvidia" = runc --------------------------------------------------

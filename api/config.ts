@@ -30,3 +30,18 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     logLevel: env.GPUFLEET_LOG_LEVEL ?? env.LOG_LEVEL ?? 'info',
   };
 }
+
+/** GPUFLEET_BOOTSTRAP_KEY shorter than this is warned about (and still created exactly as given) */
+export const BOOTSTRAP_KEY_MIN_LENGTH = 32;
+
+/** Settings that work but weaken the control plane, each as one log message (never the secret itself). */
+export function configWarnings(config: ServerConfig): string[] {
+  const warnings: string[] = [];
+  const key = config.bootstrapKey;
+  if (key !== undefined && [...key].length < BOOTSTRAP_KEY_MIN_LENGTH)
+    warnings.push(
+      `GPUFLEET_BOOTSTRAP_KEY is ${[...key].length} characters long, shorter than ${BOOTSTRAP_KEY_MIN_LENGTH}: ` +
+        'it is used exactly as given, but a short key can be guessed; prefer a random one (openssl rand -base64 32)',
+    );
+  return warnings;
+}

@@ -1,13 +1,15 @@
 // The control plane's public surface: build the services and the HTTP server, start and stop them.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { ServerConfig } from './config.ts';
+import { configWarnings, type ServerConfig } from './config.ts';
 import { buildServer } from './server.ts';
 import { createServices, type Services } from './services/services.ts';
+import { LowdbStore } from './store/lowdb-store.ts';
 
 export { buildServer } from './server.ts';
 export { createServices, type Services } from './services/services.ts';
 export { configFromEnv, type ServerConfig } from './config.ts';
+export { LOG_REDACT } from './logging.ts';
 export type { Store, StoreTx, StoreReader } from './store/store.ts';
 export { LowdbStore } from './store/lowdb-store.ts';
 
@@ -26,7 +28,14 @@ export interface StartOptions {
 }
 
 export async function startControlPlane(config: ServerConfig, opts: StartOptions = {}): Promise<ControlPlane> {
-  const services = await createServices(config);
+  const log = opts.logger;
+  for (const w of configWarnings(config)) log?.warn(w);
+  // what the store changes on its own at start (a torn last journal record cut, modes narrowed) is logged
+  const store = await LowdbStore.open({ dir: config.dataDir, ...(log ? { onNotice: (m: string) => log.warn(m) } : {}) });
+  const services = await createServices(config, store).catch(async (e: unknown) => {
+    await store.close();
+    throw e;
+  });
   const bootstrapKey = await services.keys.bootstrap(config.bootstrapKey);
   const app = await buildServer({ services, logger: opts.logger ?? false });
   await app.listen({ port: config.port, host: config.host });

@@ -6,6 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { fromFastifyError, registerProblemHandlers, sendProblem } from './errors/problem.ts';
 import { GpufleetError } from '../model/errors.ts';
 import { registerRequestGuard } from './auth/request-guard.ts';
+import { serverLogger } from './logging.ts';
 import { RateLimiter } from './rate-limit/limiter.ts';
 import type { Services } from './services/services.ts';
 import { podRoutes } from './routes/pods.ts';
@@ -39,7 +40,8 @@ function routeTable(app: FastifyInstance): (path: string) => string[] {
 export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> {
   const { services } = opts;
   const app = Fastify({
-    ...(opts.logger ? { loggerInstance: opts.logger as FastifyBaseLogger } : { logger: false }),
+    // whatever logger is given, the server's lines go through the API-key redaction (api/logging.ts)
+    ...(opts.logger ? { loggerInstance: serverLogger(opts.logger) as FastifyBaseLogger } : { logger: false }),
     bodyLimit: 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
     forceCloseConnections: true,
@@ -77,9 +79,15 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
     },
     hideUntagged: true,
   });
-  await app.register(swaggerUi, { routePrefix: '/v2/docs' });
-  app.get('/v2/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
+  // the docs are public: every route the UI plugin registers is marked so here, in its own context
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => {
+      route.config = { ...route.config, public: true };
+    });
+    await docs.register(swaggerUi, { routePrefix: '/v2/docs' });
+    docs.get('/v2/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  });
+  app.get('/healthz', { config: { public: true }, schema: { hide: true } }, async () => ({ ok: true }));
 
   podRoutes(app, services.pods);
   keyRoutes(app, services.keys, services.store);

@@ -4,19 +4,21 @@
 // a keep-alive HTTP load generator in a worker thread (bench/http-load.ts), CONCURRENCY requests in
 // flight, warmed up first. ROUNDS rounds, each a bare run and an API run back to back (the order
 // alternating), so a pair sees the same machine load; the ratio is the median of the pairs' ratios,
-// the rates the medians of each side.
+// the rates the medians of each side. The floor is on the servers' capacity ratio (requests per busy
+// second of the server thread): API ≥ 0.8× bare Fastify; the raw throughput ratio is printed beside it.
 //   npx tsx bench/api.ts
 import Fastify from 'fastify';
 import { startTestControlPlane } from '../test/harness/control-plane.ts';
 import { seedHosts } from '../test/harness/fake-hosts.ts';
 import { runLoad, type LoadRequest } from './http-load.ts';
 import { startProfile } from './profile.ts';
+import { checkTarget } from './target.ts';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const PER_LANE = Number(process.env.BENCH_PER_LANE ?? 500);
 const WARMUP_PER_LANE = Number(process.env.BENCH_WARMUP_PER_LANE ?? 300);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
-const TARGET_RATIO = 0.6;
+const TARGET_RATIO = 0.8;
 
 async function main(): Promise<void> {
   const cp = await startTestControlPlane({ rateLimits: 'minute=100000000,hour=100000000,day=100000000' });
@@ -85,17 +87,17 @@ async function main(): Promise<void> {
     const y = median(bareRates);
     const ratio = median(apiRates.map((a, i) => a / bareRates[i]!));
     const capRatio = median(apiBusy.map((b, i) => b.cap / bareBusy[i]!.cap));
-    console.log(`api: GET /v2/pods/{id} ${x.toFixed(0)} req/s; bare fastify ${y.toFixed(0)} req/s; ratio ${ratio.toFixed(2)} (target ≥ ${TARGET_RATIO})`);
+    console.log(`api: GET /v2/pods/{id} ${x.toFixed(0)} req/s; bare fastify ${y.toFixed(0)} req/s; throughput ratio ${ratio.toFixed(2)} (client-bound on few cores; no floor)`);
     // when the client cannot saturate the servers (few cores) the raw ratio flatters the API; the
     // servers' own capacity (requests per second of event-loop busy time) does not depend on it
-    console.log(`api: server capacity ratio ${capRatio.toFixed(2)} (requests per busy second of the server thread; target ≥ ${TARGET_RATIO})`);
+    console.log(`api: server capacity ratio ${capRatio.toFixed(2)} (requests per busy second of the server thread)`);
     console.error(
       `  ${CONCURRENCY} in flight, ${CONCURRENCY * PER_LANE} requests per round, ${ROUNDS} rounds; ` +
         `server busy (event-loop utilisation) api ${median(apiBusy.map((b) => b.elu)).toFixed(2)}, bare ${median(bareBusy.map((b) => b.elu)).toFixed(2)}; ` +
         `capacity per busy second api ${median(apiBusy.map((b) => b.cap)).toFixed(0)}, bare ${median(bareBusy.map((b) => b.cap)).toFixed(0)}; ` +
         `pair ratios ${apiRates.map((a, i) => (a / bareRates[i]!).toFixed(2)).join(', ')}; api rounds ${apiRates.map((v) => v.toFixed(0)).join(', ')}; bare rounds ${bareRates.map((v) => v.toFixed(0)).join(', ')}`,
     );
-    if (Math.min(ratio, capRatio) < TARGET_RATIO) process.exitCode = 1;
+    checkTarget({ name: 'api server capacity vs bare Fastify', value: capRatio, op: '>=', floor: TARGET_RATIO, unit: '×' });
   } finally {
     await bare.close();
     await cp.close();

@@ -3,13 +3,16 @@
 // After a warmup, N sequential keep-alive requests per side, interleaved in short alternating blocks
 // so both sides see the same machine load (other processes make a single long run noisy); the rate is
 // requests over the summed time of each side's blocks, and the median per-block ratio is shown too.
+// Floor: GraphQL ≥ 0.5× REST.
 //   npx tsx bench/graphql.ts [N]
 import { startTestControlPlane } from '../test/harness/control-plane.ts';
 import { seedHosts } from '../test/harness/fake-hosts.ts';
+import { checkTarget } from './target.ts';
 
 const N = Number(process.argv[2] ?? 3000);
 const WARMUP = 1000;
 const BLOCKS = 30;
+const TARGET_RATIO = 0.5;
 
 const cp = await startTestControlPlane({ rateLimits: 'minute=100000000,hour=100000000,day=100000000' });
 try {
@@ -68,6 +71,7 @@ try {
   const median = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)]!;
   console.log(`graphql pod(input): ${Math.round(gql)} req/s; REST GET /v2/pods/{id}: ${Math.round(base)} req/s; ratio X/Y = ${(gql / base).toFixed(2)}`);
   console.log(`  ${total} sequential keep-alive requests per side in ${BLOCKS} alternating blocks after ${WARMUP} warmup each; median block ratio ${median.toFixed(2)}`);
+  checkTarget({ name: 'GraphQL pod(input) vs REST GET /v2/pods/{id}', value: gql / base, op: '>=', floor: TARGET_RATIO, unit: '×' });
 } finally {
   await cp.close();
 }

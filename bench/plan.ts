@@ -1,7 +1,7 @@
 // Plan time for a stack of 1,000 pods against a control plane that already holds them, as a ratio to
 // the baseline measured in the same run: listing those 1,000 pods through the API (GET /v2/pods), the
 // one read a plan cannot avoid. The plan adds the other kinds' lists, matching by ownership tags and
-// the field-by-field diff; a ratio near 1 means the diff costs little beside the read.
+// the field-by-field diff; a ratio near 1 means the diff costs little beside the read. Floor: plan ≤ 2× list.
 //   npx tsx bench/plan.ts
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -16,10 +16,12 @@ import { makePlan, runApply } from '../provider/engine/run.ts';
 import { readSynthDir } from '../provider/engine/synth.ts';
 import { startTestControlPlane } from '../test/harness/control-plane.ts';
 import { seedHosts } from '../test/harness/fake-hosts.ts';
+import { checkTarget } from './target.ts';
 
 const PODS = 1000;
 const RUNS = 15;
 const GPU = 'NVIDIA H100 80GB HBM3';
+const TARGET_RATIO = 2;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 async function time(fn: () => Promise<unknown>): Promise<number> {
@@ -83,6 +85,7 @@ try {
   console.log(`plan      ${PODS} pods, no changes:          median ${p.toFixed(1)} ms over ${RUNS} runs`);
   console.log(`          of which: read live state ${median(readTimes).toFixed(1)} ms, diff ${median(diffTimes).toFixed(1)} ms`);
   console.log(`ratio     plan / list = ${(p / l).toFixed(2)}`);
+  checkTarget({ name: `plan of ${PODS} pods vs list of ${PODS} pods`, value: p / l, op: '<=', floor: TARGET_RATIO, unit: '×' });
 } finally {
   await cp.close();
 }

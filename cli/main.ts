@@ -1,15 +1,17 @@
-// `gpufleet`: serve the control plane, manage keys and hosts, plan/apply/destroy stacks.
+// `gpufleet`: serve the control plane, manage keys and hosts, plan/apply/destroy stacks, check the store.
 import { Command } from 'commander';
 import { serveCommand } from './serve.ts';
 import { keysCommand } from './keys.ts';
 import { hostsCommand } from './hosts.ts';
 import { stackCommands } from './stack-commands.ts';
+import { storeCommand } from './store.ts';
 import { ApiError } from './api-client.ts';
 
 const program = new Command('gpufleet').description('Your own GPU cloud on your own hosts').showHelpAfterError();
 program.addCommand(serveCommand());
 program.addCommand(keysCommand());
 program.addCommand(hostsCommand());
+program.addCommand(storeCommand());
 for (const c of stackCommands()) program.addCommand(c);
 
 try {

@@ -19,12 +19,18 @@ export const ERROR_CODES = {
   IN_USE: 409,
   CONFLICT: 409,
   LOCKED: 409,
+  /** a worker reported on a job it does not hold (lease lost: requeued, or taken by another worker) */
+  JOB_LEASE_LOST: 409,
+  /** a worker reported on a job that is already final (a late or duplicate job-done) */
+  JOB_ALREADY_FINAL: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   VALIDATION_FAILED: 422,
   IDEMPOTENCY_MISMATCH: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
+  /** the job queue's log has a damaged record that is not a torn last write; it is not opened */
+  JOB_LOG_CORRUPT: 500,
   HOST_UNREACHABLE: 502,
   HOST_KEY_MISMATCH: 502,
   HOST_REQUIREMENT: 422,

@@ -26,6 +26,17 @@ export interface HostFacts {
   gpus: HostGpu[];
 }
 
+/**
+ * An image on the host that some accounts pulled with registry credentials (docs/security.md): only
+ * those accounts may run it from the host's cache; any other must pull it with credentials of its
+ * own first. Keyed by image id, so a digest, another tag or the id itself names the same entry.
+ */
+export interface HostPrivateImage {
+  /** `sha256:<64 hex>`, as `docker image inspect` shows it */
+  imageId: string;
+  accountIds: string[];
+}
+
 export interface HostRecord {
   id: string;
   /** hostname or IP the control plane dials */
@@ -46,5 +57,7 @@ export interface HostRecord {
   missedHeartbeats: number;
   lastSeenAt: string | null;
   facts: HostFacts;
+  /** images pulled with registry credentials, and by whom; absent on records from before it existed */
+  privateImages?: HostPrivateImage[];
   createdAt: string;
 }

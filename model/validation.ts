@@ -3,6 +3,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { GpufleetError } from './errors.ts';
+import { PATTERN_MESSAGES } from './schemas/common.ts';
 
 // ajv-formats ships CommonJS with a default export object
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -36,6 +37,10 @@ function describe(e: ErrorObject): string {
     }
     case 'enum':
       return `${at}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'pattern': {
+      const pattern = (e.params as { pattern: string }).pattern;
+      return `${at}: ${PATTERN_MESSAGES[pattern] ?? e.message ?? 'is invalid'}`;
+    }
     case 'propertyNames':
       return `${at}: has an invalid property name ${JSON.stringify((e.params as { propertyName: string }).propertyName)}`;
     default:

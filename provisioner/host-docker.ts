@@ -2,7 +2,12 @@
 // shell script whose output the control plane parses. Secrets (env, registry passwords) go on stdin.
 import { shellJoin, type SshPool, type SshTarget } from '../fleet/ssh-pool.ts';
 import { GpufleetError } from '../model/errors.ts';
-import { containerName, LABEL_GPUS, LABEL_HOST, LABEL_POD, LABEL_SPEC, type RunSpec } from './container-spec.ts';
+import { isImageId } from '../model/private-images.ts';
+import { containerName, END_OF_OPTIONS, LABEL_ACCOUNT, LABEL_GPUS, LABEL_HOST, LABEL_POD, LABEL_SPEC, type RunSpec } from './container-spec.ts';
+
+/** runPod's answer when the cached image is private to other accounts: the pod pulls it itself */
+const REFUSED_IMAGE = 'gpufleet:image-private-to-other-accounts';
+const REFUSED_EXIT = 97;
 
 export interface ObservedContainer {
   id: string;
@@ -55,6 +60,20 @@ export function parseInspect(json: string): ObservedContainer[] {
     });
 }
 
+/**
+ * Env entries an env file cannot carry (line breaks) become `--env=K=V` words without entering the
+ * command line: stdin starts with one base64 line per word and a `.` line, which this prelude turns
+ * into the positional parameters (`read` takes a pipe byte by byte, so docker's `--env-file
+ * /dev/stdin` then reads the rest). base64 keeps every byte, trailing newlines included (the `x`).
+ */
+export const READ_ENV_ARGS =
+  `set --; while IFS= read -r l && [ "$l" != . ]; do ` +
+  `w=$(printf %s "$l" | base64 -d && echo x) || { echo 'base64 -d failed on the host' >&2; exit 3; }; set -- "$@" "\${w%x}"; done; `;
+
+export function envArgsInput(words: readonly string[]): string {
+  return words.length ? words.map((w) => `${Buffer.from(w).toString('base64')}\n`).join('') + '.\n' : '';
+}
+
 export class HostDocker {
   constructor(
     private readonly pool: SshPool,
@@ -73,33 +92,87 @@ export class HostDocker {
     return parseInspect(res.stdout);
   }
 
-  /** Pulls, logging in first when credentials are given (password on stdin, a throwaway DOCKER_CONFIG). */
-  async pull(image: string, auth?: { server: string; username: string; password: string }): Promise<{ ok: boolean; error: string }> {
-    const pull = shellJoin(['docker', 'pull', '-q', image]);
-    const script = auth
-      ? `set -e; DOCKER_CONFIG=$(mktemp -d); export DOCKER_CONFIG; trap 'rm -rf "$DOCKER_CONFIG"' EXIT; ` +
-        `${shellJoin(['docker', 'login', '--username', auth.username, '--password-stdin', auth.server])} >/dev/null; ${pull}`
-      : pull;
+  /**
+   * Pulls, then answers the image id. Always in a throwaway DOCKER_CONFIG, so a pull never borrows
+   * the host's own logins; with credentials it logs in there first (password on stdin).
+   * `verifyDigest`: docker serves a pull by digest from its cache when it already holds that
+   * manifest for the repository, without asking the registry; when the pull must prove access (the
+   * cached copy is private to other accounts), the registry is asked for the manifest first
+   * (`docker manifest inspect`; `insecure` for registries docker itself reaches over plain HTTP).
+   */
+  async pull(
+    image: string,
+    auth?: { server: string; username: string; password: string },
+    verifyDigest?: { insecure: boolean },
+  ): Promise<{ ok: boolean; error: string; imageId: string }> {
+    const login = auth ? `${shellJoin(['docker', 'login', `--username=${auth.username}`, '--password-stdin', END_OF_OPTIONS, auth.server])} >/dev/null; ` : '';
+    const verify = verifyDigest
+      ? `${shellJoin(['docker', 'manifest', 'inspect', ...(verifyDigest.insecure ? ['--insecure'] : []), END_OF_OPTIONS, image])} >/dev/null; `
+      : '';
+    const script =
+      `set -e; DOCKER_CONFIG=$(mktemp -d); export DOCKER_CONFIG; trap 'rm -rf "$DOCKER_CONFIG"' EXIT; ${login}${verify}` +
+      `${shellJoin(['docker', 'pull', '-q', END_OF_OPTIONS, image])} >/dev/null; ${shellJoin(['docker', 'image', 'inspect', '--format', '{{.Id}}', END_OF_OPTIONS, image])}`;
     const res = await this.run(script, auth ? auth.password + '\n' : undefined, 30 * 60_000);
-    return { ok: res.code === 0, error: (res.stderr || res.stdout).trim().slice(-500) };
+    return { ok: res.code === 0, error: (res.stderr || res.stdout).trim().slice(-500), imageId: res.code === 0 ? res.stdout.trim() : '' };
   }
 
   /**
-   * One round trip: create the storage dirs, `docker run --pull never`, inspect. `needPull` when the
-   * host lacks the image (the caller pulls, with credentials, then calls again): docker never pulls
-   * on its own, so a private registry's login is always ours.
+   * One round trip: the account's network when missing, the storage dirs, `docker run --pull never`,
+   * inspect. `needPull` when the host lacks the image, or when its cached copy is one of
+   * `refusedImageIds` (pulled with another account's credentials, model/private-images.ts): the
+   * caller pulls, with this pod's credentials, then calls again. Docker never pulls on its own, so a
+   * private registry's login is always ours.
    */
-  async runPod(spec: RunSpec, podId: string): Promise<{ needPull: boolean; ok: boolean; error: string; container: ObservedContainer | null }> {
+  async runPod(
+    spec: RunSpec,
+    podId: string,
+    image: { ref: string; refusedImageIds: readonly string[] },
+  ): Promise<{ needPull: boolean; refused: boolean; ok: boolean; error: string; container: ObservedContainer | null }> {
+    const refused = image.refusedImageIds.filter(isImageId);
+    const check = refused.length
+      ? `img=$(${shellJoin(['docker', 'image', 'inspect', '--format', '{{.Id}}', END_OF_OPTIONS, image.ref])} 2>/dev/null </dev/null) || img=; ` +
+        `case "$img" in ${refused.join('|')}) echo ${REFUSED_IMAGE} >&2; exit ${REFUSED_EXIT};; esac; `
+      : '';
+    const net = shellJoin([spec.network.name]);
+    const labels = Object.entries(spec.network.labels).map(([k, v]) => `--label=${k}=${v}`);
+    // </dev/null: stdin carries the env for `docker run`; nothing before it may read it
+    const network =
+      `{ docker network inspect ${net} >/dev/null 2>&1 </dev/null || docker network create ${shellJoin(['--driver=bridge', ...labels, END_OF_OPTIONS])} ${net} >/dev/null </dev/null; } ` +
+      `|| { echo ${shellJoin([`could not create network ${spec.network.name}`])} >&2; exit 1; }; `;
     const mk = spec.dirs.length ? `mkdir -p ${shellJoin(spec.dirs)} && ` : '';
-    const script = `${mk}docker ${shellJoin(spec.argv)} >/dev/null && docker inspect ${shellJoin([containerName(podId)])}`;
-    const res = await this.run(script, spec.envFile);
+    const end = spec.argv.indexOf(END_OF_OPTIONS);
+    if (end < 0) throw new GpufleetError('INTERNAL', 'docker run arguments without an end of options');
+    // first in the script, so nothing before it can read stdin
+    const [prelude, args] = spec.envArgs.length
+      ? [READ_ENV_ARGS, `${shellJoin(spec.argv.slice(0, end))} "$@" ${shellJoin(spec.argv.slice(end))}`]
+      : ['', shellJoin(spec.argv)];
+    const script = `${prelude}${check}${network}${mk}docker ${args} >/dev/null && docker inspect ${shellJoin([containerName(podId)])}`;
+    const res = await this.run(script, envArgsInput(spec.envArgs) + spec.envFile);
     const error = res.stderr.trim().slice(-500);
+    if (res.code === REFUSED_EXIT && error.includes(REFUSED_IMAGE)) return { needPull: true, refused: true, ok: false, error, container: null };
     if (res.code !== 0 && /No such image/i.test(error)) {
       await this.run(`docker rm -f ${shellJoin([containerName(podId)])} >/dev/null 2>&1; true`);
-      return { needPull: true, ok: false, error, container: null };
+      return { needPull: true, refused: false, ok: false, error, container: null };
     }
     const container = res.code === 0 ? (parseInspect(res.stdout)[0] ?? null) : null;
-    return { needPull: false, ok: res.code === 0, error, container };
+    return { needPull: false, refused: false, ok: res.code === 0, error, container };
+  }
+
+  /** Accounts that have a network on this host (tenant-network.ts), from the networks' labels. */
+  async tenantNetworkAccounts(hostId: string): Promise<string[]> {
+    const res = await this.run(
+      shellJoin(['docker', 'network', 'ls', '--filter', `label=${LABEL_HOST}=${hostId}`, '--format', `{{.Label "${LABEL_ACCOUNT}"}}`]),
+    );
+    if (res.code !== 0) throw new GpufleetError('SSH_COMMAND_FAILED', `docker network ls on ${this.target.address} failed: ${res.stderr.trim().slice(0, 300)}`);
+    return res.stdout.split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
+  }
+
+  /** Removes networks; answers those still there (a container still holds them). */
+  async removeNetworks(names: readonly string[]): Promise<string[]> {
+    const script = `for n in ${shellJoin([...names])}; do docker network rm "$n" >/dev/null 2>&1 || ! docker network inspect "$n" >/dev/null 2>&1 || echo "$n"; done`;
+    const res = await this.run(script);
+    const left = new Set(res.stdout.split('\n').map((l) => l.trim()));
+    return res.code === 0 ? names.filter((n) => left.has(n)) : [...names];
   }
 
   /** Starts the kept container and inspects it, in one round trip. */

@@ -3,10 +3,12 @@
 import type { HostRecord } from '../model/host.ts';
 import type { PodObserved, PodRecord, RuntimePort } from '../model/pod.ts';
 import type { Services } from '../api/services/services.ts';
+import { isGpufleetError } from '../model/errors.ts';
 import { GPU_METRICS_COMMAND, parseGpuMetrics } from '../fleet/host-probe.ts';
 import { podStorageDir, runSpec, specKey } from './container-spec.ts';
 import type { HostDocker, ObservedContainer } from './host-docker.ts';
 import { intentOf, writeObserved, type Intent } from './pod-status.ts';
+import { recordPull, refusedImages } from './image-access.ts';
 
 /** A container that dies this soon after starting with a non-zero code crashed on start: ERROR. */
 const CRASH_ON_START_MS = 10_000;
@@ -21,6 +23,12 @@ export interface PodMetrics {
 export function registryServer(image: string): string {
   const first = image.split('/')[0] ?? '';
   return image.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost') ? first : 'https://index.docker.io/v1/';
+}
+
+/** A registry on the host's loopback, which docker itself reaches over plain HTTP. */
+export function loopbackRegistry(image: string): boolean {
+  const server = registryServer(image);
+  return /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?$/.test(server);
 }
 
 export function runtimePorts(pod: PodRecord, c: ObservedContainer, hostAddress: string): RuntimePort[] {
@@ -94,18 +102,25 @@ export class PodReconciler {
     if (container) r = await docker.start(pod.id);
     else {
       const spec = runSpec(pod, host.id);
+      // a cached image another account pulled with its credentials is pulled again with this pod's
+      const image = async () => ({ ref: pod.image, refusedImageIds: await refusedImages(this.s.store, host.id, pod.accountId) });
       // the status write and the command overlap: STARTING is true from the moment docker is asked
       const [, first] = await Promise.all([
         this.write(pod, intent, () => ({ status: 'STARTING', statusReason: 'starting container' })),
-        docker.runPod(spec, pod.id),
+        image().then((i) => docker.runPod(spec, pod.id, i)),
       ]);
       let run = first;
       if (run.needPull) {
         await this.write(pod, intent, () => ({ status: 'PROVISIONING', statusReason: `pulling image ${pod.image}` }));
-        const pulled = await docker.pull(pod.image, await this.registryAuth(pod));
-        if (!pulled.ok) return this.fail(pod, intent, `image pull failed: ${pulled.error}`);
+        const auth = await this.registryAuth(pod);
+        // a digest the host caches privately for others must be shown to the registry (host-docker.ts)
+        const verify = run.refused && pod.image.includes('@') ? { insecure: loopbackRegistry(pod.image) } : undefined;
+        const pulled = await docker.pull(pod.image, auth, verify);
+        const as = auth ? `with registry credential ${pod.registry}` : 'with no registry credential on the pod';
+        if (!pulled.ok) return this.fail(pod, intent, `image pull failed (${as}): ${pulled.error}`);
+        await recordPull(this.s.store, host.id, pulled.imageId, pod.accountId, auth !== undefined);
         await this.write(pod, intent, () => ({ status: 'STARTING', statusReason: 'starting container' }));
-        run = await docker.runPod(spec, pod.id);
+        run = await docker.runPod(spec, pod.id, await image());
       }
       // a container of that name exists (a pass cut mid-way): the next pass observes and adopts it
       if (!run.ok && /already in use|Conflict/.test(run.error)) return null;
@@ -133,6 +148,17 @@ export class PodReconciler {
         ? `container crashed on start (exit code ${c.exitCode}${c.error ? `, ${c.error}` : ''})${logs ? `: ${logs}` : ''}`
         : `container exited on its own with code ${c.exitCode}`,
     }));
+  }
+
+  /**
+   * A failure that belongs to this pod alone (a stored record docker cannot be given, a command that
+   * could not be built): ERROR with the reason, GPUs released, like a container that cannot start.
+   * A pod being terminated keeps its course.
+   */
+  async failPod(pod: PodRecord, err: unknown): Promise<void> {
+    if (pod.desiredStatus === 'TERMINATED') return;
+    const why = isGpufleetError(err) ? err.message : `internal error: ${err instanceof Error ? err.message : String(err)}`;
+    await this.fail(pod, intentOf(pod), why);
   }
 
   private async fail(pod: PodRecord, intent: Intent, reason: string): Promise<null> {

@@ -5,12 +5,16 @@
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { PodRecord } from '../model/pod.ts';
-import { isGpufleetError } from '../model/errors.ts';
+import { isGpufleetError, type ErrorCode } from '../model/errors.ts';
 import type { Services } from '../api/services/services.ts';
 import { HostDocker, type ObservedContainer } from './host-docker.ts';
 import { PodReconciler } from './pod-reconciler.ts';
 import { HostHealth } from './host-health.ts';
 import { podStorageDir } from './container-spec.ts';
+import { TenantNetworkCollector } from './tenant-network-gc.ts';
+
+/** Faults of the host, not of the pod being reconciled: the rest of the pass would fail the same way. */
+const HOST_LOST: ReadonlySet<ErrorCode> = new Set(['HOST_UNREACHABLE', 'HOST_KEY_MISMATCH']);
 
 export interface ReconcilerOptions {
   intervalMs: number;
@@ -30,6 +34,7 @@ export class Reconciler {
   private stopped = false;
   private readonly health: HostHealth;
   private readonly pods: PodReconciler;
+  private readonly networks = new TenantNetworkCollector();
 
   constructor(
     private readonly s: Services,
@@ -118,11 +123,21 @@ export class Reconciler {
     // releases first, so GPUs freed by a stop are free before anything starts on them
     const order = (p: PodRecord) => (p.desiredStatus === 'RUNNING' ? 1 : 0);
     for (const pod of [...pods].sort((a, b) => order(a) - order(b))) {
-      if (pod.status === 'TERMINATED' && !byPod.has(pod.id)) {
-        await this.pods.finishTermination(docker, pod, pod.mounts.persistent ? podStorageDir(pod.id) : null);
-        continue;
+      try {
+        if (pod.status === 'TERMINATED' && !byPod.has(pod.id)) {
+          await this.pods.finishTermination(docker, pod, pod.mounts.persistent ? podStorageDir(pod.id) : null);
+          continue;
+        }
+        await this.pods.reconcile(host, docker, pod, byPod.get(pod.id) ?? null, metrics);
+      } catch (err) {
+        // a lost connection ends the pass (the next one observes the host again); a command that
+        // failed on a live one is retried next pass; anything else is this pod's own failure
+        if (isGpufleetError(err) && HOST_LOST.has(err.code)) throw err;
+        this.opts.logger?.warn({ err, hostId, podId: pod.id }, 'pod failed in reconcile');
+        if (!(isGpufleetError(err) && err.code === 'SSH_COMMAND_FAILED')) await this.pods.failPod(pod, err);
       }
-      await this.pods.reconcile(host, docker, pod, byPod.get(pod.id) ?? null, metrics);
     }
+    // networks of accounts with no pod left here; a failure is retried next pass, never fatal
+    await this.networks.collect(host.id, docker, pods).catch((err: unknown) => this.opts.logger?.warn({ err, hostId }, 'network cleanup failed'));
   }
 }

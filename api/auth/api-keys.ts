@@ -28,6 +28,9 @@ const KEY_SHAPE = /^[\x21-\x7e]{8,512}$/;
 /** keys remembered by `ApiKeys.authenticate`; the map is emptied when it reaches this size */
 const SEEN_KEYS_MAX = 10_000;
 
+/** `lastUsedAt` is written at most this often per key: a busy key costs one store write a minute */
+export const LAST_USED_EVERY_MS = 60_000;
+
 export class ApiKeys {
   /**
    * Key → key record id for keys seen recently, so a request skips the hash and the index lookup.
@@ -35,6 +38,8 @@ export class ApiKeys {
    * or an expiry applies from the next request on.
    */
   private readonly seen = new Map<string, string>();
+  /** key record id → the `lastUsedAt` write under way, so concurrent requests queue one write */
+  private readonly touching = new Map<string, Promise<void>>();
 
   constructor(private readonly store: Store) {}
 
@@ -60,7 +65,25 @@ export class ApiKeys {
       throw new GpufleetError('UNAUTHENTICATED', `The API key expired at ${rec.expiresAt}.`);
     const account = await this.store.get('accounts', rec.accountId);
     if (!account) throw new GpufleetError('UNAUTHENTICATED', 'The API key belongs to no account.');
+    if (stale(rec.lastUsedAt, Date.now())) await this.touch(rec.id);
     return { accountId: account.id, keyId: rec.id, scope: rec.scope, operator: account.operator };
+  }
+
+  /** Records that a key was used, through the store (throttled: see LAST_USED_EVERY_MS). */
+  private touch(keyId: string): Promise<void> {
+    let p = this.touching.get(keyId);
+    if (!p) {
+      p = this.store
+        .transact(async (tx) => {
+          const cur = await tx.get('apiKeys', keyId);
+          const now = Date.now();
+          // checked again inside the transaction: another request may have written it meanwhile
+          if (cur && stale(cur.lastUsedAt, now)) tx.put('apiKeys', { ...cur, lastUsedAt: new Date(now).toISOString() });
+        })
+        .finally(() => this.touching.delete(keyId));
+      this.touching.set(keyId, p);
+    }
+    return p;
   }
 
   async createAccount(input: { email: string; name?: string; operator?: boolean; balance?: number }): Promise<AccountRecord> {
@@ -135,6 +158,9 @@ export class ApiKeys {
     return key;
   }
 }
+
+// (a value that does not parse counts as stale, so it gets rewritten)
+const stale = (lastUsedAt: string | null, now: number): boolean => lastUsedAt === null || !(now - Date.parse(lastUsedAt) < LAST_USED_EVERY_MS);
 
 export function hasScope(p: Principal, needed: ApiKeyScope): boolean {
   return SCOPE_RANK[p.scope] >= SCOPE_RANK[needed];

@@ -1,59 +1,81 @@
-// Every API request passes here first: it is counted against the caller's rate-limit windows (the
-// headers go on successes and errors alike), then the key is checked against the route's scope.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+// Every request passes here first. What it needs is decided from the route that matched
+// (request.routeOptions), never from the URL string, whose spellings (absolute-form, percent-encoded,
+// trailing slash) the router folds together. Deny by default: a route is public only when its config
+// says `public: true`; every other route needs a key, and a route that names no scope needs an
+// operator's admin key. Every request, matched or not, is first counted against the caller's
+// rate-limit windows (the headers go on successes and errors alike).
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import type { ApiKeyScope } from '../../model/account.ts';
 import { GpufleetError } from '../../model/errors.ts';
-import { rateLimitError, type RateLimiter } from '../rate-limit/limiter.ts';
-import { rateLimitHeaders } from '../rate-limit/headers.ts';
+import type { RateLimiter } from '../rate-limit/limiter.ts';
+import { chargeArrival } from '../rate-limit/request-charge.ts';
 import { hasScope, type ApiKeys, type Principal } from './api-keys.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** scope the route needs; routes without one are public (docs, health) */
+    /** served without a key (health, docs); nothing else is */
+    public?: boolean;
+    /** scope the route needs; a protected route without one needs an operator's admin key */
     scope?: ApiKeyScope;
     /** the route is served to operator accounts only (fleet, accounts) */
     operator?: boolean;
-  }
-  interface FastifyRequest {
-    principal: Principal | null;
+    /** the key may also come as `?api_key=` (GraphQL clients, spec 5.3); nowhere else */
+    apiKeyInQuery?: boolean;
   }
 }
 
-const LIMITED = /^\/(v1|v2)\/|^\/graphql(\?|$)/;
+/** The callers of authenticated requests; only `principalOf` reads it. */
+const principals = new WeakMap<FastifyRequest, Principal>();
+
+/** Every route registered on an app, as the router holds it (HEAD twins of GET routes included). */
+const routeLists = new WeakMap<FastifyInstance, RouteOptions[]>();
+
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  public: boolean;
+  scope: ApiKeyScope | undefined;
+  operator: boolean;
+}
 
 export function registerRequestGuard(app: FastifyInstance, keys: ApiKeys, limiter: RateLimiter): void {
-  app.decorateRequest('principal', null);
+  const routes: RouteOptions[] = [];
+  routeLists.set(app, routes);
+  // the options object itself: hooks of plugins (the docs) may still set its config after this one
+  app.addHook('onRoute', (route) => void routes.push(route));
+
   app.addHook('onRequest', async (request, reply) => {
     const config = request.routeOptions.config;
-    if (!LIMITED.test(request.url)) return;
-    const queryKey = apiKeyFromQuery(request);
+    const matched = !request.is404;
+    const isPublic = matched && config.public === true;
     let principal: Principal | null = null;
-    let authError: unknown = null;
-    try {
-      principal = await keys.authenticate(request.headers.authorization, queryKey);
-    } catch (e) {
-      authError = e;
+    let authError: unknown = new GpufleetError('UNAUTHENTICATED', 'An API key is required: send Authorization: Bearer <key>.');
+    const queryKey = matched && config.apiKeyInQuery === true ? apiKeyFromQuery(request) : undefined;
+    if (request.headers.authorization !== undefined || queryKey !== undefined) {
+      try {
+        principal = await keys.authenticate(request.headers.authorization, queryKey);
+      } catch (e) {
+        authError = e;
+      }
     }
     // limit per account; a caller without a valid key is limited per address
-    const subject = principal ? `acct:${principal.accountId}` : `anon:${anonSubject(request)}`;
-    const { windows, exceeded } = limiter.consume(subject);
-    const headers = rateLimitHeaders(windows);
-    reply.headers(headers);
-    if (exceeded.length > 0) throw rateLimitError(exceeded, headers);
-    // unknown routes are answered 404/405 by the not-found handler; public ones (docs) need no key
-    if (request.routeOptions.url === undefined || !config.scope) return;
+    chargeArrival(request, reply, limiter, principal ? `acct:${principal.accountId}` : `anon:${anonSubject(request)}`);
+    // no route: the not-found handler answers 404/405 and nothing runs
+    if (!matched || isPublic) return;
     if (!principal) throw authError;
-    if (!hasScope(principal, config.scope!))
-      throw new GpufleetError('FORBIDDEN', `This API key has the ${principal.scope} scope; ${request.method} ${request.routeOptions.url} needs ${config.scope}.`);
-    if (config.operator && !principal.operator)
+    const needed = config.scope ?? 'admin';
+    if (!hasScope(principal, needed))
+      throw new GpufleetError('FORBIDDEN', `This API key has the ${principal.scope} scope; ${request.method} ${request.routeOptions.url} needs ${needed}.`);
+    if ((config.operator === true || config.scope === undefined) && !principal.operator)
       throw new GpufleetError('FORBIDDEN', 'Only operator accounts may manage the fleet and other accounts.');
-    request.principal = principal;
+    principals.set(request, principal);
   });
 }
 
 function apiKeyFromQuery(request: FastifyRequest): string | undefined {
   const q = request.query as Record<string, unknown> | undefined;
-  return typeof q?.api_key === 'string' ? q.api_key : undefined;
+  const v = q !== undefined && Object.hasOwn(q, 'api_key') ? q.api_key : undefined;
+  return typeof v === 'string' ? v : undefined;
 }
 
 /** per address: keying on the presented (invalid) key would let a caller rotate garbage keys */
@@ -61,7 +83,22 @@ function anonSubject(request: FastifyRequest): string {
   return request.ip;
 }
 
+/** The caller of a request the guard authenticated; throws 401 where there is none. */
 export function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new GpufleetError('UNAUTHENTICATED', 'An API key is required.');
-  return request.principal;
+  const p = principals.get(request);
+  if (!p) throw new GpufleetError('UNAUTHENTICATED', 'An API key is required.');
+  return p;
+}
+
+/** The routes of an app built with the guard, with what each needs (for tests and docs). */
+export function registeredRoutes(app: FastifyInstance): RegisteredRoute[] {
+  return (routeLists.get(app) ?? []).flatMap((r) =>
+    (Array.isArray(r.method) ? r.method : [r.method]).map((method) => ({
+      method: String(method),
+      url: r.url,
+      public: r.config?.public === true,
+      scope: r.config?.scope,
+      operator: r.config?.operator === true,
+    })),
+  );
 }

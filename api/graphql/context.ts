@@ -1,4 +1,4 @@
-// What every resolver gets: the caller (already authenticated by the request guard), the services
+// What every resolver gets: the caller (from principalOf, as every REST handler gets it), the services
 // REST uses, and small per-request memos so a list of pods reads each host once.
 import type { FastifyReply } from 'fastify';
 import type { HostRecord } from '../../model/host.ts';
@@ -10,14 +10,16 @@ export interface GqlContext {
   principal: Principal;
   services: Services;
   reply?: FastifyReply;
+  /** the operation the request names, for its rate-limit cost */
+  operationName?: string | undefined;
   /** per request: host records by id (null when gone) */
   hosts: Map<string, Promise<HostRecord | null>>;
   /** per request: anything computed once and read by many fields (the fleet snapshot for stock) */
   memo: Map<string, Promise<unknown>>;
 }
 
-export function newContext(principal: Principal, services: Services): GqlContext {
-  return { principal, services, hosts: new Map(), memo: new Map() };
+export function newContext(principal: Principal, services: Services, operationName?: string): GqlContext {
+  return { principal, services, operationName, hosts: new Map(), memo: new Map() };
 }
 
 export function hostOf(ctx: GqlContext, id: string): Promise<HostRecord | null> {

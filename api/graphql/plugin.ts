@@ -1,17 +1,20 @@
 // POST /graphql (Mercurius). The route carries `scope: 'read'`, so the request guard rate-limits it and
-// checks the key (Bearer header or ?api_key=) like any REST route; mutations check read_write in
-// resolvers.ts. HTTP status: 401/403/429/4xx for the request itself (bad key, rate limit, body that is
-// not a GraphQL request); once the document is read, every answer is 200 with `errors[]` (what the
-// public clients expect: runpodctl treats any non-200 as a transport failure). GET is not served.
+// checks the key (Bearer header, or ?api_key= which this route alone accepts, spec 5.3) like any REST
+// route; mutations check read_write in resolvers.ts. Once the document is read and valid, the request
+// costs one rate-limit unit per top-level field (operationCost) before anything runs. HTTP status:
+// 401/403/429/4xx for the request itself (bad key, rate limit, body that is not a GraphQL request);
+// otherwise every answer is 200 with `errors[]` (what the public clients expect: runpodctl treats any
+// non-200 as a transport failure). GET is not served.
 import type { FastifyError, FastifyInstance } from 'fastify';
 import mercurius, { type IResolvers } from 'mercurius';
 import { GpufleetError, isGpufleetError } from '../../model/errors.ts';
 import { principalOf } from '../auth/request-guard.ts';
+import { chargeTotal } from '../rate-limit/request-charge.ts';
 import { fromFastifyError } from '../errors/problem.ts';
 import type { Services } from '../services/services.ts';
-import { newContext } from './context.ts';
+import { newContext, type GqlContext } from './context.ts';
 import { documentErrors, formatExecutionError, fromGpufleetError } from './errors.ts';
-import { aliasLimit, depthLimit, MAX_ALIASES, MAX_DEPTH, MAX_TOKENS } from './limits.ts';
+import { aliasLimit, depthLimit, MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, operationCost } from './limits.ts';
 import { buildResolvers } from './resolvers.ts';
 import { typeDefs } from './schema.ts';
 
@@ -55,7 +58,13 @@ export async function graphqlPlugin(app: FastifyInstance, opts: GraphqlPluginOpt
     }),
   });
 
-  // errors before the document runs (guard, body): GraphQL-shaped, with the registry's HTTP status
+  // the document is parsed and valid (or came from mercurius' cache): charge its cost before it runs
+  app.graphql.addHook('preExecution', async (_schema, document, context) => {
+    const ctx = context as unknown as GqlContext;
+    if (ctx.reply) chargeTotal(ctx.reply.request, ctx.reply, operationCost(document, ctx.operationName));
+  });
+
+  // errors before the document runs (guard, body, cost): GraphQL-shaped, with the registry's HTTP status
   app.setErrorHandler((err: FastifyError | GpufleetError, request, reply) => {
     const e = isGpufleetError(err) ? err : fromFastifyError(err as FastifyError);
     if (e.status >= 500) request.log.error({ err, code: e.code }, 'graphql request failed');
@@ -63,9 +72,9 @@ export async function graphqlPlugin(app: FastifyInstance, opts: GraphqlPluginOpt
     return reply.code(e.status).type('application/json').send({ errors: [fromGpufleetError(e)] });
   });
 
-  app.post('/graphql', { config: { scope: 'read' } }, async (request, reply) => {
+  app.post('/graphql', { config: { scope: 'read', apiKeyInQuery: true } }, async (request, reply) => {
     const { query, variables, operationName } = readRequest(request.body);
-    const context = newContext(principalOf(request), services);
+    const context = newContext(principalOf(request), services, operationName ?? undefined);
     try {
       return await reply.graphql(query, context, variables ?? undefined, operationName ?? undefined);
     } catch (e) {

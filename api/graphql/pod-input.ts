@@ -102,7 +102,10 @@ export async function toPodCreate(store: StoreReader, input: GqlPodInput, kind: 
   if (input.name !== null && input.name !== undefined) body.name = input.name;
   const image = str(input.imageName);
   if (image !== undefined) body.image = image;
-  if (input.dockerArgs !== null && input.dockerArgs !== undefined) body.args = input.dockerArgs;
+  // runpod-python sends dockerArgs: "" with every create_pod; an empty start command means "not given"
+  // (the template's, or the image's own), never "erase the template's"
+  const args = str(input.dockerArgs);
+  if (args !== undefined) body.args = args;
   if (input.containerDiskInGb !== null && input.containerDiskInGb !== undefined) body.disk = input.containerDiskInGb;
   const ports = parsePorts(input.ports);
   if (ports) body.ports = ports;

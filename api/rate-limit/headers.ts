@@ -1,5 +1,8 @@
 // RateLimit and RateLimit-Policy as Structured Field lists (draft-ietf-httpapi-ratelimit-headers),
-// one member per window, serialised by the structured-headers library.
+// one member per window, serialised by the structured-headers library. Quotas are in units: a REST
+// request is one unit; a GraphQL request costs one per top-level field, and its RateLimit members say
+// so with the vendor parameter `gpufleet-cost` (the draft asks service-specific parameters to carry a
+// vendor prefix).
 import { serializeList, type List } from 'structured-headers';
 import type { WindowState } from './limiter.ts';
 
@@ -18,11 +21,18 @@ export function policyHeader(windows: WindowState[]): string {
   return value;
 }
 
-export function rateLimitHeader(windows: WindowState[]): string {
-  const list: List = windows.map((w) => [w.name, new Map([['r', w.remaining], ['t', w.reset]])]);
+/** the RateLimit member parameter naming the units a request cost, where that is not simply one */
+export const COST_PARAM = 'gpufleet-cost';
+
+export function rateLimitHeader(windows: WindowState[], cost?: number): string {
+  const list: List = windows.map((w) => {
+    const params = new Map<string, number>([['r', w.remaining], ['t', w.reset]]);
+    if (cost !== undefined) params.set(COST_PARAM, cost);
+    return [w.name, params];
+  });
   return serializeList(list);
 }
 
-export function rateLimitHeaders(windows: WindowState[]): Record<string, string> {
-  return { 'ratelimit-policy': policyHeader(windows), ratelimit: rateLimitHeader(windows) };
+export function rateLimitHeaders(windows: WindowState[], cost?: number): Record<string, string> {
+  return { 'ratelimit-policy': policyHeader(windows), ratelimit: rateLimitHeader(windows, cost) };
 }

@@ -1,5 +1,6 @@
 // Per-user fixed windows (minute, hour, day) aligned to the epoch, so `t` is simply the seconds left
-// in the current window. Counters live in memory: a restart forgives, which the docs say.
+// in the current window. Counters live in memory: a restart forgives, which the docs say. A request
+// costs units: one for REST, one per top-level field for GraphQL (docs/rate-limits.md).
 import { GpufleetError } from '../../model/errors.ts';
 
 export const WINDOWS = [
@@ -38,6 +39,14 @@ interface Counter {
   used: number[];
 }
 
+/** What a counted request took, so it can be given back: its units and the windows they went into. */
+export interface Charge {
+  subject: string;
+  units: number;
+  /** start of each window the units were counted in */
+  starts: number[];
+}
+
 export class RateLimiter {
   private readonly counters = new Map<string, Counter>();
   private sweepAt = 0;
@@ -45,10 +54,10 @@ export class RateLimiter {
   constructor(private readonly quotas: Quotas) {}
 
   /**
-   * Counts one request for `subject` in every window, unless a window is already spent: then nothing
-   * is counted and the returned `exceeded` names the spent windows.
+   * Counts `units` for `subject` in every window, unless a window has fewer units left: then nothing
+   * is counted, `charge` is null and `exceeded` names the windows that cannot take them.
    */
-  consume(subject: string, nowMs = Date.now()): { windows: WindowState[]; exceeded: WindowState[] } {
+  consume(subject: string, nowMs = Date.now(), units = 1): { windows: WindowState[]; exceeded: WindowState[]; charge: Charge | null } {
     const now = Math.floor(nowMs / 1000);
     this.sweep(now);
     let c = this.counters.get(subject);
@@ -63,16 +72,28 @@ export class RateLimiter {
       }
       const quota = this.quotas[w.name];
       const state = { name: w.name, quota, seconds: w.seconds, remaining: quota - c.used[i]!, reset: start + w.seconds - now };
-      if (state.remaining <= 0) exceeded.push(state);
+      if (state.remaining < units) exceeded.push(state);
       windows.push(state);
     });
-    if (exceeded.length === 0)
+    let charge: Charge | null = null;
+    if (exceeded.length === 0) {
       windows.forEach((s, i) => {
-        c.used[i]! += 1;
-        s.remaining -= 1;
+        c.used[i]! += units;
+        s.remaining -= units;
       });
+      charge = { subject, units, starts: [...c.start] };
+    }
     for (const s of windows) s.remaining = Math.max(0, s.remaining);
-    return { windows, exceeded };
+    return { windows, exceeded, charge };
+  }
+
+  /** Gives a charge back, in the windows that are still the ones it was counted in. */
+  refund(charge: Charge): void {
+    const c = this.counters.get(charge.subject);
+    if (!c) return;
+    charge.starts.forEach((start, i) => {
+      if (c.start[i] === start) c.used[i] = Math.max(0, c.used[i]! - charge.units);
+    });
   }
 
   /** drops subjects whose day window has passed, so idle callers cost no memory */
@@ -84,11 +105,15 @@ export class RateLimiter {
   }
 }
 
-export function rateLimitError(exceeded: WindowState[], headers: Record<string, string>): GpufleetError {
+export function rateLimitError(exceeded: WindowState[], headers: Record<string, string>, units = 1): GpufleetError {
   const wait = Math.max(...exceeded.map((w) => w.reset));
-  const names = exceeded.map((w) => `${w.name} (${w.quota} requests per ${w.seconds} s)`).join(' and ');
-  return new GpufleetError('RATE_LIMITED', `Rate limit exceeded for the ${names} window; retry in ${wait} s.`, {
+  const names = exceeded.map((w) => `${w.name} (${w.quota} units per ${w.seconds} s)`).join(' and ');
+  const detail =
+    units === 1
+      ? `Rate limit exceeded for the ${names} window; retry in ${wait} s.`
+      : `This request costs ${units} units, more than the ${names} window has left; retry in ${wait} s.`;
+  return new GpufleetError('RATE_LIMITED', detail, {
     headers: { ...headers, 'retry-after': String(wait) },
-    fields: { windows: exceeded.map((w) => w.name) },
+    fields: { windows: exceeded.map((w) => w.name), units },
   });
 }

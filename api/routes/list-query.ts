@@ -1,5 +1,6 @@
 // Query-string parsing for list routes beside pods: each parameter once, booleans spelled true/false,
 // `tag=key=value` repeatable, and unknown parameters a 422 (a typo must not silently widen a list).
+// Names are compared as own names only (a Set, never `in`), so `constructor` is unknown too.
 import { GpufleetError } from '../../model/errors.ts';
 
 export interface ListQuerySpec<S extends string, B extends string> {
@@ -43,7 +44,8 @@ export function parseListQuery<S extends string = never, B extends string = neve
     }
     out.tag = tags;
   }
-  const known = new Set<string>([...(spec.strings ?? []), ...(spec.booleans ?? []), ...(spec.tag ? ['tag'] : []), 'api_key']);
+  // `api_key` is no exception: a key is accepted in the query on /graphql only (docs/auth.md)
+  const known = new Set<string>([...(spec.strings ?? []), ...(spec.booleans ?? []), ...(spec.tag ? ['tag'] : [])]);
   for (const k of Object.keys(q)) if (!known.has(k)) errors.push(`$.${k}: unknown query parameter`);
   if (errors.length) throw new GpufleetError('VALIDATION_FAILED', `Invalid query: ${errors.join('; ')}`, { errors });
   return out as ListQuery<S, B>;

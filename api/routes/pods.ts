@@ -53,7 +53,8 @@ export function parsePodListQuery(q: Record<string, unknown>): PodListFilter {
     if (!m) errors.push('$.tag: must be key=value');
     else (f.tag ??= {})[m[1]!] = m[2]!;
   }
-  for (const k of Object.keys(q)) if (!(k in listQuery.properties) && k !== 'api_key') errors.push(`$.${k}: unknown query parameter`);
+  // own properties only: `constructor` or `__proto__` is as unknown as any other name
+  for (const k of Object.keys(q)) if (!Object.hasOwn(listQuery.properties, k)) errors.push(`$.${k}: unknown query parameter`);
   if (errors.length) throw new GpufleetError('VALIDATION_FAILED', `Invalid query: ${errors.join('; ')}`, { errors });
   return f;
 }

@@ -1,19 +1,21 @@
 // Append-only journal with group commit. Every transaction appends one line; callers await
 // `sync(seq)` before acknowledging, and all lines waiting at that moment share one write+fdatasync.
 // Segments rotate at each snapshot so old segments can be deleted once the snapshot is durable.
-import { open, readdir, readFile, rm, truncate, type FileHandle } from 'node:fs/promises';
+// Each line carries a checksum (journal-format.ts); segments are created 0600.
+import { open, rm, truncate, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { GpufleetError } from '../../model/errors.ts';
+import { formatRecord, type JournalEntry } from './journal-format.ts';
+import { scanJournal, type JournalDamage } from './journal-scan.ts';
 
-export interface JournalOp {
-  c: string;
-  id: string;
-  /** the record, or null for a delete */
-  v: unknown;
-}
+export type { JournalEntry, JournalOp } from './journal-format.ts';
 
-export interface JournalEntry {
-  seq: number;
-  ops: JournalOp[];
+export interface ReplayResult {
+  entries: JournalEntry[];
+  lastSeq: number;
+  files: string[];
+  /** a torn last record that was cut off (null when the journal ended cleanly) */
+  cut: JournalDamage | null;
 }
 
 interface Segment {
@@ -42,36 +44,26 @@ export class Journal {
     private readonly fsync: boolean,
   ) {}
 
-  /** Reads every segment in order; a torn last line (crash mid-write) is cut off. */
-  static async replay(dir: string, afterSeq: number): Promise<{ entries: JournalEntry[]; lastSeq: number; files: string[] }> {
-    const files = (await readdir(dir).catch(() => [] as string[]))
-      .filter((f) => f.endsWith('.jsonl'))
-      .sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10));
-    const entries: JournalEntry[] = [];
-    let lastSeq = afterSeq;
-    const paths: string[] = [];
-    for (const f of files) {
-      const file = path.join(dir, f);
-      paths.push(file);
-      const text = await readFile(file, 'utf8');
-      let good = 0;
-      for (const line of text.split('\n')) {
-        if (line === '') break;
-        let entry: JournalEntry;
-        try {
-          entry = JSON.parse(line) as JournalEntry;
-        } catch {
-          break; // torn write: nothing after it was acknowledged
-        }
-        good += Buffer.byteLength(line) + 1;
-        if (entry.seq > lastSeq) {
-          entries.push(entry);
-          lastSeq = entry.seq;
-        }
-      }
-      if (good < Buffer.byteLength(text)) await truncate(file, good);
+  /**
+   * Reads every segment in order. A torn last record (a crash mid-append) is cut off; damage anywhere
+   * else throws, naming the file and line, and changes nothing on disk: the records after it were
+   * acknowledged, and reading past them would drop them silently.
+   */
+  static async replay(dir: string, afterSeq: number): Promise<ReplayResult> {
+    const scan = await scanJournal(dir, afterSeq);
+    const { damage } = scan;
+    if (damage && !damage.tail) {
+      const where = `${damage.file}:${damage.line}`;
+      throw new GpufleetError(
+        'INTERNAL',
+        `The store's journal is damaged at ${where}: ${damage.reason}. The control plane refuses to start rather than drop ` +
+          'the acknowledged writes from there on. `gpufleet store check` describes the damage; `gpufleet store repair` ' +
+          'keeps the records before it and moves the rest aside (docs/store.md).',
+        { fields: { file: damage.file, line: damage.line, offset: damage.offset, kind: damage.kind, reason: damage.reason } },
+      );
     }
-    return { entries, lastSeq, files: paths };
+    if (damage) await truncate(damage.file, damage.offset);
+    return { entries: scan.entries, lastSeq: scan.lastSeq, files: scan.segments.map((s) => s.file), cut: damage };
   }
 
   /** Starts a new segment; lines appended from now on go there. */
@@ -88,7 +80,7 @@ export class Journal {
   append(entry: JournalEntry): void {
     const seg = this.segments.at(-1);
     if (!seg) throw new Error('journal has no open segment');
-    seg.pending.push(JSON.stringify(entry) + '\n');
+    seg.pending.push(formatRecord(entry));
     seg.lastSeq = entry.seq;
   }
 
@@ -143,7 +135,7 @@ export class Journal {
           seg.pending = [];
         }
         for (const { seg, chunk } of batch) {
-          seg.fh ??= await open(seg.file, 'a');
+          seg.fh ??= await open(seg.file, 'a', 0o600);
           await seg.fh.write(chunk);
           if (this.fsync) await seg.fh.datasync();
         }

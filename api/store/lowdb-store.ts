@@ -1,27 +1,41 @@
 // Embedded store: records live in memory (frozen, so readers cannot mutate them), every transaction
 // is journaled with group commit before it resolves, and lowdb writes a whole-file snapshot at most
-// once per `snapshotIntervalMs`, atomically (steno writes a temp file and renames it).
-import { mkdir, open as openFile, rm } from 'node:fs/promises';
+// once per `snapshotIntervalMs`, atomically (a 0600 temp file renamed over it). Records cross the
+// persistence boundary through RecordCodec: sealed fields (env values) are ciphertext on disk only.
+import { existsSync } from 'node:fs';
+import { open as openFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Low } from 'lowdb';
-import { DataFile } from 'lowdb/node';
-import { Journal, type JournalOp } from './journal.ts';
+import { GpufleetError, isGpufleetError } from '../../model/errors.ts';
+import { Journal, type JournalOp, type ReplayResult } from './journal.ts';
+import { SnapshotFile, secureDataDir } from './data-dir.ts';
+import { Table, deepFreeze, type AnyRecord } from './memory-table.ts';
+import { RecordCodec, type StoredRecord } from './record-codec.ts';
+import { SECRET_KEY_FILE, SecretBox } from './secret-box.ts';
 import { INDEXED_FIELDS, COLLECTION_NAMES } from '../../model/collections.ts';
 import type { CollectionName, RecordOf, Store, StoreChange, StoreTx, Where } from './store.ts';
-
-interface Snapshot {
-  seq: number;
-  collections: Record<string, Record<string, unknown>>;
-}
 
 export interface LowdbStoreOptions {
   dir: string;
   /** fdatasync each group commit (survives power loss, not only a killed process); default true */
   fsync?: boolean;
   snapshotIntervalMs?: number;
+  /** seals env values at rest; default: the box over `<dir>/secret.key` (created on first start) */
+  secretBox?: SecretBox;
+  /**
+   * Told what start changed on its own: a torn last journal record cut off, file modes narrowed,
+   * records stored in clear by an earlier version sealed. Default: a process warning (stderr).
+   */
+  onNotice?: (message: string) => void;
 }
 
-type AnyRecord = { id: string } & Record<string, unknown>;
+export const SNAPSHOT_FILE = 'gpufleet.json';
+export const JOURNAL_DIR = 'journal';
+
+export interface SnapshotData {
+  seq: number;
+  collections: Record<string, Record<string, unknown>>;
+}
 
 /** the next timed snapshot waits at least this many times as long as the last one took */
 const SNAPSHOT_COST_FACTOR = 20;
@@ -32,54 +46,6 @@ async function fsyncPath(p: string): Promise<void> {
     await fh.sync();
   } finally {
     await fh.close();
-  }
-}
-
-function deepFreeze<T>(v: T): T {
-  if (v && typeof v === 'object' && !Object.isFrozen(v)) {
-    Object.freeze(v);
-    for (const k of Object.keys(v)) deepFreeze((v as Record<string, unknown>)[k]);
-  }
-  return v;
-}
-
-class Table {
-  readonly rows = new Map<string, AnyRecord>();
-  readonly indexes = new Map<string, Map<unknown, Set<string>>>();
-
-  constructor(indexed: readonly string[]) {
-    for (const f of indexed) this.indexes.set(f, new Map());
-  }
-
-  set(id: string, rec: AnyRecord | null): void {
-    const old = this.rows.get(id);
-    for (const [field, idx] of this.indexes) {
-      if (old) idx.get(old[field])?.delete(id);
-      if (rec) {
-        let ids = idx.get(rec[field]);
-        if (!ids) idx.set(rec[field], (ids = new Set()));
-        ids.add(id);
-      }
-    }
-    if (rec) this.rows.set(id, rec);
-    else this.rows.delete(id);
-  }
-
-  select(where: Record<string, unknown> | undefined): AnyRecord[] {
-    const entries = where ? Object.entries(where).filter(([, v]) => v !== undefined) : [];
-    let candidates: Iterable<AnyRecord> = this.rows.values();
-    // the most selective index among the filtered fields
-    let best: Set<string> | null = null;
-    for (const [k, v] of entries) {
-      const idx = this.indexes.get(k);
-      if (!idx) continue;
-      const ids = idx.get(v) ?? new Set<string>();
-      if (!best || ids.size < best.size) best = ids;
-    }
-    if (best) candidates = [...best].map((id) => this.rows.get(id)!);
-    const out: AnyRecord[] = [];
-    for (const r of candidates) if (entries.every(([k, v]) => r[k] === v)) out.push(r);
-    return out;
   }
 }
 
@@ -96,43 +62,91 @@ export class LowdbStore implements Store {
   private snapshotCostMs = 0;
 
   private constructor(
-    private readonly db: Low<Snapshot>,
+    private readonly db: Low<SnapshotData>,
     private readonly journal: Journal,
     private readonly snapshotIntervalMs: number,
     private readonly snapshotFile: string,
     private readonly fsync: boolean,
+    private readonly codec: RecordCodec,
   ) {
     for (const c of COLLECTION_NAMES) this.tables.set(c, new Table(INDEXED_FIELDS[c] ?? []));
   }
 
   static async open(opts: LowdbStoreOptions): Promise<LowdbStore> {
-    await mkdir(opts.dir, { recursive: true });
-    const journalDir = path.join(opts.dir, 'journal');
-    await mkdir(journalDir, { recursive: true });
-    const snapshotFile = path.join(opts.dir, 'gpufleet.json');
+    const notice = opts.onNotice ?? ((m: string) => process.emitWarning(m, { code: 'GPUFLEET_STORE' }));
+    const journalDir = path.join(opts.dir, JOURNAL_DIR);
+    const narrowed = await secureDataDir(opts.dir, journalDir);
+    if (narrowed.length > 0) notice(`store: made private (owner-only mode): ${narrowed.join(', ')}`);
+    const snapshotFile = path.join(opts.dir, SNAPSHOT_FILE);
     const fsync = opts.fsync ?? true;
-    // compact JSON: the snapshot is rewritten whole, and pretty-printing a large state doubles its cost
-    const db = new Low<Snapshot>(new DataFile(snapshotFile, { parse: JSON.parse, stringify: (d) => JSON.stringify(d) }), { seq: 0, collections: {} });
+    const keyFile = path.join(opts.dir, SECRET_KEY_FILE);
+    const keyExisted = opts.secretBox !== undefined || existsSync(keyFile);
+    const codec = new RecordCodec(opts.secretBox ?? (await SecretBox.load(opts.dir)));
+    const db = new Low<SnapshotData>(new SnapshotFile(snapshotFile, fsync), { seq: 0, collections: {} });
     await db.read();
-    const store = new LowdbStore(db, new Journal(journalDir, fsync), opts.snapshotIntervalMs ?? 1000, snapshotFile, fsync);
-    store.load(db.data);
-    const { entries, lastSeq, files } = await Journal.replay(journalDir, db.data.seq);
-    for (const e of entries) store.apply(e.ops);
+    const store = new LowdbStore(db, new Journal(journalDir, fsync), opts.snapshotIntervalMs ?? 1000, snapshotFile, fsync, codec);
+    let clear: boolean;
+    let replayed: ReplayResult;
+    try {
+      clear = store.load(db.data, snapshotFile);
+      replayed = await Journal.replay(journalDir, db.data.seq);
+      for (const e of replayed.entries) {
+        const decoded = store.decodeOps(e.ops, journalDir);
+        clear ||= decoded.clear;
+        store.apply(decoded.ops);
+      }
+    } catch (e) {
+      // sealed values and no key: the key was just created, and can never open them
+      if (!keyExisted && isGpufleetError(e) && e.fields.field !== undefined) {
+        await rm(keyFile, { force: true });
+        throw new GpufleetError('INTERNAL', `${keyFile} is missing and the store holds values sealed with it: restore it from a backup`, {
+          cause: e,
+          fields: e.fields,
+        });
+      }
+      throw e;
+    }
+    const { entries, lastSeq, files, cut } = replayed;
+    if (cut)
+      notice(
+        `store: cut a torn last journal record at ${cut.file}:${cut.line} (${cut.reason}); ` +
+          'a crash during its append leaves one, and its write was never acknowledged',
+      );
     store.seq = lastSeq;
     store.snapshotSeq = db.data.seq;
     store.journal.rotate(lastSeq + 1);
-    if (entries.length > 0) await store.snapshot();
+    if (clear) notice('store: env values stored in clear by an earlier version are now sealed (snapshot rewritten)');
+    if (entries.length > 0 || clear) await store.snapshot(true);
     // every replayed line is now in the durable snapshot: the old segments are not needed again
     for (const f of files) await rm(f, { force: true });
     return store;
   }
 
-  private load(snap: Snapshot): void {
+  /** Loads the snapshot; true when a record held a sealed field in clear. */
+  private load(snap: SnapshotData, source: string): boolean {
+    let clear = false;
     for (const [c, rows] of Object.entries(snap.collections)) {
       const table = this.tables.get(c);
       if (!table) continue;
-      for (const [id, rec] of Object.entries(rows)) table.set(id, deepFreeze(rec as AnyRecord));
+      for (const [id, stored] of Object.entries(rows)) {
+        const { rec, clear: wasClear } = this.codec.decode(c, stored as StoredRecord, source);
+        clear ||= wasClear;
+        table.set(id, deepFreeze(rec as AnyRecord));
+      }
     }
+    return clear;
+  }
+
+  /** Journal ops (disk form) → in-memory ops; `clear` when one held a sealed field in clear. */
+  private decodeOps(ops: JournalOp[], source: string): { ops: JournalOp[]; clear: boolean } {
+    let clear = false;
+    const out = ops.map((op) => {
+      if (op.v === null) return op;
+      const d = this.codec.decode(op.c, op.v as StoredRecord, source);
+      clear ||= d.clear;
+      return { ...op, v: d.rec };
+    });
+    return { ops: out, clear };
   }
 
   private apply(ops: JournalOp[]): void {
@@ -204,9 +218,11 @@ export class LowdbStore implements Store {
     const ops: JournalOp[] = [];
     for (const [c, rows] of overlay) for (const [id, v] of rows) ops.push({ c, id, v });
     if (ops.length === 0) return { value, seq: 0 };
+    // sealed before apply: an unchanged env reuses the ciphertext of the version it replaces
+    const stored = ops.map((o) => (o.v === null ? o : { ...o, v: this.codec.encode(o.c, o.v as StoredRecord, this.tables.get(o.c)?.rows.get(o.id)) }));
     const seq = ++this.seq;
     this.apply(ops);
-    this.journal.append({ seq, ops });
+    this.journal.append({ seq, ops: stored });
     this.scheduleSnapshot();
     const changes = ops.map((o) => ({ collection: o.c as CollectionName, id: o.id, deleted: o.v === null }));
     for (const l of this.listeners) l(changes);
@@ -225,24 +241,28 @@ export class LowdbStore implements Store {
     this.snapshotTimer.unref();
   }
 
-  /** Writes the whole state with lowdb and drops the journal segments it covers. */
-  async snapshot(): Promise<void> {
+  /**
+   * Writes the whole state with lowdb and drops the journal segments it covers. `force`: even when
+   * nothing changed since the last one (start rewrites a snapshot that held values in clear).
+   */
+  async snapshot(force = false): Promise<void> {
     while (this.snapshotting) await this.snapshotting;
-    if (this.seq === this.snapshotSeq) return;
+    if (this.seq === this.snapshotSeq && !force) return;
     this.snapshotting = (async () => {
       const started = performance.now();
       const seq = this.seq;
-      const collections: Snapshot['collections'] = {};
-      for (const [c, t] of this.tables) collections[c] = Object.fromEntries(t.rows);
+      const collections: SnapshotData['collections'] = {};
+      for (const [c, t] of this.tables) {
+        const rows: Record<string, unknown> = {};
+        for (const [id, rec] of t.rows) rows[id] = this.codec.encode(c, rec);
+        collections[c] = rows;
+      }
       this.db.data = { seq, collections };
       this.journal.rotate(seq + 1);
       await this.db.write();
-      // the journal lines this snapshot covers are deleted next, so it must be on disk first
-      // (lowdb writes a temp file and renames it, without fsync)
-      if (this.fsync) {
-        await fsyncPath(this.snapshotFile);
-        await fsyncPath(path.dirname(this.snapshotFile));
-      }
+      // the journal lines this snapshot covers are deleted next, so it must be on disk first: the
+      // adapter flushed the file before its rename, the folder's entry is flushed here
+      if (this.fsync) await fsyncPath(path.dirname(this.snapshotFile));
       this.snapshotSeq = seq;
       await this.journal.dropThrough(seq);
       this.snapshotCostMs = performance.now() - started;

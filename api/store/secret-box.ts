@@ -1,4 +1,5 @@
-// Secrets at rest (registry passwords): AES-256-GCM under one 32-byte key kept beside the store as
+// Secrets at rest (registry passwords, host keys, and through the store's record codec env values):
+// AES-256-GCM under one 32-byte key kept beside the store as
 // `<dataDir>/secret.key` (mode 0600). The store and its journal only ever hold ciphertext, so a copy of
 // the data directory without the key file reveals no secret. Losing the key loses the secrets, not
 // the rest of the state: affected credentials must be re-entered (docs/registries.md).
@@ -25,7 +26,7 @@ export class SecretBox {
   /** Reads `<dataDir>/secret.key`, creating it (0600, exclusive) on first start. */
   static async load(dataDir: string): Promise<SecretBox> {
     const file = path.join(dataDir, SECRET_KEY_FILE);
-    await mkdir(dataDir, { recursive: true });
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
     try {
       // `wx`: two processes starting on one fresh data dir cannot both write a key; a umask can
       // only narrow 0600

@@ -1,9 +1,46 @@
 // Building blocks shared by the resource schemas. Limits here are the ones docs/validation.md lists.
+// Patterns run with Ajv's `u` flag, so a class of surrogates matches only a lone (unpaired) one.
 export const PORT_PATTERN = '^[0-9]{1,5}/(tcp|udp|http)$';
 
-export const nameSchema = { type: 'string', minLength: 1, maxLength: 191 } as const;
-export const imageSchema = { type: 'string', minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' } as const;
-export const argsSchema = { type: 'string', maxLength: 4096 } as const;
+/** Control characters (Unicode Cc: C0, DEL, C1) except tab, and lone surrogates (no UTF-8 form). */
+const CONTROLS = '\\u0000-\\u0008\\u000A-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF';
+/** Text that reaches a host (names, args): no control character but tab. */
+export const TEXT_PATTERN = `^[^${CONTROLS}]*$`;
+export const ENV_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
+/** Env values reach the container byte for byte, so only what no environment can hold is refused. */
+export const ENV_VALUE_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*$';
+/** An absolute container path; `:` would end the path in docker's `--volume=src:dst[:mode]`. */
+export const CONTAINER_PATH_PATTERN = `^/[^\\s:${CONTROLS}]*$`;
+
+// The registry reference grammar (github.com/distribution/reference, regexp.go), written for an
+// ECMAScript engine: [domain[:port]/]path-component[/path-component...][:tag][@digest]. A first
+// component is a domain only when docker would read it as one (has a dot or a port, or is
+// localhost); otherwise it is a path component and must be lower case. Never starts with '-'.
+const ALNUM = '[a-z0-9]+';
+const PATH_COMPONENT = `${ALNUM}(?:(?:[._]|__|-+)${ALNUM})*`;
+const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
+const DOMAIN = `(?:(?:localhost|${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})+|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?|${DOMAIN_COMPONENT}:[0-9]+)`;
+const TAG = '[\\w][\\w.-]{0,127}';
+const DIGEST = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}';
+export const IMAGE_REFERENCE_PATTERN = `^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*(?::${TAG})?(?:@${DIGEST})?$`;
+
+/** What a failed pattern means, for `errors` lines (Ajv would print the regular expression). */
+export const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
+  [TEXT_PATTERN]: 'must not contain control characters (tab aside)',
+  [ENV_VALUE_PATTERN]: 'must not contain a NUL character or an unpaired surrogate',
+  [CONTAINER_PATH_PATTERN]: 'must be an absolute path without whitespace, control characters or ":"',
+  [IMAGE_REFERENCE_PATTERN]: 'must be an image reference: [registry[:port]/]name[:tag][@algorithm:hex], name in lower case',
+};
+
+export const nameSchema = { type: 'string', minLength: 1, maxLength: 191, pattern: TEXT_PATTERN } as const;
+export const imageSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 512,
+  pattern: IMAGE_REFERENCE_PATTERN,
+  description: 'image reference: [registry[:port]/]name[:tag][@digest]',
+} as const;
+export const argsSchema = { type: 'string', maxLength: 4096, pattern: TEXT_PATTERN } as const;
 export const diskSchema = { type: 'integer', minimum: 1, maximum: 10000, description: 'container disk in GB' } as const;
 export const portsSchema = {
   type: 'array',
@@ -13,8 +50,8 @@ export const portsSchema = {
 export const envSchema = {
   type: 'object',
   maxProperties: 256,
-  propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 256 },
-  additionalProperties: { type: 'string', maxLength: 32768 },
+  propertyNames: { pattern: ENV_NAME_PATTERN, maxLength: 256 },
+  additionalProperties: { type: 'string', maxLength: 32768, pattern: ENV_VALUE_PATTERN },
 } as const;
 export const nullableIdSchema = { type: ['string', 'null'], maxLength: 64 } as const;
 export const cloudSchema = { type: 'string', enum: ['SECURE', 'COMMUNITY'] } as const;
@@ -28,7 +65,7 @@ export const tagsSchema = {
   maxProperties: 32,
   additionalProperties: { type: 'string', maxLength: 512 },
 } as const;
-export const containerPathSchema = { type: 'string', minLength: 2, maxLength: 1024, pattern: '^/[^\\s]*$' } as const;
+export const containerPathSchema = { type: 'string', minLength: 2, maxLength: 1024, pattern: CONTAINER_PATH_PATTERN } as const;
 
 /** Port numbers beyond the pattern: 1..65535. Returns `<json_path>: <message>` lines. */
 export function checkPortRanges(ports: readonly string[] | undefined, path = '$.ports'): string[] {

@@ -17,6 +17,9 @@ import {
 export const persistentMountSchema = {
   type: 'object',
   additionalProperties: false,
+  // spec part 9: persistent pod mounts are deprecated in favor of network mounts (still accepted)
+  deprecated: true,
+  description: 'Deprecated: storage pinned to the host machine, lost if the host fails; use a network mount.',
   required: ['size', 'path'],
   properties: {
     size: { type: 'integer', minimum: 10, maximum: 100000, description: 'GB, minimum 10' },

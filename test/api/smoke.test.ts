@@ -11,14 +11,14 @@ afterAll(async () => cp?.close());
 
 test('a GPU pod is placed, stopped, started and terminated', async () => {
   const res = await cp.api('/v2/pods', { method: 'POST', json: { name: 'p1', image: 'busybox', gpu: { id: 'NVIDIA H100 80GB HBM3', count: 2 } } });
-  const pod = await res.json();
+  const pod = (await res.json()) as { id: string; status: string; cost: number };
   expect(res.status, JSON.stringify(pod)).toBe(201);
   expect(pod.status).toBe('PROVISIONING');
   expect(pod.cost).toBeGreaterThan(0);
   const stop = await cp.api(`/v2/pods/${pod.id}/action`, { method: 'POST', json: { action: 'stop' } });
-  expect((await stop.json()).status).toBe('EXITED');
+  expect(((await stop.json()) as { status: string }).status).toBe('EXITED');
   const start = await cp.api(`/v2/pods/${pod.id}/action`, { method: 'POST', json: { action: 'start' } });
-  expect((await start.json()).status).toBe('PROVISIONING');
+  expect(((await start.json()) as { status: string }).status).toBe('PROVISIONING');
   const term = await cp.api(`/v2/pods/${pod.id}/action`, { method: 'POST', json: { action: 'terminate' } });
   expect(term.status).toBe(204);
   const cpu = await cp.api('/v2/pods', { method: 'POST', json: { name: 'c1', image: 'busybox', cpu: { id: 'cpu3c', vcpuCount: 2, memory: 4 } } });

@@ -1,7 +1,7 @@
 // End to end: real sshd test hosts, the real Docker engine, the control plane with its provisioner.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { dockerInspect, ensureTestImage, FIXTURE_GPUS, fixtureGpuUuid, removeContainersByLabel, runDocker, startTestHost, type TestHost } from '../harness/index.ts';
+import { dockerInspect, ensureTestImage, FIXTURE_GPUS, fixtureGpuUuid, removeContainersByLabel, removeNetworksByLabel, runDocker, startTestHost, type TestHost } from '../harness/index.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { volumeHostPath } from '../../model/network-volume.ts';
 
@@ -50,7 +50,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cp?.close();
-  for (const id of Object.values(hostIds)) await removeContainersByLabel(`gpufleet.host=${id}`).catch(() => undefined);
+  for (const id of Object.values(hostIds)) {
+    await removeContainersByLabel(`gpufleet.host=${id}`).catch(() => undefined);
+    await removeNetworksByLabel(`gpufleet.host=${id}`).catch(() => undefined);
+  }
   await gpuHost?.dispose();
   await cpuHost?.dispose();
 });

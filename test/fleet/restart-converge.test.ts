@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { freePort, spawnControlPlane, type SpawnedControlPlane } from '../harness/control-plane.ts';
-import { dockerInspect, ensureTestImage, FIXTURE_GPUS, listContainers, removeContainersByLabel, startTestHost, type TestHost } from '../harness/index.ts';
+import { dockerInspect, ensureTestImage, FIXTURE_GPUS, listContainers, removeContainersByLabel, removeNetworksByLabel, startTestHost, type TestHost } from '../harness/index.ts';
 
 let h: TestHost;
 let dataDir: string;
@@ -48,6 +48,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await cp?.kill('SIGTERM');
   await removeContainersByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
+  await removeNetworksByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
   await h?.dispose();
   await rm(dataDir, { recursive: true, force: true });
   await rm(storageRoot, { recursive: true, force: true });

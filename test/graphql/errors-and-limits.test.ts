@@ -8,15 +8,24 @@ import { startTestControlPlane, type TestControlPlane } from '../harness/control
 import { seedHosts } from '../harness/fake-hosts.ts';
 import { principalFor, python, raw, runpodctl, type Auth } from './gql-client.ts';
 import { CREATE_POD } from './runpodctl-texts.ts';
-import { QUERY_GPU_TYPES, generatePodQuery } from './runpod-python-texts.ts';
+import { sdkDocuments } from './runpod-python-client.ts';
 
 const H100 = 'NVIDIA H100 80GB HBM3';
+
+/** the problem+json body REST answers with */
+type Problem = { code: string; detail: string; errors?: string[] };
 
 let cp: TestControlPlane;
 let auth: Auth;
 let accountId: string;
+/** runpod-python's own get_gpus and get_pod documents (built by the unmodified SDK) */
+let QUERY_GPU_TYPES: string;
+let generatePodQuery: (podId: string) => string;
 
 beforeAll(async () => {
+  const sdk = await sdkDocuments();
+  QUERY_GPU_TYPES = sdk.QUERY_GPU_TYPES;
+  generatePodQuery = sdk.podQuery;
   cp = await startTestControlPlane();
   await seedHosts(cp.services.store, [{ id: 'gpu', gpus: 8, dataCenterId: 'dc-a' }, { id: 'cpu', gpus: 0, dataCenterId: 'dc-a' }]);
   const acct = await cp.newAccount('read_write');
@@ -81,7 +90,7 @@ describe('REST and GraphQL are one pod model', () => {
   test.each(cases)('$name: same code and errors from REST and GraphQL, nothing stored', async (c) => {
     const before = await cp.services.store.count('pods', { accountId });
     const res = await restCreate(c.rest);
-    const problem = await res.json();
+    const problem = (await res.json()) as Problem;
     expect(problem.code).toBe(c.code);
     const r = await gql(c.gql);
     expect(r.status).toBe(200);
@@ -93,7 +102,7 @@ describe('REST and GraphQL are one pod model', () => {
 
   test('CPU flavors: a vCPU count the flavor does not offer is refused by both', async () => {
     const res = await restCreate({ name: 'cpu', image: 'img', cpu: { id: 'cpu3c', vcpuCount: 3, memory: 4 } });
-    const problem = await res.json();
+    const problem = (await res.json()) as Problem;
     const r = await python(cp.url, auth, `mutation { deployCpuPod(input: {name: "cpu", imageName: "img", instanceId: "cpu3c-3-4"}) { id } }`);
     expect(r.errors?.[0]?.extensions).toEqual({ code: problem.code, errors: problem.errors });
     const malformed = await python(cp.url, auth, `mutation { deployCpuPod(input: {name: "cpu", imageName: "img", instanceId: "large"}) { id } }`);
@@ -104,9 +113,9 @@ describe('REST and GraphQL are one pod model', () => {
     const made = await gql({ name: 'twin', imageName: 'img', gpuTypeId: H100, cloudType: 'ALL' });
     expect(made.errors).toBeUndefined();
     const res = await restCreate({ name: 'twin', image: 'img', gpu: { id: H100 } });
-    expect((await res.json()).code).toBe('CONFLICT');
+    expect(((await res.json()) as Problem).code).toBe('CONFLICT');
     expect((await gql({ name: 'twin', imageName: 'img', gpuTypeId: H100 })).errors?.[0]?.extensions?.code).toBe('CONFLICT');
-    const list = await (await cp.api('/v2/pods?name=twin', { key: auth.key })).json();
+    const list = (await (await cp.api('/v2/pods?name=twin', { key: auth.key })).json()) as { pods: { id: string }[] };
     expect(list.pods.map((p: { id: string }) => p.id)).toEqual([made.data.podFindAndDeployOnDemand.id]);
   });
 
@@ -121,10 +130,10 @@ describe('REST and GraphQL are one pod model', () => {
 
 describe('documents: literals, variables, malformed requests', () => {
   test('inline literals: escaped strings, null, enums, lists of objects', async () => {
-    const text = `mutation { podFindAndDeployOnDemand(input: { name: "say \\"hi\\"\\n", imageName: "img", cloudType: SECURE, dataCenterId: null, gpuTypeId: "${H100}", env: [{ key: "MSG", value: "a \\"b\\"" }, { key: "EMPTY", value: null }], ports: "8888/http, 22/tcp" }) { id name env ports } }`;
+    const text = `mutation { podFindAndDeployOnDemand(input: { name: "say \\"hi\\"\\t", imageName: "img", cloudType: SECURE, dataCenterId: null, gpuTypeId: "${H100}", env: [{ key: "MSG", value: "a \\"b\\"\\n" }, { key: "EMPTY", value: null }], ports: "8888/http, 22/tcp" }) { id name env ports } }`;
     const r = await python(cp.url, auth, text);
     expect(r.errors).toBeUndefined();
-    expect(r.data.podFindAndDeployOnDemand).toMatchObject({ name: 'say "hi"\n', env: ['MSG=a "b"', 'EMPTY='], ports: '8888/http,22/tcp' });
+    expect(r.data.podFindAndDeployOnDemand).toMatchObject({ name: 'say "hi"\t', env: ['MSG=a "b"\n', 'EMPTY='], ports: '8888/http,22/tcp' });
   });
 
   test('bad documents and bad variables are BAD_REQUEST errors, never a 500', async () => {

@@ -1,21 +1,90 @@
 // The GraphQL documents runpodctl sends (design/runpod-compat.md §1.3): always `{"query", "variables"}`,
-// values passed as variables. Texts copied from runpodctl's api/*.go and internal/api/*.go.
+// values passed as variables. runpodctl (Go) cannot be installed here, so these are its texts copied
+// verbatim (whitespace included) from github.com/runpod/runpodctl; each names its file, function and
+// the line the Go raw string starts on. Commits: 2e2df89 (main, 2026-07-23) unless stated;
+// a6fd9e0 (branch justinlin/con-683-685-runpodctl-agent-output, 2026-07-15).
 
-/** legacy api/pod.go CreatePod */
-export const CREATE_POD_LEGACY = `mutation createPod($input: PodFindAndDeployOnDemandInput!) { podFindAndDeployOnDemand(input: $input) { id costPerHr desiredStatus lastStatusChange } }`;
+/** api/pod.go:174 CreatePod. */
+export const CREATE_POD_LEGACY = `
+		mutation createPod($input: PodFindAndDeployOnDemandInput!) {
+			podFindAndDeployOnDemand(input: $input) {
+			  id
+			  costPerHr
+			  desiredStatus
+			  lastStatusChange
+			}
+		}
+		`;
 
-/** internal/api/graphql.go CreatePod */
+/** internal/api/graphql.go:323 CreatePod. */
 export const CREATE_POD = `
-  mutation createPod($input: PodFindAndDeployOnDemandInput!) { podFindAndDeployOnDemand(input: $input) {
-    id name imageName desiredStatus costPerHr containerDiskInGb volumeInGb volumeMountPath gpuCount memoryInGb vcpuCount
-    ports lastStatusChange env machine { gpuDisplayName location } } }`;
+		mutation createPod($input: PodFindAndDeployOnDemandInput!) {
+			podFindAndDeployOnDemand(input: $input) {
+				id
+				name
+				imageName
+				desiredStatus
+				costPerHr
+				containerDiskInGb
+				volumeInGb
+				volumeMountPath
+				gpuCount
+				memoryInGb
+				vcpuCount
+				ports
+				lastStatusChange
+				env
+				machine {
+					gpuDisplayName
+					location
+				}
+			}
+		}
+		`;
 
-export const STOP_POD = `mutation stopPod($podId: String!) { podStop(input: {podId: $podId}) { id desiredStatus lastStatusChange } }`;
-export const TERMINATE_POD = `mutation terminatePod($podId: String!) { podTerminate(input: {podId: $podId}) }`;
-export const RESUME_POD = `mutation podResume($podId: String!) { podResume(input: {podId: $podId}) { id costPerHr desiredStatus lastStatusChange } }`;
-export const BID_RESUME_POD = `mutation Mutation($podId: String!, $bidPerGpu: Float!, $gpuCount: Int!) { podBidResume(input: {podId: $podId, bidPerGpu: $bidPerGpu, gpuCount: $gpuCount}) { id costPerHr desiredStatus lastStatusChange } }`;
+/** api/pod.go:224 StopPod. */
+export const STOP_POD = `
+		mutation stopPod($podId: String!) {
+		  podStop(input: {podId:  $podId}) {
+			id
+			desiredStatus
+			lastStatusChange
+		  }
+		}
+		`;
 
-/** legacy api/pod.go GetPods: python's field set plus machine.location and the `PortType: type` alias */
+/** api/pod.go:273 RemovePod. */
+export const TERMINATE_POD = `
+		mutation terminatePod($podId: String!) {
+		  podTerminate(input: {podId:  $podId})
+		}
+		`;
+
+/** api/pod.go:314 StartOnDemandPod. */
+export const RESUME_POD = `
+		mutation podResume($podId: String!) {
+		  podResume(input: {podId: $podId}) {
+			id
+			costPerHr
+			desiredStatus
+			lastStatusChange
+		  }
+		}
+		`;
+
+/** api/pod.go:364 StartSpotPod. */
+export const BID_RESUME_POD = `
+		mutation Mutation($podId: String!, $bidPerGpu: Float!, $gpuCount: Int!) {
+			podBidResume(input: {podId: $podId, bidPerGpu: $bidPerGpu, gpuCount: $gpuCount}) {
+			  id
+			  costPerHr
+			  desiredStatus
+			  lastStatusChange
+			}
+		}
+		`;
+
+/** api/pod.go:70 GetPods. Verbatim: the former fixture listed `runtime` before `machine`; the source never did. */
 export const GET_PODS_LEGACY = `
 		query myPods {
 			myself {
@@ -40,8 +109,12 @@ export const GET_PODS_LEGACY = `
 				vcpuCount
 				volumeInGb
 				volumeMountPath
+				machine {
+				  gpuDisplayName
+				  location
+				}
 				runtime {
-				  ports {
+				  ports	{
 					ip
 					isIpPublic
 					privatePort
@@ -49,16 +122,12 @@ export const GET_PODS_LEGACY = `
 					PortType: type
 				  }
 				}
-				machine {
-				  gpuDisplayName
-				  location
-				}
 			  }
 			}
-		}
+		  }
 		`;
 
-/** internal/api/gpu.go ListGpuTypes and ListDataCenters */
+/** internal/api/gpu.go:88 ListGpuTypes @ a6fd9e0. Only on branch justinlin/con-683-685-runpodctl-agent-output (main at 2e2df89 selects neither price). */
 export const LIST_GPU_TYPES = `
 		query {
 			gpuTypes {
@@ -73,6 +142,7 @@ export const LIST_GPU_TYPES = `
 		}
 	`;
 
+/** internal/api/gpu.go:268 ListDataCenters. */
 export const LIST_DATA_CENTERS = `
 		query {
 			dataCenters {
@@ -88,6 +158,7 @@ export const LIST_DATA_CENTERS = `
 		}
 	`;
 
+/** internal/api/gpu.go:179 ListServerlessGpuPools. */
 export const LIST_SERVERLESS_GPU_POOLS = `
 		query {
 			serverlessGpuPools {
@@ -97,10 +168,23 @@ export const LIST_SERVERLESS_GPU_POOLS = `
 		}
 	`;
 
-/** legacy api/cloud.go GetCloud */
-export const LOWEST_PRICE = `query LowestPrice($input: GpuLowestPriceInput!) { gpuTypes { lowestPrice(input: $input) { gpuName gpuTypeId minimumBidPrice uninterruptablePrice minMemory minVcpu } } }`;
+/** api/cloud.go:20 GetCloud. */
+export const LOWEST_PRICE = `
+		query LowestPrice($input: GpuLowestPriceInput!) {
+			gpuTypes {
+			  lowestPrice(input: $input) {
+				gpuName
+				gpuTypeId
+				minimumBidPrice
+				uninterruptablePrice
+				minMemory
+				minVcpu
+			  }
+			}
+		}
+		`;
 
-/** internal/api/gpu.go GetUser */
+/** internal/api/gpu.go:310 GetUser. */
 export const GET_USER = `
 		query {
 			myself {
@@ -116,6 +200,7 @@ export const GET_USER = `
 		}
 	`;
 
+/** api/user.go:21 GetPublicSSHKeys; the same document (whitespace aside) in internal/api/graphql.go:109 GetPublicSSHKeys. */
 export const GET_PUBLIC_SSH_KEYS = `
 		query myself {
 			myself {
@@ -125,6 +210,7 @@ export const GET_PUBLIC_SSH_KEYS = `
 		}
 		`;
 
+/** api/user.go:104 AddPublicSSHKey; the same document (whitespace aside) in internal/api/graphql.go:189 AddPublicSSHKey; the same document (whitespace aside) in internal/api/graphql.go:249 RemovePublicSSHKey. */
 export const UPDATE_USER_SETTINGS = `
 		mutation Mutation($input: UpdateUserSettingsInput) {
 			updateUserSettings(input: $input) {
@@ -133,6 +219,7 @@ export const UPDATE_USER_SETTINGS = `
 		  }
 		`;
 
+/** api/volume.go:19 GetNetworkVolumes; the same document (whitespace aside) in internal/api/graphql.go:503 GetNetworkVolumes. */
 export const GET_NETWORK_VOLUMES = `
 		query getNetworkVolumes {
 			myself {
@@ -146,11 +233,52 @@ export const GET_NETWORK_VOLUMES = `
 		}
 		`;
 
-/** legacy api/endpoint.go */
-export const SAVE_TEMPLATE = `mutation saveTemplate($input: SaveTemplateInput) { saveTemplate(input: $input) { advancedStart containerDiskInGb dockerArgs env{key value} id imageName name ports readme startJupyter startScript startSsh volumeInGb volumeMountPath } }`;
-export const SAVE_ENDPOINT_LEGACY = `mutation saveEndpoint($input: EndpointInput!) { saveEndpoint(input:$input){ gpuIds id idleTimeout locations name networkVolumeId scalerType scalerValue templateId userId workersMax workersMin } }`;
+/** api/endpoint.go:62 CreateTemplate. */
+export const SAVE_TEMPLATE = `
+		mutation saveTemplate($input: SaveTemplateInput) {
+			saveTemplate(input: $input) {
+			  advancedStart
+			  containerDiskInGb
+			  dockerArgs
+			  env {
+				key
+				value
+			  }
+			  id
+			  imageName
+			  name
+			  ports
+			  readme
+			  startJupyter
+			  startScript
+			  startSsh
+			  volumeInGb
+			  volumeMountPath
+			}
+		  }
+		`;
 
-/** internal/api/endpoints.go CreateEndpointGQL */
+/** api/endpoint.go:126 CreateEndpoint. */
+export const SAVE_ENDPOINT_LEGACY = `
+		mutation saveEndpoint($input: EndpointInput!) {
+			saveEndpoint(input: $input) {
+			  gpuIds
+			  id
+			  idleTimeout
+			  locations
+			  name
+			  networkVolumeId
+			  scalerType
+			  scalerValue
+			  templateId
+			  userId
+			  workersMax
+			  workersMin
+			}
+		  }
+		`;
+
+/** internal/api/endpoints.go:333 CreateEndpointGQL. */
 export const SAVE_ENDPOINT = `
 		mutation SaveEndpoint($input: EndpointInput!) {
 			saveEndpoint(input: $input) {
@@ -180,14 +308,59 @@ export const SAVE_ENDPOINT = `
 		}
 	`;
 
+/** api/endpoint.go:185 UpdateEndpointTemplate; the same document (whitespace aside) in internal/api/endpoints.go:147 UpdateEndpointTemplate. */
 export const UPDATE_ENDPOINT_TEMPLATE = `
 		mutation Mutation($input: UpdateEndpointTemplateInput) {
-			updateEndpointTemplate(input:$input) {
+			updateEndpointTemplate(input: $input) {
 			  id
 			  templateId
 			}
 		  }
+		`;
+
+/** internal/api/templates.go:170 ListAllTemplates. */
+export const POD_TEMPLATES = `
+		query PodTemplates($input: PodTemplateInput) {
+			podTemplates(input: $input) {
+				id
+				name
+				imageName
+				isServerless
+				isPublic
+				isRunpod
+				category
+				containerDiskInGb
+				volumeInGb
+				volumeMountPath
+			}
+		}
 	`;
 
-export const POD_TEMPLATES = `query PodTemplates($input: PodTemplateInput) { podTemplates(input:$input) { id name imageName isServerless isPublic isRunpod category containerDiskInGb volumeInGb volumeMountPath } }`;
-export const GET_TEMPLATE = `query GetTemplate($id: String!) { podTemplate(id:$id) { id name imageName isServerless isPublic isRunpod category ports portsConfig{port name} env{key value} containerDiskInGb containerRegistryAuthId volumeInGb volumeMountPath readme } }`;
+/** internal/api/templates.go:295 getTemplateByIDGraphQL. */
+export const GET_TEMPLATE = `
+		query GetTemplate($id: String!) {
+			podTemplate(id: $id) {
+				id
+				name
+				imageName
+				isServerless
+				isPublic
+				isRunpod
+				category
+				ports
+				portsConfig {
+					port
+					name
+				}
+				env {
+					key
+					value
+				}
+				containerDiskInGb
+				containerRegistryAuthId
+				volumeInGb
+				volumeMountPath
+				readme
+			}
+		}
+	`;

@@ -100,7 +100,7 @@ describe('pods', () => {
     expect(term.status).toBe(200);
     expect(term.data).toHaveProperty('podTerminate', null);
     const res = await cp.api(`/v2/pods/${podId}`, { key: auth.key });
-    expect((await res.json()).status).toBe('TERMINATED');
+    expect(((await res.json()) as { status: string }).status).toBe('TERMINATED');
   });
 });
 

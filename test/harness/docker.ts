@@ -101,6 +101,15 @@ export async function removeContainersByLabel(labelFilter: string): Promise<numb
   return ids.length;
 }
 
+/** Removes every network matching the label filter (e.g. the per-account networks of a test host); returns how many. */
+export async function removeNetworksByLabel(labelFilter: string): Promise<number> {
+  const { stdout } = await runDocker(['network', 'ls', '-q', '--filter', `label=${labelFilter}`]);
+  const ids = stdout.split('\n').map((s) => s.trim()).filter((s) => s.length > 0);
+  if (ids.length === 0) return 0;
+  await runDocker(['network', 'rm', ...ids]);
+  return ids.length;
+}
+
 /** True when the docker CLI can reach a running engine. */
 export async function dockerAvailable(): Promise<boolean> {
   try {

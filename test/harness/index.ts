@@ -7,7 +7,9 @@ export {
   dockerInspect,
   listContainers,
   removeContainersByLabel,
+  removeNetworksByLabel,
   runDocker,
   type ContainerInspect,
   type DockerResult,
 } from './docker.ts';
+export { startPrivateRegistry, type PrivateRegistry } from './private-registry.ts';

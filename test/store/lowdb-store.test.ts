@@ -43,7 +43,8 @@ async function journalSeqs(dir: string): Promise<number[]> {
   const seqs: number[] = [];
   for (const f of await journalFiles(dir)) {
     const text = await readFile(path.join(dir, 'journal', f), 'utf8');
-    for (const line of text.split('\n')) if (line) seqs.push((JSON.parse(line) as { seq: number }).seq);
+    // each line: `<crc32 hex> <JSON>`
+    for (const line of text.split('\n')) if (line) seqs.push((JSON.parse(line.slice(line.indexOf(' ') + 1)) as { seq: number }).seq);
   }
   return seqs;
 }

@@ -1,0 +1,47 @@
+// The units each request is charged, remembered per request: the request guard charges one unit when
+// a request arrives; the GraphQL route raises that to one unit per top-level field once it has read
+// the document, or gives everything back when the windows cannot take the total (a refused request
+// is not counted).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GpufleetError } from '../../model/errors.ts';
+import { rateLimitHeaders } from './headers.ts';
+import { rateLimitError, type Charge, type RateLimiter } from './limiter.ts';
+
+interface RequestCharge {
+  limiter: RateLimiter;
+  subject: string;
+  charges: Charge[];
+}
+
+const charged = new WeakMap<FastifyRequest, RequestCharge>();
+
+/** One unit for the request, the headers on the reply; 429 (nothing counted) when a window is spent. */
+export function chargeArrival(request: FastifyRequest, reply: FastifyReply, limiter: RateLimiter, subject: string): void {
+  const { windows, exceeded, charge } = limiter.consume(subject);
+  const headers = rateLimitHeaders(windows);
+  reply.headers(headers);
+  if (!charge) throw rateLimitError(exceeded, headers);
+  charged.set(request, { limiter, subject, charges: [charge] });
+}
+
+/**
+ * Brings what the request is charged up to `total` units and says so in the headers. When the windows
+ * cannot take the rest, the units already counted are given back and the answer is 429.
+ */
+export function chargeTotal(request: FastifyRequest, reply: FastifyReply, total: number): void {
+  const rc = charged.get(request);
+  // the guard charges every request before its handler runs; a handler without a charge is a bug
+  if (!rc) throw new GpufleetError('INTERNAL', 'The request was not counted against the rate limit.');
+  const extra = total - rc.charges.reduce((n, c) => n + c.units, 0);
+  const { windows, exceeded, charge } = rc.limiter.consume(rc.subject, Date.now(), Math.max(0, extra));
+  if (charge) {
+    rc.charges.push(charge);
+    reply.headers(rateLimitHeaders(windows, total));
+    return;
+  }
+  for (const c of rc.charges) rc.limiter.refund(c);
+  rc.charges = [];
+  // the windows as they stand after the refund (a charge of nothing counts nothing)
+  const headers = rateLimitHeaders(rc.limiter.consume(rc.subject, Date.now(), 0).windows, total);
+  throw rateLimitError(exceeded, headers, total);
+}
