@@ -15,7 +15,6 @@ export const billingQuerySchema = {
     networkVolumeId: { type: 'string', minLength: 1, maxLength: 64 },
     endpointId: { type: 'string', minLength: 1, maxLength: 64 },
     serverlessId: { type: 'string', minLength: 1, maxLength: 64, description: 'v2 name of endpointId' },
-    api_key: { type: 'string' },
   },
 } as const;
 
