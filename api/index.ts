@@ -1,17 +1,17 @@
 // The control plane's public surface: build the services and the HTTP server, start and stop them.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { configWarnings, type ServerConfig } from './config.ts';
+import { configWarnings, type ServerConfig } from '../core/index.ts';
 import { buildServer } from './server.ts';
-import { createServices, type Services } from './services/services.ts';
-import { LowdbStore } from './store/lowdb-store.ts';
+import { createServices, type Services } from '../core/index.ts';
+import { LowdbStore } from '../store/index.ts';
 
 export { buildServer } from './server.ts';
-export { createServices, type Services } from './services/services.ts';
-export { configFromEnv, type ServerConfig } from './config.ts';
+export { createServices, type Services } from '../core/index.ts';
+export { configFromEnv, type ServerConfig } from '../core/index.ts';
 export { LOG_REDACT } from './logging.ts';
-export type { Store, StoreTx, StoreReader } from './store/store.ts';
-export { LowdbStore } from './store/lowdb-store.ts';
+export type { Store, StoreTx, StoreReader } from '../store/index.ts';
+export { LowdbStore } from '../store/index.ts';
 
 export interface ControlPlane {
   app: FastifyInstance;
@@ -55,3 +55,4 @@ export async function startControlPlane(config: ServerConfig, opts: StartOptions
     },
   };
 }
+export * from './rate-limit/limiter.ts';

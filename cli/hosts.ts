@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import Table from 'cli-table3';
 import ora from 'ora';
-import { ApiClient, ApiError } from './api-client.ts';
+import { ApiClient, ApiError } from '../client/index.ts';
 
 interface HostRow {
   id: string;

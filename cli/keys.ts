@@ -1,7 +1,7 @@
 // `gpufleet keys create|list|revoke`
 import { Command } from 'commander';
 import Table from 'cli-table3';
-import { ApiClient } from './api-client.ts';
+import { ApiClient } from '../client/index.ts';
 
 interface KeyRow {
   id: string;

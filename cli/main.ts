@@ -5,7 +5,7 @@ import { keysCommand } from './keys.ts';
 import { hostsCommand } from './hosts.ts';
 import { stackCommands } from './stack-commands.ts';
 import { storeCommand } from './store.ts';
-import { ApiError } from './api-client.ts';
+import { ApiError } from '../client/index.ts';
 
 const program = new Command('gpufleet').description('Your own GPU cloud on your own hosts').showHelpAfterError();
 program.addCommand(serveCommand());

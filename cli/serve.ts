@@ -1,6 +1,6 @@
 // `gpufleet serve` (what `npm start` runs): the control plane on one port, plus the provisioner.
 import { Command } from 'commander';
-import { configFromEnv } from '../api/config.ts';
+import { configFromEnv } from '../core/index.ts';
 
 export function serveCommand(): Command {
   return new Command('serve').description('serve the control plane (PORT, HOST, GPUFLEET_DATA_DIR, …)').action(async () => {

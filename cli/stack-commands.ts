@@ -4,15 +4,15 @@
 import path from 'node:path';
 import readline from 'node:readline/promises';
 import { Command, Option } from 'commander';
-import { ApiClient, ApiError } from './api-client.ts';
-import { RetryingApiClient } from '../provider/engine/api-retry.ts';
-import { importResource, ImportError } from '../provider/engine/import.ts';
-import { forceUnlock, StackLockedError, withStackLock } from '../provider/engine/lock.ts';
-import { PlanError, hasChanges } from '../provider/engine/plan.ts';
-import { formatPlan, planJson } from '../provider/engine/plan-format.ts';
-import { terminalReporter, type Reporter } from '../provider/engine/reporter.ts';
-import { makePlan, RefusedError, runApply, runDestroy, runWatch, type RunOptions } from '../provider/engine/run.ts';
-import { readTfJson, synthApp, SynthError, type DesiredStack } from '../provider/engine/synth.ts';
+import { ApiClient, ApiError } from '../client/index.ts';
+import { RetryingApiClient } from '../provider/index.ts';
+import { importResource, ImportError } from '../provider/index.ts';
+import { forceUnlock, StackLockedError, withStackLock } from '../provider/index.ts';
+import { PlanError, hasChanges } from '../provider/index.ts';
+import { formatPlan, planJson } from '../provider/index.ts';
+import { terminalReporter, type Reporter } from '../provider/index.ts';
+import { makePlan, RefusedError, runApply, runDestroy, runWatch, type RunOptions } from '../provider/index.ts';
+import { readTfJson, synthApp, SynthError, type DesiredStack } from '../provider/index.ts';
 
 /** What the commands touch outside themselves; tests pass their own. */
 export interface StackCliIo {

@@ -4,7 +4,7 @@
 // explicit way past damage, and says everything it does (docs/store.md).
 import path from 'node:path';
 import { Command } from 'commander';
-import type { SetAside, StoreReport } from '../api/store/store-check.ts';
+import type { SetAside, StoreReport } from '../store/index.ts';
 
 interface StoreOptions {
   dataDir?: string;
@@ -59,7 +59,7 @@ function reported(fn: (o: StoreOptions) => Promise<void>): (o: StoreOptions) => 
     try {
       await fn(o);
     } catch (e) {
-      const { isGpufleetError } = await import('../model/errors.ts');
+      const { isGpufleetError } = await import('../model/index.ts');
       if (!isGpufleetError(e)) throw e;
       process.stderr.write(`error: ${e.message}\n`);
       process.exitCode = 1;
@@ -76,7 +76,7 @@ export function storeCommand(): Command {
     .option('--json', 'print JSON')
     .action(
       reported(async (o) => {
-        const { checkStore } = await import('../api/store/store-check.ts');
+        const { checkStore } = await import('../store/index.ts');
         const report = await checkStore(dataDirOf(o));
         console.log(o.json ? JSON.stringify(report, null, 2) : describe(report).join('\n'));
         process.exitCode = EXIT[report.status];
@@ -89,7 +89,7 @@ export function storeCommand(): Command {
     .option('--json', 'print JSON')
     .action(
       reported(async (o) => {
-        const { repairStore } = await import('../api/store/store-check.ts');
+        const { repairStore } = await import('../store/index.ts');
         const { before, done, after } = await repairStore(dataDirOf(o));
         if (o.json) console.log(JSON.stringify({ before, done, after }, null, 2));
         else {

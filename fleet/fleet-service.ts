@@ -2,10 +2,10 @@
 // remove, and accepting a changed host key. Progress is reported through a callback so the CLI can
 // show a spinner and the API can log it.
 import { randomUUID } from 'node:crypto';
-import { GpufleetError } from '../model/errors.ts';
-import type { CloudTier, HostRecord } from '../model/host.ts';
-import type { Store } from '../api/store/store.ts';
-import type { SecretBox } from '../api/store/secret-box.ts';
+import { GpufleetError } from '../model/index.ts';
+import type { CloudTier, HostRecord } from '../model/index.ts';
+import type { Store } from '../store/index.ts';
+import type { SecretBox } from '../store/index.ts';
 import { probeHost } from './host-probe.ts';
 import type { SshPool, SshTarget } from './ssh-pool.ts';
 

@@ -3,9 +3,9 @@
 // Prices are operator-set per cloud tier: built-in defaults here, overridden by `<dataDir>/prices.json`.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GpufleetError } from '../model/errors.ts';
-import { jsonPath } from '../model/validation.ts';
-import type { CloudTier } from '../model/host.ts';
+import { GpufleetError } from '../model/index.ts';
+import { jsonPath } from '../model/index.ts';
+import type { CloudTier } from '../model/index.ts';
 
 /**
  * Serverless pool ids, exactly as the public platform spells them (SDKs send them verbatim in `gpuIds`).

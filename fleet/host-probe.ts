@@ -1,8 +1,8 @@
 // Learning a host's facts over SSH. One round trip: a POSIX shell script prints delimited sections
 // (`@@gpufleet <name>` … `@@gpufleet-rc <code>`), and pure parsers turn them into HostFacts. No SSH here:
 // the caller passes `run`, so tests drive it with a local shell and the real pool reuses it unchanged.
-import { GpufleetError } from '../model/errors.ts';
-import type { HostFacts, HostGpu } from '../model/host.ts';
+import { GpufleetError } from '../model/index.ts';
+import type { HostFacts, HostGpu } from '../model/index.ts';
 import { resolveGpuType } from './gpu-catalog.ts';
 
 export interface RunResult {

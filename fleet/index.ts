@@ -6,3 +6,8 @@ export { Scheduler, placementError } from './scheduler.ts';
 export * from './gpu-catalog.ts';
 export * from './cpu-catalog.ts';
 export * from './stock.ts';
+export * from './fleet-service.ts';
+export * from './host-probe.ts';
+export * from './placement.ts';
+export * from './scheduler.ts';
+export * from './ssh-pool.ts';

@@ -1,8 +1,8 @@
 // Placement vocabulary shared by the scheduler and its failure diagnosis: the request, the result, the
 // per-host index entry, and the host predicates. Kept apart so the hot path (scheduler.ts) and the slow
 // "why not?" path (placement-diagnosis.ts) test a host with the very same code.
-import { GpufleetError } from '../model/errors.ts';
-import type { CloudTier, HostRecord } from '../model/host.ts';
+import { GpufleetError } from '../model/index.ts';
+import type { CloudTier, HostRecord } from '../model/index.ts';
 import { cpuFlavorById } from './cpu-catalog.ts';
 
 export interface Allocation {

@@ -7,8 +7,8 @@
 //     (the stateless `placeOnce` and a long-lived Scheduler agree, which the property test checks);
 //   - CPU pods take the fullest fitting host without GPUs, and only then the fullest fitting GPU host.
 // Only when nothing fits does `diagnosePlacement` scan everything to say why (impossible vs busy).
-import { GpufleetError } from '../model/errors.ts';
-import type { HostRecord } from '../model/host.ts';
+import { GpufleetError } from '../model/index.ts';
+import type { HostRecord } from '../model/index.ts';
 import { diagnosePlacement } from './placement-diagnosis.ts';
 import {
   type Allocation,

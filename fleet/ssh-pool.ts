@@ -21,7 +21,7 @@ import { createHash } from 'node:crypto';
 import { connect as netConnect } from 'node:net';
 import PQueue from 'p-queue';
 import { Client, type ClientChannel } from 'ssh2';
-import { GpufleetError } from '../model/errors.ts';
+import { GpufleetError } from '../model/index.ts';
 
 export interface SshTarget {
   hostId: string;

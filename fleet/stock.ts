@@ -1,7 +1,7 @@
 // Stock: how many GPUs are free, by type and data center, as the catalog and `gpuTypes.lowestPrice`
 // report it. Only hosts that accept new pods count (READY, not drained): stock promises placeability.
 // Pure functions over hosts + allocations; O(GPUs + allocations), cheap enough per catalog request.
-import type { CloudTier, HostRecord } from '../model/host.ts';
+import type { CloudTier, HostRecord } from '../model/index.ts';
 import type { Allocation } from './placement.ts';
 
 export type StockStatus = 'High' | 'Medium' | 'Low' | 'None';

@@ -1,5 +1,5 @@
 // Spec 3.1 and 3.2: which actions each status publishes, and what each action does to a pod.
-import type { DesiredStatus, PodAction, PodStatus } from './pod.ts';
+import type { DesiredStatus, PodAction, PodStatus } from './pod-status.ts';
 
 const ACTIONS: Record<PodStatus, readonly PodAction[]> = {
   PROVISIONING: ['stop', 'terminate'],

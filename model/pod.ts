@@ -2,12 +2,8 @@
 import type { CloudTier } from './host.ts';
 import { actionsFor, holdsCompute } from './pod-state-machine.ts';
 
-export const POD_STATUSES = ['PROVISIONING', 'STARTING', 'RUNNING', 'EXITED', 'ERROR', 'TERMINATED'] as const;
-export type PodStatus = (typeof POD_STATUSES)[number];
-export const POD_ACTIONS = ['start', 'stop', 'restart', 'terminate'] as const;
-export type PodAction = (typeof POD_ACTIONS)[number];
-/** what the user asked for; the provisioner moves the observed `status` toward it */
-export type DesiredStatus = 'RUNNING' | 'EXITED' | 'TERMINATED';
+export { POD_STATUSES, POD_ACTIONS, type PodStatus, type PodAction, type DesiredStatus } from './pod-status.ts';
+import type { PodStatus, PodAction, DesiredStatus } from './pod-status.ts';
 
 export interface PersistentMount {
   size: number;

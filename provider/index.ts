@@ -20,3 +20,11 @@ export { makePlan, runApply, runDestroy, runWatch, type RunOptions, type RunResu
 export { planStack, hasChanges, type Plan, type PlannedChange } from './engine/plan.ts';
 export { formatPlan, planJson } from './engine/plan-format.ts';
 export { importResource } from './engine/import.ts';
+export * from './engine/api-retry.ts';
+export * from './engine/import.ts';
+export * from './engine/lock.ts';
+export * from './engine/plan-format.ts';
+export * from './engine/plan.ts';
+export * from './engine/reporter.ts';
+export * from './engine/run.ts';
+export * from './engine/synth.ts';

@@ -1,10 +1,10 @@
 // How a pod becomes a container: name, labels and the `docker run` arguments. Pure, so it is tested
 // without a host. GPUs go through the NVIDIA container toolkit's documented path: the `nvidia`
 // runtime with NVIDIA_VISIBLE_DEVICES set to the GPUs' UUIDs.
-import type { PodRecord } from '../model/pod.ts';
-import { volumeHostPath } from '../model/network-volume.ts';
-import { GpufleetError } from '../model/errors.ts';
-import { CONTAINER_PATH_PATTERN, ENV_NAME_PATTERN, IMAGE_REFERENCE_PATTERN, PATTERN_MESSAGES, PORT_PATTERN } from '../model/schemas/common.ts';
+import type { PodRecord } from '../model/index.ts';
+import { volumeHostPath } from '../model/index.ts';
+import { GpufleetError } from '../model/index.ts';
+import { CONTAINER_PATH_PATTERN, ENV_NAME_PATTERN, IMAGE_REFERENCE_PATTERN, PATTERN_MESSAGES, PORT_PATTERN } from '../model/index.ts';
 import { HOST_ALIAS, tenantNetworkName } from './tenant-network.ts';
 
 export const LABEL_POD = 'gpufleet.pod';

@@ -1,8 +1,8 @@
 // Docker on one host, over the pooled SSH connection. Each operation is one round trip: a short
 // shell script whose output the control plane parses. Secrets (env, registry passwords) go on stdin.
-import { shellJoin, type SshPool, type SshTarget } from '../fleet/ssh-pool.ts';
-import { GpufleetError } from '../model/errors.ts';
-import { isImageId } from '../model/private-images.ts';
+import { shellJoin, type SshPool, type SshTarget } from '../fleet/index.ts';
+import { GpufleetError } from '../model/index.ts';
+import { isImageId } from '../model/index.ts';
 import { containerName, END_OF_OPTIONS, LABEL_ACCOUNT, LABEL_GPUS, LABEL_HOST, LABEL_POD, LABEL_SPEC, type RunSpec } from './container-spec.ts';
 
 /** runPod's answer when the cached image is private to other accounts: the pod pulls it itself */

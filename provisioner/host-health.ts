@@ -1,9 +1,9 @@
 // Heartbeats: every reconcile pass is one. A host that misses `unreachableAfter` passes in a row is
 // UNREACHABLE; its pods keep their last observed status with a reason saying the host is not
 // answering (never silently terminated), and everything converges on the next good pass.
-import type { HostRecord } from '../model/host.ts';
-import { isGpufleetError } from '../model/errors.ts';
-import type { Store } from '../api/store/store.ts';
+import type { HostRecord } from '../model/index.ts';
+import { isGpufleetError } from '../model/index.ts';
+import type { Store } from '../store/index.ts';
 
 const SEEN_WRITE_EVERY_MS = 30_000;
 

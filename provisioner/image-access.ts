@@ -2,8 +2,8 @@
 // account may not run without pulling first, and the record of who pulled what with credentials.
 // Read from the store at the moment of the run, not from the pass's host snapshot: a pod earlier in
 // the same pass may just have pulled a private image.
-import { imagesRefusedTo, withPulledImage } from '../model/private-images.ts';
-import type { Store } from '../api/store/store.ts';
+import { imagesRefusedTo, withPulledImage } from '../model/index.ts';
+import type { Store } from '../store/index.ts';
 
 export async function refusedImages(store: Store, hostId: string, accountId: string): Promise<string[]> {
   const host = await store.get('hosts', hostId);

@@ -1,6 +1,6 @@
 // The provisioner's public surface: start the reconcile loop beside the control plane.
 import type { Logger } from 'pino';
-import type { Services } from '../api/services/services.ts';
+import type { Services } from '../core/index.ts';
 import { Reconciler } from './reconciler.ts';
 
 export { Reconciler } from './reconciler.ts';

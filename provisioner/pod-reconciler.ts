@@ -1,10 +1,10 @@
 // One pod on one host: from the pod's desired status and the container the host shows, decide the
 // command (pull, create, start, stop, restart, remove) and record the status the host then shows.
-import type { HostRecord } from '../model/host.ts';
-import type { PodObserved, PodRecord, RuntimePort } from '../model/pod.ts';
-import type { Services } from '../api/services/services.ts';
-import { isGpufleetError } from '../model/errors.ts';
-import { GPU_METRICS_COMMAND, parseGpuMetrics } from '../fleet/host-probe.ts';
+import type { HostRecord } from '../model/index.ts';
+import type { PodObserved, PodRecord, RuntimePort } from '../model/index.ts';
+import type { Services } from '../core/index.ts';
+import { isGpufleetError } from '../model/index.ts';
+import { GPU_METRICS_COMMAND, parseGpuMetrics } from '../fleet/index.ts';
 import { podStorageDir, runSpec, specKey } from './container-spec.ts';
 import type { HostDocker, ObservedContainer } from './host-docker.ts';
 import { intentOf, writeObserved, type Intent } from './pod-status.ts';

@@ -1,8 +1,8 @@
 // Writes what the provisioner observed into a pod, but only if the user has not changed what they
 // want since the provisioner decided: a stale observation must never overwrite a newer intention.
-import type { PodRecord } from '../model/pod.ts';
-import type { Store } from '../api/store/store.ts';
-import { accruePod } from '../api/services/billing.ts';
+import type { PodRecord } from '../model/index.ts';
+import type { Store } from '../store/index.ts';
+import { accruePod } from '../core/index.ts';
 
 export interface Intent {
   desiredStatus: PodRecord['desiredStatus'];

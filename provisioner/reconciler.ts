@@ -4,9 +4,9 @@
 // that comes back all converge the same way. Commits that touch a host's pods kick that host at once.
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
-import type { PodRecord } from '../model/pod.ts';
-import { isGpufleetError, type ErrorCode } from '../model/errors.ts';
-import type { Services } from '../api/services/services.ts';
+import type { PodRecord } from '../model/index.ts';
+import { isGpufleetError, type ErrorCode } from '../model/index.ts';
+import type { Services } from '../core/index.ts';
 import { HostDocker, type ObservedContainer } from './host-docker.ts';
 import { PodReconciler } from './pod-reconciler.ts';
 import { HostHealth } from './host-health.ts';

@@ -1,6 +1,6 @@
 // Garbage collection of per-account networks (tenant-network.ts): a host's network for an account
 // goes once no pod of that account on the host needs it (terminated, moved, or never there).
-import type { PodRecord } from '../model/pod.ts';
+import type { PodRecord } from '../model/index.ts';
 import type { HostDocker } from './host-docker.ts';
 import { tenantNetworkName } from './tenant-network.ts';
 

@@ -5,11 +5,11 @@
 // operator's admin key. Every request, matched or not, is first counted against the caller's
 // rate-limit windows (the headers go on successes and errors alike).
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
-import type { ApiKeyScope } from '../../model/account.ts';
-import { GpufleetError } from '../../model/errors.ts';
+import type { ApiKeyScope } from '../../model/index.ts';
+import { GpufleetError } from '../../model/index.ts';
 import type { RateLimiter } from '../rate-limit/limiter.ts';
 import { chargeArrival } from '../rate-limit/request-charge.ts';
-import { hasScope, type ApiKeys, type Principal } from './api-keys.ts';
+import { hasScope, type ApiKeys, type Principal } from '../../core/index.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -1,7 +1,7 @@
 // The one place an error becomes an HTTP reply: application/problem+json (RFC 9457) with `title`
 // (the status's reason phrase), `status`, `detail` and, for validation failures, `errors`.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GpufleetError, isGpufleetError } from '../../model/errors.ts';
+import { GpufleetError, isGpufleetError } from '../../model/index.ts';
 
 export interface Problem {
   type?: string;

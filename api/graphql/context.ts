@@ -1,10 +1,10 @@
 // What every resolver gets: the caller (from principalOf, as every REST handler gets it), the services
 // REST uses, and small per-request memos so a list of pods reads each host once.
 import type { FastifyReply } from 'fastify';
-import type { HostRecord } from '../../model/host.ts';
-import { GpufleetError } from '../../model/errors.ts';
-import { hasScope, type Principal } from '../auth/api-keys.ts';
-import type { Services } from '../services/services.ts';
+import type { HostRecord } from '../../model/index.ts';
+import { GpufleetError } from '../../model/index.ts';
+import { hasScope, type Principal } from '../../core/index.ts';
+import type { Services } from '../../core/index.ts';
 
 export interface GqlContext {
   principal: Principal;

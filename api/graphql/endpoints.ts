@@ -2,9 +2,9 @@
 // GraphQL's EndpointInput is flat and stringly (gpuIds "AMPERE_16,ADA_24", locations "A,B",
 // allowedCudaVersions "12.4,12.5"); it becomes the same save input v1 validates.
 import { Kind, type ValueNode } from 'graphql';
-import { GpufleetError } from '../../model/errors.ts';
-import type { EndpointRecord } from '../../model/resources.ts';
-import { fail400, fail422 } from '../../model/validation.ts';
+import { GpufleetError } from '../../model/index.ts';
+import type { EndpointRecord } from '../../model/index.ts';
+import { fail400, fail422 } from '../../model/index.ts';
 import { required, str, type GqlContext } from './context.ts';
 import { cudaList, cudaVersionsAtLeast, envObject, type GqlEnvInput } from './pod-input.ts';
 

@@ -4,7 +4,7 @@
 // resolver throws that is not a GpufleetError is a fault of ours: INTERNAL, logged, details withheld.
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { FastifyBaseLogger } from 'fastify';
-import { isGpufleetError, type ErrorCode, type GpufleetError } from '../../model/errors.ts';
+import { isGpufleetError, type ErrorCode, type GpufleetError } from '../../model/index.ts';
 
 type Where = Pick<GraphQLFormattedError, 'locations' | 'path'>;
 

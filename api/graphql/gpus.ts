@@ -1,12 +1,12 @@
 // Catalog queries: gpuTypes (with lowestPrice), dataCenters, serverlessGpuPools, cpuFlavors. The
 // types, prices and stock are CatalogService's and fleet/stock.ts's, the same numbers REST reports.
-import { GPU_POOL_IDS, gpuTypesInPool, poolMemoryFloorGb } from '../../fleet/gpu-catalog.ts';
-import { listCpuFlavors } from '../../fleet/cpu-catalog.ts';
-import type { Allocation } from '../../fleet/placement.ts';
-import { availableGpuCounts, stockByType, type StockScope } from '../../fleet/stock.ts';
-import type { CloudTier, HostRecord } from '../../model/host.ts';
-import { fail422 } from '../../model/validation.ts';
-import type { GpuTypeInfo } from '../services/catalog-service.ts';
+import { GPU_POOL_IDS, gpuTypesInPool, poolMemoryFloorGb } from '../../fleet/index.ts';
+import { listCpuFlavors } from '../../fleet/index.ts';
+import type { Allocation } from '../../fleet/index.ts';
+import { availableGpuCounts, stockByType, type StockScope } from '../../fleet/index.ts';
+import type { CloudTier, HostRecord } from '../../model/index.ts';
+import { fail422 } from '../../model/index.ts';
+import type { GpuTypeInfo } from '../../core/index.ts';
 import { memo, str, type GqlContext } from './context.ts';
 
 interface GpuLowestPriceInput {

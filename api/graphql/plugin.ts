@@ -7,11 +7,11 @@
 // non-200 as a transport failure). GET is not served.
 import type { FastifyError, FastifyInstance } from 'fastify';
 import mercurius, { type IResolvers } from 'mercurius';
-import { GpufleetError, isGpufleetError } from '../../model/errors.ts';
+import { GpufleetError, isGpufleetError } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { chargeTotal } from '../rate-limit/request-charge.ts';
 import { fromFastifyError } from '../errors/problem.ts';
-import type { Services } from '../services/services.ts';
+import type { Services } from '../../core/index.ts';
 import { newContext, type GqlContext } from './context.ts';
 import { documentErrors, formatExecutionError, fromGpufleetError } from './errors.ts';
 import { aliasLimit, depthLimit, MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, operationCost } from './limits.ts';

@@ -1,9 +1,9 @@
 // The GraphQL `Pod` type over the one pod record: the same pod `GET /v2/pods/{id}` shows, in the
 // field names and shapes the public clients read (env as "K=V" strings, ports as a comma string).
-import { gpuTypeById } from '../../fleet/gpu-catalog.ts';
-import { cpuFlavorById } from '../../fleet/cpu-catalog.ts';
-import { holdsCompute } from '../../model/pod-state-machine.ts';
-import { podRuntime, type PodRecord } from '../../model/pod.ts';
+import { gpuTypeById } from '../../fleet/index.ts';
+import { cpuFlavorById } from '../../fleet/index.ts';
+import { holdsCompute } from '../../model/index.ts';
+import { podRuntime, type PodRecord } from '../../model/index.ts';
 import { hostOf, type GqlContext } from './context.ts';
 
 /** Private, loopback, link-local and CGNAT addresses are not reachable from the internet. */

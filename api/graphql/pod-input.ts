@@ -1,11 +1,11 @@
 // GraphQL pod inputs (podFindAndDeployOnDemand, deployCpuPod) → the v2 pod create body plus the
 // placement options REST has no field for. The body then goes through the very same validation and
 // rules as POST /v2/pods, so the same bad input is refused with the same code.
-import { cudaKey } from '../../fleet/placement.ts';
-import { parseCpuInstanceId } from '../../fleet/cpu-catalog.ts';
-import { fail422 } from '../../model/validation.ts';
-import type { PlacementOptions } from '../services/pod-service.ts';
-import type { StoreReader } from '../store/store.ts';
+import { cudaKey } from '../../fleet/index.ts';
+import { parseCpuInstanceId } from '../../fleet/index.ts';
+import { fail422 } from '../../model/index.ts';
+import type { PlacementOptions } from '../../core/index.ts';
+import type { StoreReader } from '../../store/index.ts';
 import { str } from './context.ts';
 
 export interface GqlEnvInput {

@@ -1,7 +1,7 @@
 // Pod queries and mutations: thin adapters over PodService, the same methods REST calls.
-import { GpufleetError } from '../../model/errors.ts';
-import { fail400 } from '../../model/validation.ts';
-import type { PodRecord } from '../../model/pod.ts';
+import { GpufleetError } from '../../model/index.ts';
+import { fail400 } from '../../model/index.ts';
+import type { PodRecord } from '../../model/index.ts';
 import { required, type GqlContext } from './context.ts';
 import { podFields } from './pod-fields.ts';
 import { toPodCreate, type GqlPodInput } from './pod-input.ts';

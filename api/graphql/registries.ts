@@ -1,6 +1,6 @@
 // Container registry credentials: saveRegistryAuth / updateRegistryAuth / deleteRegistryAuth and
 // myself.containerRegistryCreds over RegistryService. Only `{id, name}` ever comes back.
-import { fail422 } from '../../model/validation.ts';
+import { fail422 } from '../../model/index.ts';
 import { required, str, type GqlContext } from './context.ts';
 
 interface RegistryInput {

@@ -1,8 +1,8 @@
 // Template queries and saveTemplate/deleteTemplate over TemplateService: GraphQL's flat input becomes
 // the v2 template body (imageName → image, dockerArgs → args, volumeInGb → mounts.persistent, …).
-import { GpufleetError } from '../../model/errors.ts';
-import type { TemplateRecord } from '../../model/resources.ts';
-import { fail422 } from '../../model/validation.ts';
+import { GpufleetError } from '../../model/index.ts';
+import type { TemplateRecord } from '../../model/index.ts';
+import { fail422 } from '../../model/index.ts';
 import { str, type GqlContext } from './context.ts';
 import { DEFAULT_VOLUME_PATH, envObject, parsePorts, type GqlEnvInput } from './pod-input.ts';
 

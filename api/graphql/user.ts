@@ -1,9 +1,9 @@
 // myself and updateUserSettings. The account's SSH public keys (`pubKey`, newline-separated, as
 // runpodctl writes them) are the one user setting the public clients change.
-import type { AccountRecord } from '../../model/account.ts';
-import { GpufleetError } from '../../model/errors.ts';
-import { holdsCompute } from '../../model/pod-state-machine.ts';
-import { fail422 } from '../../model/validation.ts';
+import type { AccountRecord } from '../../model/index.ts';
+import { GpufleetError } from '../../model/index.ts';
+import { holdsCompute } from '../../model/index.ts';
+import { fail422 } from '../../model/index.ts';
 import { required, type GqlContext } from './context.ts';
 
 const MAX_PUBKEY = 65536;

@@ -1,29 +1,11 @@
 // Per-user fixed windows (minute, hour, day) aligned to the epoch, so `t` is simply the seconds left
 // in the current window. Counters live in memory: a restart forgives, which the docs say. A request
 // costs units: one for REST, one per top-level field for GraphQL (docs/rate-limits.md).
-import { GpufleetError } from '../../model/errors.ts';
+import { GpufleetError } from '../../model/index.ts';
 
-export const WINDOWS = [
-  { name: 'minute', seconds: 60 },
-  { name: 'hour', seconds: 3600 },
-  { name: 'day', seconds: 86400 },
-] as const;
-export type WindowName = (typeof WINDOWS)[number]['name'];
-export type Quotas = Record<WindowName, number>;
-
-export const DEFAULT_QUOTAS: Quotas = { minute: 600, hour: 10000, day: 100000 };
-
-/** `minute=600,hour=10000,day=100000`; windows left out keep their defaults. */
-export function parseQuotas(text: string | undefined): Quotas {
-  const q = { ...DEFAULT_QUOTAS };
-  if (!text?.trim()) return q;
-  for (const part of text.split(',')) {
-    const m = /^\s*(minute|hour|day)\s*=\s*(\d+)\s*$/.exec(part);
-    if (!m) throw new Error(`GPUFLEET_RATE_LIMITS: cannot read "${part}"; write minute=600,hour=10000,day=100000`);
-    q[m[1] as WindowName] = Number(m[2]);
-  }
-  return q;
-}
+export { WINDOWS, DEFAULT_QUOTAS, parseQuotas, type WindowName, type Quotas } from '../../model/index.ts';
+import type { WindowName, Quotas } from '../../model/index.ts';
+import { WINDOWS } from '../../model/index.ts';
 
 export interface WindowState {
   name: WindowName;

@@ -3,7 +3,7 @@
 // the document, or gives everything back when the windows cannot take the total (a refused request
 // is not counted).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GpufleetError } from '../../model/errors.ts';
+import { GpufleetError } from '../../model/index.ts';
 import { rateLimitHeaders } from './headers.ts';
 import { rateLimitError, type Charge, type RateLimiter } from './limiter.ts';
 

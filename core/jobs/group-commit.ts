@@ -4,7 +4,7 @@
 // (records that arrive while one is running start the next without waiting for it), and a batch
 // counts as durable only once its own fdatasync and every earlier one have returned.
 import { open, type FileHandle } from 'node:fs/promises';
-import { GpufleetError } from '../../model/errors.ts';
+import { GpufleetError } from '../../model/index.ts';
 import { FILE_MODE, fsyncDir } from './log-replay.ts';
 
 export interface Segment {

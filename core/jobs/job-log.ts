@@ -4,7 +4,7 @@
 // a snapshot of the live jobs beside it, and then deletes the older generations.
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { GpufleetError } from '../../model/errors.ts';
+import { GpufleetError } from '../../model/index.ts';
 import { GroupCommit, writeAll, type Segment } from './group-commit.ts';
 import { encodeRecord, type LogRecord } from './log-record.ts';
 import { FILE_MODE, fsyncDir, replayLog, segmentName, type ReplayResult } from './log-replay.ts';

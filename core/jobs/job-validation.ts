@@ -1,6 +1,6 @@
 // Checks a submission and fills the policy defaults. Routes check payload sizes and the webhook
 // address; the rules of a job itself live here, so every caller gets the same answer.
-import { GpufleetError } from '../../model/errors.ts';
+import { GpufleetError } from '../../model/index.ts';
 import { JOB_LIMITS, type EnqueueRequest, type JobPolicy } from './job.ts';
 
 function inRange(v: unknown, lim: { min: number; max: number }): v is number {

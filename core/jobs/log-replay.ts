@@ -4,7 +4,7 @@
 // a valid one was once acknowledged, so the log is refused with the file and line.
 import { chmod, mkdir, open, readdir, readFile, rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
-import { GpufleetError } from '../../model/errors.ts';
+import { GpufleetError } from '../../model/index.ts';
 import { decodeRecord, type LogRecord } from './log-record.ts';
 
 export const DIR_MODE = 0o700;

@@ -3,7 +3,7 @@
 // timeout, retention), applies its records with `commit()` (memory and log together), hands newly
 // queued jobs to waiting workers, and `finish()` waits for the fsync that covers its records before
 // it answers and before anyone is told (final waiters, onFinal, job-stop, recycle).
-import { GpufleetError } from '../../model/errors.ts';
+import { GpufleetError } from '../../model/index.ts';
 import { isFinal, type Job } from './job.ts';
 import type { RecycleEvent, WaitOptions } from './job-queue.ts';
 import { JobLog } from './job-log.ts';

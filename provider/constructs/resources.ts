@@ -1,10 +1,10 @@
 // The gpufleet constructs. Their props ARE the API's create bodies (model/schemas), so what type-checks
 // here is what the API takes, and `<construct>.id` can be passed wherever the API takes an id.
 import type { Construct } from 'constructs';
-import type { EndpointCreateInput } from '../../model/schemas/endpoint.ts';
-import type { NetworkVolumeCreateInput } from '../../model/schemas/network-volume.ts';
-import type { PodCreateInput } from '../../model/schemas/pod.ts';
-import type { TemplateCreateInput } from '../../model/schemas/template.ts';
+import type { EndpointCreateInput } from '../../model/index.ts';
+import type { NetworkVolumeCreateInput } from '../../model/index.ts';
+import type { PodCreateInput } from '../../model/index.ts';
+import type { TemplateCreateInput } from '../../model/index.ts';
 import { GpufleetResource } from './gpufleet-resource.ts';
 import {
   validateEndpointSpec,

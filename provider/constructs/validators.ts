@@ -1,13 +1,13 @@
 // Synth-time validation: the API's own validators and schemas (model/), so a wrong stack fails at
 // `app.synth()` with the words the API would answer. Each throws the API's GpufleetError.
-import { validatePodCreate } from '../../model/pod-validation.ts';
-import { checkPortRanges } from '../../model/schemas/common.ts';
-import { endpointCreateSchema, type EndpointCreateInput } from '../../model/schemas/endpoint.ts';
-import { networkVolumeCreateSchema, type NetworkVolumeCreateInput } from '../../model/schemas/network-volume.ts';
-import { templateCreateSchema, type TemplateCreateInput } from '../../model/schemas/template.ts';
-import { nameSchema } from '../../model/schemas/common.ts';
-import { check, compile, fail422 } from '../../model/validation.ts';
-import { checkPodShape, checkTemplateRegistry, checkWorkerBounds } from '../../model/resource-rules.ts';
+import { validatePodCreate } from '../../model/index.ts';
+import { checkPortRanges } from '../../model/index.ts';
+import { endpointCreateSchema, type EndpointCreateInput } from '../../model/index.ts';
+import { networkVolumeCreateSchema, type NetworkVolumeCreateInput } from '../../model/index.ts';
+import { templateCreateSchema, type TemplateCreateInput } from '../../model/index.ts';
+import { nameSchema } from '../../model/index.ts';
+import { check, compile, fail422 } from '../../model/index.ts';
+import { checkPodShape, checkTemplateRegistry, checkWorkerBounds } from '../../model/index.ts';
 
 // compile() caches by schema object, so sharing the API's schema objects costs nothing twice
 const templateCreate = compile<TemplateCreateInput>(templateCreateSchema);
@@ -39,7 +39,7 @@ export function validateNetworkVolumeSpec(spec: unknown): void {
 
 export function validateEndpointSpec(spec: unknown): void {
   const input = check(endpointCreate, spec, 'endpoint');
-  // the API's rule (api/services/endpoint-service.ts), checked here only when both bounds are declared
+  // the API's rule (core/endpoint-service.ts), checked here only when both bounds are declared
   if (input.workersMin !== undefined && input.workersMax !== undefined) checkWorkerBounds(input.workersMin, input.workersMax);
 }
 

@@ -1,7 +1,7 @@
 // The engine's API client: the public client, plus patience with rate limits. A stack of a thousand
 // pods is more requests than a minute's default quota (600); a 429 is refused before the handler
 // runs, so retrying it, even a POST, cannot create anything twice.
-import { ApiClient, ApiError, type ApiClientOptions } from '../../cli/api-client.ts';
+import { ApiClient, ApiError, type ApiClientOptions } from '../../client/index.ts';
 
 export class RetryingApiClient extends ApiClient {
   constructor(

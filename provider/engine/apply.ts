@@ -1,8 +1,8 @@
 // Carries a plan out through the API: deletions that free names first, then creations and updates in
 // dependency order (each reference resolved to the id that now exists), then the deletions that had to
 // wait for users to move off, then (unless told not to) waiting until the stack's pods are RUNNING.
-import type { ApiClient } from '../../cli/api-client.ts';
-import { ApiError } from '../../cli/api-client.ts';
+import type { ApiClient } from '../../client/index.ts';
+import { ApiError } from '../../client/index.ts';
 import { KINDS } from '../kinds/index.ts';
 import { mentions } from '../kinds/kind.ts';
 import { ownerTags, userTags } from '../ownership.ts';

@@ -1,6 +1,6 @@
 // `gpufleet import <path> <id>`: adopt an existing resource into a stack by tagging it with the stack
 // and construct path. The next plan then shows how it differs from what the construct declares.
-import type { ApiClient } from '../../cli/api-client.ts';
+import type { ApiClient } from '../../client/index.ts';
 import { KINDS } from '../kinds/index.ts';
 import { ownerOf, ownerTags } from '../ownership.ts';
 import type { DesiredStack } from './synth.ts';

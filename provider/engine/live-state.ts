@@ -1,6 +1,6 @@
 // Live state comes from the API and nowhere else: one list call per kind (all of the account's
 // resources, so the plan can also see names it must not claim), plus registries for RegistryRefs.
-import type { ApiClient } from '../../cli/api-client.ts';
+import type { ApiClient } from '../../client/index.ts';
 import { KINDS, MANAGED_KINDS } from '../kinds/index.ts';
 import { listOf } from '../kinds/kind.ts';
 import type { LiveState } from './plan.ts';

@@ -3,7 +3,7 @@
 // `apply --watch` runs, expiring by itself if this process dies.
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { ApiError, type ApiClient } from '../../cli/api-client.ts';
+import { ApiError, type ApiClient } from '../../client/index.ts';
 
 export class StackLockedError extends Error {
   override readonly name = 'StackLockedError';

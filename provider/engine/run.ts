@@ -1,6 +1,6 @@
 // The operations behind `gpufleet plan | apply | destroy`, one stack at a time: lock, read live state,
 // plan, show, ask (or not), apply. The CLI parses flags and prints; tests call these directly.
-import type { ApiClient } from '../../cli/api-client.ts';
+import type { ApiClient } from '../../client/index.ts';
 import { applyPlan, type ApplyResult } from './apply.ts';
 import { readLiveState } from './live-state.ts';
 import { acquireStackLock, type StackLock } from './lock.ts';

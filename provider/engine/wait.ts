@@ -1,6 +1,6 @@
 // Waiting for pods to reach RUNNING: one list call per poll for all of them (not one GET per pod), and
 // on timeout each pod's status and statusReason, which say what it is waiting for.
-import type { ApiClient } from '../../cli/api-client.ts';
+import type { ApiClient } from '../../client/index.ts';
 import { listOf } from '../kinds/kind.ts';
 import type { Reporter } from './reporter.ts';
 

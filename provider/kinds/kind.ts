@@ -1,8 +1,8 @@
 // What the engine needs to know about each kind of resource: where it lives in the API, how its live
 // record compares with a desired spec (which differences PATCH can fix, which force a replacement),
 // and whether deleting it loses data.
-import type { ApiClient } from '../../cli/api-client.ts';
-import { ApiError } from '../../cli/api-client.ts';
+import type { ApiClient } from '../../client/index.ts';
+import { ApiError } from '../../client/index.ts';
 import type { ResourceKind } from '../triggers.ts';
 import { sameJson } from '../spec-codec.ts';
 import { userTags } from '../ownership.ts';

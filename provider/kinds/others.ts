@@ -1,9 +1,9 @@
 // Network volumes, templates and serverless endpoints: the model's update schemas say what changes
 // in place; the rest of each create schema forces a replacement.
-import { endpointUpdateSchema } from '../../model/schemas/endpoint.ts';
-import { networkVolumeUpdateSchema } from '../../model/schemas/network-volume.ts';
-import { templateUpdateSchema } from '../../model/schemas/template.ts';
-import type { ApiClient } from '../../cli/api-client.ts';
+import { endpointUpdateSchema } from '../../model/index.ts';
+import { networkVolumeUpdateSchema } from '../../model/index.ts';
+import { templateUpdateSchema } from '../../model/index.ts';
+import type { ApiClient } from '../../client/index.ts';
 import { diffFields, getOrNull, listRoute, patchBody, toLive, type KindHandler } from './kind.ts';
 
 function crud(base: string): Pick<KindHandler, 'list' | 'get' | 'create' | 'delete' | 'setTags'> & {

@@ -1,6 +1,6 @@
 // Pods: /v2/pods. In place: what PATCH takes (podUpdateSchema). Replaced: GPU type or count, CPU
 // flavor, cloud, template, data centers, the mount kind and a network mount's volumeId (immutable).
-import { gpuConfigSchema, podUpdateSchema } from '../../model/schemas/pod.ts';
+import { gpuConfigSchema, podUpdateSchema } from '../../model/index.ts';
 import { sameJson } from '../spec-codec.ts';
 import {
   diffFields,

@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { seedHosts } from '../harness/fake-hosts.ts';
-import { SecretBox } from '../../api/store/secret-box.ts';
+import { SecretBox } from '../../store/secret-box.ts';
 
 type J = any;
 const H100 = 'NVIDIA H100 80GB HBM3';

@@ -2,7 +2,7 @@
 // that run without the provisioner: nothing dials these hosts, so nothing pretends to be one.
 import { randomUUID } from 'node:crypto';
 import type { HostRecord } from '../../model/host.ts';
-import type { Store } from '../../api/store/store.ts';
+import type { Store } from '../../store/store.ts';
 
 export interface FakeHostSpec {
   id?: string;

@@ -1,7 +1,7 @@
 // plan/apply/destroy end to end against a listening control plane (fake hosts, no provisioner, so
 // pods stay PROVISIONING and applies run with wait off unless a test is about waiting).
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { ApiError, type ApiClient } from '../../cli/api-client.ts';
+import { ApiError, type ApiClient } from '../../client/api-client.ts';
 import { hasChanges } from '../../provider/engine/plan.ts';
 import { formatPlan } from '../../provider/engine/plan-format.ts';
 import { makePlan, RefusedError, runApply, runDestroy } from '../../provider/engine/run.ts';

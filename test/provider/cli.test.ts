@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { ApiClient } from '../../cli/api-client.ts';
+import { ApiClient } from '../../client/api-client.ts';
 import { REPO_ROOT, type TestControlPlane } from '../harness/control-plane.ts';
 import { listPods, startFleet } from './helpers.ts';
 

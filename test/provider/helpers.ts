@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { App } from 'cdktf';
-import { ApiClient } from '../../cli/api-client.ts';
+import { ApiClient } from '../../client/api-client.ts';
 import { GpufleetStack, NetworkVolume, Pod, ServerlessEndpoint, Template } from '../../provider/index.ts';
 import { readSynthDir, type DesiredStack } from '../../provider/engine/synth.ts';
 import { captureReporter } from '../../provider/engine/reporter.ts';

@@ -1,6 +1,6 @@
 // Drift, ownership, import, the stack lock and --watch, against a listening control plane.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { ApiClient } from '../../cli/api-client.ts';
+import type { ApiClient } from '../../client/api-client.ts';
 import { importResource, ImportError } from '../../provider/engine/import.ts';
 import { StackLockedError } from '../../provider/engine/lock.ts';
 import { hasChanges, PlanError } from '../../provider/engine/plan.ts';

@@ -11,8 +11,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startControlPlane } from '../../api/index.ts';
 import { parseQuotas } from '../../api/rate-limit/limiter.ts';
-import { LowdbStore } from '../../api/store/lowdb-store.ts';
-import { formatRecord } from '../../api/store/journal-format.ts';
+import { LowdbStore } from '../../store/lowdb-store.ts';
+import { formatRecord } from '../../store/journal-format.ts';
 import { ADMIN_KEY, startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { seedHosts } from '../harness/fake-hosts.ts';
 

@@ -1,0 +1,23 @@
+// v2 billing records: GET /v2/billing/pods, /network-volumes, /endpoints (and /serverless, the public
+// v2 name for serverless endpoint usage). Query: startTime, endTime, bucketSize, and the resource id.
+import type { FastifyInstance } from 'fastify';
+import { billingQuerySchema } from '../../model/index.ts';
+import { principalOf } from '../auth/request-guard.ts';
+import { billingQueryFromParams, type BillingKind, type BillingService } from '../../core/index.ts';
+import { docSchema, errorResponses } from './route-schema.ts';
+
+const ROUTES: [string, BillingKind, string][] = [
+  ['/v2/billing/pods', 'pod', 'Pod usage per bucket and pod'],
+  ['/v2/billing/network-volumes', 'networkVolume', 'Network volume storage per bucket and volume'],
+  ['/v2/billing/endpoints', 'endpoint', 'Serverless endpoint usage per bucket and endpoint'],
+  ['/v2/billing/serverless', 'endpoint', 'Serverless endpoint usage (alias of /v2/billing/endpoints)'],
+];
+
+export function billingRoutes(app: FastifyInstance, billing: BillingService): void {
+  for (const [url, kind, summary] of ROUTES)
+    app.get(
+      url,
+      { config: { scope: 'read' }, schema: { tags: ['billing'], summary, querystring: docSchema(billingQuerySchema), response: errorResponses(400, 401, 403, 422, 429) } },
+      async (request) => billing.records(principalOf(request), billingQueryFromParams(kind, request.query)),
+    );
+}

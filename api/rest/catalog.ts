@@ -1,0 +1,40 @@
+// GET /v2/catalog/gpus, /cpus, /datacenters: what the fleet offers now.
+import type { FastifyInstance } from 'fastify';
+import { GpufleetError } from '../../model/index.ts';
+import type { Services } from '../../core/index.ts';
+import type { GpuTypeInfo } from '../../core/index.ts';
+
+export function gpuTypeView(t: GpuTypeInfo) {
+  return {
+    id: t.entry.id,
+    name: t.entry.displayName,
+    pool: t.entry.pool,
+    manufacturer: t.entry.manufacturer,
+    memory: t.entry.memoryInGb,
+    secure: t.secure,
+    community: t.community,
+    price: { secure: t.price.SECURE, community: t.price.COMMUNITY },
+    maxCount: { secure: t.maxCount.SECURE, community: t.maxCount.COMMUNITY },
+    availability: { free: t.free, stockStatus: t.stockStatus },
+    dataCenters: t.dataCenters,
+  };
+}
+
+export function catalogRoutes(app: FastifyInstance, s: Services): void {
+  const tags = ['catalog'];
+  app.get('/v2/catalog/gpus', { config: { scope: 'read' }, schema: { tags, summary: 'GPU types in the fleet, with prices and stock' } }, async () => ({
+    gpus: (await s.catalog.gpuTypes()).map(gpuTypeView),
+  }));
+  app.get('/v2/catalog/gpus/:id', { config: { scope: 'read' }, schema: { tags, summary: 'One GPU type' } }, async (request) => {
+    const id = (request.params as { id: string }).id;
+    const t = (await s.catalog.gpuTypes()).find((g) => g.entry.id === id);
+    if (!t) throw new GpufleetError('NOT_FOUND', `No GPU of type "${id}" is in the fleet.`);
+    return gpuTypeView(t);
+  });
+  app.get('/v2/catalog/cpus', { config: { scope: 'read' }, schema: { tags, summary: 'CPU flavors' } }, async () => ({
+    cpus: s.catalog.cpuFlavors(),
+  }));
+  app.get('/v2/catalog/datacenters', { config: { scope: 'read' }, schema: { tags, summary: 'Data centers in the fleet' } }, async () => ({
+    dataCenters: await s.catalog.dataCenters(),
+  }));
+}

@@ -1,0 +1,87 @@
+// v1 serverless endpoint management (public v1 shapes, docs/endpoints.md): POST/GET /v1/endpoints,
+// GET/PATCH/DELETE /v1/endpoints/{id}, POST /v1/endpoints/{id}/update. Create answers 200 with the
+// full record and lists are bare arrays, as the public v1 API does; errors stay problem+json.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { EndpointRecord } from '../../model/index.ts';
+import { endpointCreateSchema, endpointUpdateSchema } from '../../model/index.ts';
+import { isGpufleetError } from '../../model/index.ts';
+import type { Principal } from '../../core/index.ts';
+import { principalOf } from '../auth/request-guard.ts';
+import { toEndpointView, type EndpointService } from '../../core/index.ts';
+import { toTemplateView, type TemplateService } from '../../core/index.ts';
+import { listQuerySchema, parseListQuery } from './list-query.ts';
+import { docSchema, errorResponses, idParams } from './route-schema.ts';
+
+const tags = ['endpoints'];
+const INCLUDE = { booleans: ['includeTemplate', 'includeWorkers'] } as const;
+const LIST = { strings: ['name', 'templateId'], booleans: INCLUDE.booleans, tag: true } as const;
+const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
+
+export function endpointRoutes(app: FastifyInstance, endpoints: EndpointService, templates: TemplateService): void {
+  /** includeTemplate embeds the template; includeWorkers lists workers (none until the autoscaler exists). */
+  async function view(p: Principal, e: EndpointRecord, inc: { includeTemplate?: boolean; includeWorkers?: boolean }) {
+    const v: ReturnType<typeof toEndpointView> & { template?: unknown; workers?: unknown[] } = toEndpointView(e);
+    if (inc.includeTemplate) v.template = await templates.get(p, e.templateId).then(toTemplateView, (err: unknown) => {
+      if (isGpufleetError(err) && err.code === 'NOT_FOUND') return null; // a public template made private since
+      throw err;
+    });
+    if (inc.includeWorkers) v.workers = [];
+    return v;
+  }
+
+  app.post(
+    '/v1/endpoints',
+    {
+      config: { scope: 'read_write' },
+      schema: { tags, summary: 'Create a serverless endpoint', body: docSchema(endpointCreateSchema), response: errorResponses(400, 401, 403, 422, 429) },
+    },
+    async (request) => {
+      const p = principalOf(request);
+      return view(p, await endpoints.create(p, request.body), {});
+    },
+  );
+
+  app.get(
+    '/v1/endpoints',
+    { config: { scope: 'read' }, schema: { tags, summary: 'List serverless endpoints (a bare array, as in v1)', querystring: listQuerySchema(LIST), response: errorResponses(401, 422, 429) } },
+    async (request) => {
+      const p = principalOf(request);
+      const { includeTemplate, includeWorkers, ...filter } = parseListQuery(request.query, LIST);
+      const inc = { includeTemplate, includeWorkers };
+      return Promise.all((await endpoints.list(p, filter)).map((e) => view(p, e, inc)));
+    },
+  );
+
+  app.get(
+    '/v1/endpoints/:id',
+    { config: { scope: 'read' }, schema: { tags, summary: 'Get a serverless endpoint', params: idParams, querystring: listQuerySchema(INCLUDE), response: errorResponses(401, 403, 404, 422, 429) } },
+    async (request) => {
+      const p = principalOf(request);
+      const inc = parseListQuery(request.query, INCLUDE);
+      return view(p, await endpoints.get(p, idOf(request)), inc);
+    },
+  );
+
+  const update = async (request: FastifyRequest) => {
+    const p = principalOf(request);
+    return view(p, await endpoints.update(p, idOf(request), request.body), {});
+  };
+  const updateSchema = {
+    tags,
+    summary: 'Update a serverless endpoint (only the fields sent change)',
+    params: idParams,
+    body: docSchema(endpointUpdateSchema),
+    response: errorResponses(400, 401, 403, 404, 422, 429),
+  };
+  app.patch('/v1/endpoints/:id', { config: { scope: 'read_write' }, schema: updateSchema }, update);
+  app.post('/v1/endpoints/:id/update', { config: { scope: 'read_write' }, schema: { ...updateSchema, summary: 'Update a serverless endpoint (v1 alias of PATCH)' } }, update);
+
+  app.delete(
+    '/v1/endpoints/:id',
+    { config: { scope: 'read_write' }, schema: { tags, summary: 'Delete a serverless endpoint', params: idParams, response: errorResponses(401, 403, 404, 429) } },
+    async (request, reply) => {
+      await endpoints.delete(principalOf(request), idOf(request));
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,70 @@
+// Fleet administration (operator accounts, admin scope): enroll, list, show, drain, refresh,
+// accept a changed host key, remove. docs/fleet.md describes enrollment.
+import type { FastifyInstance } from 'fastify';
+import type { HostRecord } from '../../model/index.ts';
+import { hostDrainSchema, hostEnrollSchema, type HostEnrollInput } from '../../model/index.ts';
+import { check, compile } from '../../model/index.ts';
+import { parseSshAddress } from '../../fleet/index.ts';
+import type { Services } from '../../core/index.ts';
+import { docSchema, idParams } from './route-schema.ts';
+import { isGpufleetError } from '../../model/index.ts';
+import { toProblem } from '../errors/problem.ts';
+
+const validateEnroll = compile<HostEnrollInput>(hostEnrollSchema);
+const validateDrain = compile<{ drained?: boolean }>(hostDrainSchema);
+
+/** The host as the API shows it: never the (encrypted) private key. */
+export function hostView(h: HostRecord) {
+  const { privateKeyEnc: _secret, ...rest } = h;
+  return rest;
+}
+
+export function hostRoutes(app: FastifyInstance, s: Services): void {
+  const config = { scope: 'admin', operator: true } as const;
+  const tags = ['fleet'];
+  const id = (r: { params: unknown }) => (r.params as { id: string }).id;
+
+  app.post(
+    '/v2/hosts',
+    { config, schema: { tags, summary: 'Enroll a host over SSH (send Accept: application/x-ndjson for progress lines)', body: docSchema(hostEnrollSchema) } },
+    async (request, reply) => {
+      const input = check(validateEnroll, request.body, 'host enrollment');
+      const ssh = parseSshAddress(input.ssh);
+      const enroll = { ...ssh, privateKey: input.privateKey, dataCenterId: input.dataCenterId, cloud: input.cloud };
+      if (!String(request.headers.accept ?? '').includes('application/x-ndjson')) {
+        const host = await s.fleet.enroll(enroll, (step) => request.log.info({ step }, 'enroll'));
+        return reply.code(201).send(hostView(host));
+      }
+      // streamed: one JSON line per step, then the host or the problem
+      reply.hijack();
+      reply.raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), 'content-type': 'application/x-ndjson' });
+      const line = (o: unknown) => reply.raw.write(JSON.stringify(o) + '\n');
+      try {
+        const host = await s.fleet.enroll(enroll, (step) => line({ progress: step }));
+        line({ host: hostView(host) });
+      } catch (e) {
+        line({ problem: isGpufleetError(e) ? toProblem(e) : { title: 'Internal Server Error', status: 500, detail: 'enrollment failed' } });
+      }
+      reply.raw.end();
+    },
+  );
+
+  app.get('/v2/hosts', { config, schema: { tags, summary: 'List hosts' } }, async () => ({
+    hosts: (await s.store.list('hosts')).map(hostView),
+  }));
+  app.get('/v2/hosts/:id', { config, schema: { tags, summary: 'Show a host', params: idParams } }, async (r) => hostView(await s.fleet.get(id(r))));
+  app.post('/v2/hosts/:id/drain', { config, schema: { tags, summary: 'Drain (or undrain) a host', params: idParams, body: docSchema(hostDrainSchema) } }, async (r) => {
+    const body = check(validateDrain, r.body ?? {}, 'drain request');
+    return hostView(await s.fleet.drain(id(r), body.drained ?? true));
+  });
+  app.post('/v2/hosts/:id/refresh', { config, schema: { tags, summary: 'Probe a host again (re-detect GPUs)', params: idParams } }, async (r) =>
+    hostView(await s.fleet.refresh(id(r))),
+  );
+  app.post('/v2/hosts/:id/accept-host-key', { config, schema: { tags, summary: 'Pin the host key the host now presents', params: idParams } }, async (r) =>
+    hostView(await s.fleet.acceptHostKey(id(r))),
+  );
+  app.delete('/v2/hosts/:id', { config, schema: { tags, summary: 'Remove a host (?force=true even with pods)', params: idParams } }, async (r, reply) => {
+    await s.fleet.remove(id(r), (r.query as { force?: string }).force === 'true');
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,76 @@
+// API keys (admin scope) and accounts (operators). docs/auth.md describes the model.
+import type { FastifyInstance } from 'fastify';
+import { GpufleetError } from '../../model/index.ts';
+import { accountCreateSchema, keyCreateSchema, type AccountCreateInput, type KeyCreateInput } from '../../model/index.ts';
+import { check, compile } from '../../model/index.ts';
+import { keyView, type ApiKeys } from '../../core/index.ts';
+import { principalOf } from '../auth/request-guard.ts';
+import type { Store } from '../../store/index.ts';
+import { accountUsage } from '../../core/index.ts';
+import { docSchema, errorResponses, idParams } from './route-schema.ts';
+
+const validateKey = compile<KeyCreateInput>(keyCreateSchema);
+const validateAccount = compile<AccountCreateInput>(accountCreateSchema);
+
+export function keyRoutes(app: FastifyInstance, keys: ApiKeys, store: Store): void {
+  app.post(
+    '/v2/keys',
+    { config: { scope: 'admin' }, schema: { tags: ['keys'], summary: 'Create an API key (shown once)', body: docSchema(keyCreateSchema), response: errorResponses(401, 403, 404, 422, 429) } },
+    async (request, reply) => {
+      const p = principalOf(request);
+      const input = check(validateKey, request.body, 'API key');
+      const accountId = input.accountId ?? p.accountId;
+      if (accountId !== p.accountId && !p.operator)
+        throw new GpufleetError('FORBIDDEN', 'Only operators may create keys for other accounts.');
+      if (input.expiresAt && Date.parse(input.expiresAt) <= Date.now())
+        throw new GpufleetError('VALIDATION_FAILED', 'expiresAt is in the past.', { errors: ['$.expiresAt: must be in the future'] });
+      const { key, record } = await keys.createKey({ accountId, name: input.name, scope: input.scope, expiresAt: input.expiresAt ?? null });
+      return reply.code(201).send({ ...keyView(record), key });
+    },
+  );
+
+  app.get(
+    '/v2/keys',
+    { config: { scope: 'admin' }, schema: { tags: ['keys'], summary: 'List API keys (never the secrets)' } },
+    async (request) => {
+      const p = principalOf(request);
+      const q = request.query as { accountId?: string };
+      const accountId = p.operator && typeof q.accountId === 'string' ? q.accountId : p.accountId;
+      return { keys: (await store.list('apiKeys', { accountId })).map(keyView) };
+    },
+  );
+
+  app.delete(
+    '/v2/keys/:id',
+    { config: { scope: 'admin' }, schema: { tags: ['keys'], summary: 'Revoke an API key', params: idParams } },
+    async (request) => keyView(await keys.revoke((request.params as { id: string }).id, principalOf(request))),
+  );
+
+  app.post(
+    '/v2/accounts',
+    { config: { scope: 'admin', operator: true }, schema: { tags: ['accounts'], summary: 'Create an account', body: docSchema(accountCreateSchema) } },
+    async (request, reply) => {
+      const input = check(validateAccount, request.body, 'account');
+      return reply.code(201).send(await keys.createAccount(input));
+    },
+  );
+
+  app.get(
+    '/v2/accounts',
+    { config: { scope: 'admin', operator: true }, schema: { tags: ['accounts'], summary: 'List accounts' } },
+    async () => ({ accounts: await store.list('accounts') }),
+  );
+
+  app.get(
+    '/v2/account',
+    { config: { scope: 'read' }, schema: { tags: ['accounts'], summary: 'The caller\'s account, with its balance' } },
+    async (request) => {
+      const p = principalOf(request);
+      const account = await store.get('accounts', p.accountId);
+      const usage = await accountUsage(store, p.accountId);
+      return { ...account, usage: round(usage), clientBalance: round((account?.balance ?? 0) - usage) };
+    },
+  );
+}
+
+const round = (n: number) => Math.round(n * 1e6) / 1e6;

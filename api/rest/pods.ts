@@ -1,0 +1,158 @@
+// v2 pods: create, list, get, update, delete and actions (spec 2.1, 3, 4.1).
+import type { FastifyInstance } from 'fastify';
+import { POD_STATUSES, toPodView, type PodStatus } from '../../model/index.ts';
+import { podActionSchema, podCreateSchema, podUpdateSchema } from '../../model/index.ts';
+import { podViewSchema } from '../../model/index.ts';
+import { GpufleetError } from '../../model/index.ts';
+import { principalOf } from '../auth/request-guard.ts';
+import type { PodListFilter, PodService } from '../../core/index.ts';
+import { docSchema, errorResponses, idParams } from './route-schema.ts';
+
+const tags = ['pods'];
+const listQuery = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: [...POD_STATUSES] },
+    name: { type: 'string' },
+    image: { type: 'string' },
+    gpuTypeId: { type: 'string' },
+    dataCenterId: { type: 'string' },
+    templateId: { type: 'string' },
+    tag: { type: 'string', description: 'key=value; repeat to require several' },
+    includeTerminated: { type: 'boolean' },
+  },
+} as const;
+
+export function parsePodListQuery(q: Record<string, unknown>): PodListFilter {
+  const f: PodListFilter = {};
+  const errors: string[] = [];
+  const str = (k: string): string | undefined => {
+    const v = q[k];
+    if (v === undefined) return undefined;
+    if (typeof v === 'string') return v;
+    errors.push(`$.${k}: must be given once`);
+    return undefined;
+  };
+  const status = str('status');
+  if (status !== undefined) {
+    if ((POD_STATUSES as readonly string[]).includes(status)) f.status = status as PodStatus;
+    else errors.push(`$.status: must be one of ${POD_STATUSES.join(', ')}`);
+  }
+  for (const k of ['name', 'image', 'gpuTypeId', 'dataCenterId', 'templateId'] as const) {
+    const v = str(k);
+    if (v !== undefined) f[k] = v;
+  }
+  const inc = str('includeTerminated');
+  if (inc !== undefined) {
+    if (inc === 'true' || inc === 'false') f.includeTerminated = inc === 'true';
+    else errors.push('$.includeTerminated: must be true or false');
+  }
+  const tagsIn = q.tag === undefined ? [] : Array.isArray(q.tag) ? q.tag : [q.tag];
+  for (const t of tagsIn) {
+    const m = typeof t === 'string' ? /^([^=]+)=(.*)$/.exec(t) : null;
+    if (!m) errors.push('$.tag: must be key=value');
+    else (f.tag ??= {})[m[1]!] = m[2]!;
+  }
+  // own properties only: `constructor` or `__proto__` is as unknown as any other name
+  for (const k of Object.keys(q)) if (!Object.hasOwn(listQuery.properties, k)) errors.push(`$.${k}: unknown query parameter`);
+  if (errors.length) throw new GpufleetError('VALIDATION_FAILED', `Invalid query: ${errors.join('; ')}`, { errors });
+  return f;
+}
+
+export function podRoutes(app: FastifyInstance, pods: PodService): void {
+  app.post(
+    '/v2/pods',
+    {
+      config: { scope: 'read_write' },
+      schema: {
+        tags,
+        summary: 'Create a pod',
+        body: docSchema(podCreateSchema),
+        headers: { type: 'object', properties: { 'idempotency-key': { type: 'string' } } },
+        response: { 201: podViewSchema, ...errorResponses(400, 401, 403, 409, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const key = request.headers['idempotency-key'];
+      if (Array.isArray(key) || (typeof key === 'string' && (key.length === 0 || key.length > 255)))
+        throw new GpufleetError('BAD_REQUEST', 'Idempotency-Key must be one value of 1 to 255 characters.');
+      const { pod, replayed } = await pods.create(principalOf(request), request.body, key);
+      if (replayed) reply.header('idempotent-replayed', 'true');
+      return reply.code(201).send(toPodView(pod));
+    },
+  );
+
+  app.get(
+    '/v2/pods',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags,
+        summary: 'List pods',
+        querystring: listQuery,
+        response: { 200: { type: 'object', properties: { pods: { type: 'array', items: podViewSchema } } }, ...errorResponses(401, 422, 429) },
+      },
+    },
+    async (request) => {
+      const filter = parsePodListQuery(request.query as Record<string, unknown>);
+      const list = await pods.list(principalOf(request), filter);
+      const now = Date.now();
+      return { pods: list.map((p) => toPodView(p, now)) };
+    },
+  );
+
+  app.get(
+    '/v2/pods/:id',
+    {
+      config: { scope: 'read' },
+      schema: { tags, summary: 'Get a pod', params: idParams, response: { 200: podViewSchema, ...errorResponses(401, 403, 404, 429) } },
+    },
+    async (request) => toPodView(await pods.get(principalOf(request), (request.params as { id: string }).id)),
+  );
+
+  app.patch(
+    '/v2/pods/:id',
+    {
+      config: { scope: 'read_write' },
+      schema: {
+        tags,
+        summary: 'Update a pod',
+        params: idParams,
+        body: docSchema(podUpdateSchema),
+        response: { 200: podViewSchema, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
+      },
+    },
+    async (request) => toPodView(await pods.update(principalOf(request), (request.params as { id: string }).id, request.body)),
+  );
+
+  app.delete(
+    '/v2/pods/:id',
+    {
+      config: { scope: 'read_write' },
+      schema: { tags, summary: 'Delete (terminate) a pod', params: idParams, response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404, 429) } },
+    },
+    async (request, reply) => {
+      await pods.delete(principalOf(request), (request.params as { id: string }).id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post(
+    '/v2/pods/:id/action',
+    {
+      config: { scope: 'read_write' },
+      schema: {
+        tags,
+        summary: 'Start, stop, restart or terminate a pod',
+        params: idParams,
+        body: docSchema(podActionSchema),
+        response: { 200: podViewSchema, 204: { type: 'null' }, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const pod = await pods.act(principalOf(request), (request.params as { id: string }).id, request.body);
+      if (pod.status === 'TERMINATED') return reply.code(204).send();
+      return toPodView(pod);
+    },
+  );
+}

@@ -1,0 +1,55 @@
+// v2 templates: GET/POST /v2/templates, GET/PATCH/DELETE /v2/templates/{id} (docs/templates.md).
+import type { FastifyInstance } from 'fastify';
+import { templateCreateSchema, templateUpdateSchema } from '../../model/index.ts';
+import { principalOf } from '../auth/request-guard.ts';
+import { toTemplateView, type TemplateService } from '../../core/index.ts';
+import { listQuerySchema, parseListQuery } from './list-query.ts';
+import { docSchema, errorResponses, idParams } from './route-schema.ts';
+
+const tags = ['templates'];
+const LIST = { strings: ['name'], booleans: ['includePublic'], tag: true } as const;
+const idOf = (request: { params: unknown }) => (request.params as { id: string }).id;
+
+export function templateRoutes(app: FastifyInstance, templates: TemplateService): void {
+  app.post(
+    '/v2/templates',
+    {
+      config: { scope: 'read_write' },
+      schema: { tags, summary: 'Create a template', body: docSchema(templateCreateSchema), response: errorResponses(400, 401, 403, 409, 422, 429) },
+    },
+    async (request, reply) => reply.code(201).send(toTemplateView(await templates.create(principalOf(request), request.body))),
+  );
+
+  app.get(
+    '/v2/templates',
+    { config: { scope: 'read' }, schema: { tags, summary: 'List templates', querystring: listQuerySchema(LIST), response: errorResponses(401, 422, 429) } },
+    async (request) => {
+      const f = parseListQuery(request.query, LIST);
+      return { templates: (await templates.list(principalOf(request), f)).map(toTemplateView) };
+    },
+  );
+
+  app.get(
+    '/v2/templates/:id',
+    { config: { scope: 'read' }, schema: { tags, summary: 'Get a template', params: idParams, response: errorResponses(401, 403, 404, 429) } },
+    async (request) => toTemplateView(await templates.get(principalOf(request), idOf(request))),
+  );
+
+  app.patch(
+    '/v2/templates/:id',
+    {
+      config: { scope: 'read_write' },
+      schema: { tags, summary: 'Update a template', params: idParams, body: docSchema(templateUpdateSchema), response: errorResponses(400, 401, 403, 404, 409, 422, 429) },
+    },
+    async (request) => toTemplateView(await templates.update(principalOf(request), idOf(request), request.body)),
+  );
+
+  app.delete(
+    '/v2/templates/:id',
+    { config: { scope: 'read_write' }, schema: { tags, summary: 'Delete a template', params: idParams, response: errorResponses(401, 403, 404, 409, 429) } },
+    async (request, reply) => {
+      await templates.delete(principalOf(request), idOf(request));
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,2 @@
+// The public surface of client/: what other layers import.
+export * from './api-client.ts';

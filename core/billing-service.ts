@@ -1,0 +1,173 @@
+// Billing queries: the accrual records (billing.ts) cut into UTC calendar buckets per resource, in the
+// public v2 shape `{records, metadata}`, and the account balance (credits minus accrued usage).
+import { GpufleetError } from '../model/index.ts';
+import type { BillingRecord } from '../model/index.ts';
+import { billingQuerySchema, type BillingQueryInput, type BucketSize } from '../model/index.ts';
+import { check, compile } from '../model/index.ts';
+import type { Principal } from './api-keys.ts';
+import type { Store } from '../store/index.ts';
+import { accountUsage } from './billing.ts';
+
+const validateQuery = compile<BillingQueryInput>(billingQuerySchema);
+
+export type BillingKind = BillingRecord['kind'];
+
+export interface BillingQuery {
+  kind: BillingKind;
+  resourceId?: string;
+  /** RFC 3339; default endTime − 30 days */
+  startTime?: string;
+  /** RFC 3339; default now */
+  endTime?: string;
+  bucketSize?: BucketSize;
+}
+
+export interface BillingAmounts {
+  totalAmount: number;
+  gpuAmount: number;
+  cpuAmount: number;
+  diskAmount: number;
+}
+
+export interface BillingBucket extends BillingAmounts {
+  startTime: string;
+  endTime: string;
+  podId?: string;
+  networkVolumeId?: string;
+  endpointId?: string;
+}
+
+export interface BillingReport {
+  records: BillingBucket[];
+  metadata: {
+    query: { startTime: string; endTime: string; bucketSize: BucketSize; kind: BillingKind; resourceId: string | null };
+    recordCount: number;
+    totals: BillingAmounts;
+  };
+}
+
+const RESOURCE_FIELD = { pod: 'podId', networkVolume: 'networkVolumeId', endpoint: 'endpointId' } as const;
+const DEFAULT_RANGE_MS = 30 * 24 * 3_600_000;
+/** a year of hourly buckets is still one answer; beyond that ask for a coarser bucket */
+const MAX_BUCKETS = 9000;
+const MS_PER_HOUR = 3_600_000;
+
+/** Start of the UTC bucket holding `t`; weeks start on Monday (ISO 8601). */
+export function bucketStart(t: number, size: BucketSize): number {
+  const d = new Date(t);
+  switch (size) {
+    case 'hour':
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), d.getUTCHours());
+    case 'day':
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+    case 'week':
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() - ((d.getUTCDay() + 6) % 7));
+    case 'month':
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+    case 'year':
+      return Date.UTC(d.getUTCFullYear(), 0, 1);
+  }
+}
+
+export function nextBucket(start: number, size: BucketSize): number {
+  const d = new Date(start);
+  switch (size) {
+    case 'hour':
+      return start + MS_PER_HOUR;
+    case 'day':
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1);
+    case 'week':
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 7);
+    case 'month':
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+    case 'year':
+      return Date.UTC(d.getUTCFullYear() + 1, 0, 1);
+  }
+}
+
+/** REST query parameters → BillingQuery. `serverlessId` is the v2 name of `endpointId`. */
+export function billingQueryFromParams(kind: BillingKind, params: unknown): BillingQuery {
+  const p = check(validateQuery, params ?? {}, 'billing query');
+  const q: BillingQuery = { kind };
+  const resourceId = kind === 'pod' ? p.podId : kind === 'networkVolume' ? p.networkVolumeId : (p.endpointId ?? p.serverlessId);
+  const filters: (keyof BillingQueryInput)[] = kind === 'endpoint' ? ['endpointId', 'serverlessId'] : [RESOURCE_FIELD[kind]];
+  const wrong = (['podId', 'networkVolumeId', 'endpointId', 'serverlessId'] as const).filter((f) => p[f] !== undefined && !filters.includes(f));
+  if (wrong.length)
+    throw new GpufleetError('VALIDATION_FAILED', `This billing route does not filter by ${wrong.join(', ')}.`, {
+      errors: wrong.map((w) => `$.${w}: not a filter of this route`),
+    });
+  if (resourceId !== undefined) q.resourceId = resourceId;
+  if (p.startTime !== undefined) q.startTime = p.startTime;
+  if (p.endTime !== undefined) q.endTime = p.endTime;
+  if (p.bucketSize !== undefined) q.bucketSize = p.bucketSize;
+  return q;
+}
+
+const round = (n: number) => Math.round(n * 1e6) / 1e6;
+const zero = (): BillingAmounts => ({ totalAmount: 0, gpuAmount: 0, cpuAmount: 0, diskAmount: 0 });
+
+export class BillingService {
+  constructor(private readonly store: Store) {}
+
+  /**
+   * Usage of the caller's resources of one kind, per bucket and resource. Records of other accounts
+   * are never read, so another account's resource id simply yields no records.
+   */
+  async records(principal: Principal, q: BillingQuery, now = Date.now()): Promise<BillingReport> {
+    const size = q.bucketSize ?? 'day';
+    const end = q.endTime !== undefined ? Date.parse(q.endTime) : now;
+    const start = q.startTime !== undefined ? Date.parse(q.startTime) : end - DEFAULT_RANGE_MS;
+    if (!(start < end))
+      throw new GpufleetError('BAD_REQUEST', 'startTime must be before endTime.', { errors: ['$.startTime: must be before endTime'] });
+    let n = 0;
+    for (let b = bucketStart(start, size); b < end; b = nextBucket(b, size))
+      if (++n > MAX_BUCKETS)
+        throw new GpufleetError('BAD_REQUEST', `The range holds more than ${MAX_BUCKETS} ${size} buckets; use a larger bucketSize or a shorter range.`, {
+          errors: ['$.bucketSize: too many buckets for this range'],
+        });
+
+    const where = { accountId: principal.accountId, kind: q.kind, ...(q.resourceId !== undefined ? { resourceId: q.resourceId } : {}) };
+    const buckets = new Map<string, BillingBucket>();
+    const totals = zero();
+    for (const rec of await this.store.list('billing', where)) {
+      const s = Math.max(Date.parse(rec.startedAt), start);
+      const e = Math.min(rec.endedAt ? Date.parse(rec.endedAt) : now, end);
+      for (let b = bucketStart(s, size); b < e; b = nextBucket(b, size)) {
+        const bEnd = nextBucket(b, size);
+        const hours = (Math.min(e, bEnd) - Math.max(s, b)) / MS_PER_HOUR;
+        if (hours <= 0) continue;
+        const key = `${b}|${rec.resourceId}`;
+        let bucket = buckets.get(key);
+        if (!bucket) {
+          bucket = { startTime: new Date(b).toISOString(), endTime: new Date(bEnd).toISOString(), ...zero(), [RESOURCE_FIELD[q.kind]]: rec.resourceId };
+          buckets.set(key, bucket);
+        }
+        for (const [field, rate] of [['totalAmount', rec.rate], ['gpuAmount', rec.gpuRate], ['cpuAmount', rec.cpuRate], ['diskAmount', rec.diskRate]] as const) {
+          bucket[field] += rate * hours;
+          totals[field] += rate * hours;
+        }
+      }
+    }
+    const records = [...buckets.values()]
+      .map((b) => ({ ...b, totalAmount: round(b.totalAmount), gpuAmount: round(b.gpuAmount), cpuAmount: round(b.cpuAmount), diskAmount: round(b.diskAmount) }))
+      .sort((a, b) => (a.startTime < b.startTime ? -1 : a.startTime > b.startTime ? 1 : resourceOf(a) < resourceOf(b) ? -1 : 1));
+    return {
+      records,
+      metadata: {
+        query: { startTime: new Date(start).toISOString(), endTime: new Date(end).toISOString(), bucketSize: size, kind: q.kind, resourceId: q.resourceId ?? null },
+        recordCount: records.length,
+        totals: { totalAmount: round(totals.totalAmount), gpuAmount: round(totals.gpuAmount), cpuAmount: round(totals.cpuAmount), diskAmount: round(totals.diskAmount) },
+      },
+    };
+  }
+
+  /** Credits minus everything accrued so far (pods, volumes, endpoints); the same figure GET /v2/account shows. */
+  async balance(principal: Principal, now = Date.now()): Promise<{ balance: number; usage: number; clientBalance: number }> {
+    const account = await this.store.get('accounts', principal.accountId);
+    const usage = await accountUsage(this.store, principal.accountId, now);
+    const balance = account?.balance ?? 0;
+    return { balance, usage: round(usage), clientBalance: round(balance - usage) };
+  }
+}
+
+const resourceOf = (b: BillingBucket) => b.podId ?? b.networkVolumeId ?? b.endpointId ?? '';

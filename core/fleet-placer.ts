@@ -1,0 +1,107 @@
+// The Placer backed by the fleet scheduler. The scheduler's in-memory index follows the store: every
+// committed change to a host or a pod marks it dirty, and the next placement folds those in first.
+// Transactions run one at a time, so the index is exact when `place` runs.
+import { Scheduler, placementError, type PlacementRequest as FleetRequest } from '../fleet/index.ts';
+import { priceFor, type PriceBook } from '../fleet/index.ts';
+import { cpuPricePerHour } from '../fleet/index.ts';
+import type { PodRecord } from '../model/index.ts';
+import type { Store, StoreReader, StoreTx } from '../store/index.ts';
+import type { Placement, PlacementRequest, Placer } from './placement.ts';
+
+export function allocationOf(pod: PodRecord) {
+  if (!pod.allocated || !pod.hostId) return null;
+  return {
+    podId: pod.id,
+    hostId: pod.hostId,
+    gpuUuids: pod.gpuUuids,
+    vcpu: pod.cpu?.vcpuCount ?? pod.reservedVcpu ?? 0,
+    memoryGb: pod.cpu?.memory ?? pod.reservedMemoryGb ?? 0,
+    diskGb: podDiskGb(pod),
+  };
+}
+
+const podDiskGb = (pod: PodRecord) => pod.disk + (pod.mounts.persistent?.size ?? 0);
+
+export class FleetPlacer implements Placer {
+  private readonly dirtyHosts = new Set<string>();
+  private readonly dirtyPods = new Set<string>();
+
+  private constructor(
+    readonly scheduler: Scheduler,
+    private readonly prices: PriceBook,
+  ) {}
+
+  static async create(store: Store, prices: PriceBook): Promise<FleetPlacer> {
+    const pods = await store.list('pods');
+    const scheduler = new Scheduler(
+      await store.list('hosts'),
+      pods.map(allocationOf).filter((a) => a !== null),
+    );
+    const placer = new FleetPlacer(scheduler, prices);
+    store.onCommit((changes) => {
+      for (const c of changes) {
+        if (c.collection === 'hosts') placer.dirtyHosts.add(c.id);
+        else if (c.collection === 'pods') placer.dirtyPods.add(c.id);
+      }
+    });
+    return placer;
+  }
+
+  /** Folds committed host and pod changes into the scheduler's index. */
+  async refresh(store: StoreReader): Promise<Scheduler> {
+    for (const id of [...this.dirtyHosts]) {
+      this.dirtyHosts.delete(id);
+      const host = await store.get('hosts', id);
+      if (host) this.scheduler.upsertHost(host);
+      else this.scheduler.removeHost(id);
+    }
+    for (const id of [...this.dirtyPods]) {
+      this.dirtyPods.delete(id);
+      const pod = await store.get('pods', id);
+      const a = pod ? allocationOf(pod) : null;
+      const held = this.scheduler.allocation(id);
+      if (held && a && held.hostId === a.hostId && held.gpuUuids.join() === a.gpuUuids.join()) continue;
+      this.scheduler.release(id);
+      if (a) this.scheduler.record(a);
+    }
+    return this.scheduler;
+  }
+
+  async place(tx: StoreTx, req: PlacementRequest): Promise<Placement> {
+    await this.refresh(tx);
+    const { pod } = req;
+    // a GPU pod keeps what it reserved when it was first placed (a later start has no minimums of its own)
+    const minVcpu = req.minVcpu ?? (pod.gpu ? pod.reservedVcpu : 0);
+    const minMemoryGb = req.minMemoryGb ?? (pod.gpu ? pod.reservedMemoryGb : 0);
+    const request: FleetRequest = {
+      cloud: req.cloud ?? pod.cloud,
+      diskGb: podDiskGb(pod),
+      ...(pod.gpu ? { gpu: { typeIds: [pod.gpu.id], count: pod.gpu.count } } : {}),
+      ...(pod.cpu ? { cpu: { flavorId: pod.cpu.id, vcpuCount: pod.cpu.vcpuCount, memoryGb: pod.cpu.memory } } : {}),
+      ...(req.dataCenterIds.length ? { dataCenterIds: req.dataCenterIds } : {}),
+      ...(pod.allowedCudaVersions.length ? { allowedCudaVersions: pod.allowedCudaVersions } : {}),
+      ...(req.pinnedHostId ? { pinnedHostId: req.pinnedHostId } : {}),
+      ...(minVcpu ? { minVcpu } : {}),
+      ...(minMemoryGb ? { minMemoryGb } : {}),
+    };
+    const res = this.scheduler.find(request);
+    if (!res.ok) throw placementError(res);
+    const host = await tx.get('hosts', res.hostId);
+    const cloud = host?.cloud ?? pod.cloud;
+    const costPerHr = pod.gpu
+      ? round(priceFor(res.gpuTypeId ?? pod.gpu.id, cloud, this.prices) * pod.gpu.count)
+      : (cpuPricePerHour(pod.cpu!.id, pod.cpu!.vcpuCount) ?? 0);
+    return {
+      hostId: res.hostId,
+      dataCenterId: res.dataCenterId,
+      gpuUuids: res.gpuUuids,
+      cloud,
+      costPerHr,
+      cudaVersion: host?.facts.cudaVersion ?? null,
+      reservedVcpu: pod.gpu ? (minVcpu ?? 0) : 0,
+      reservedMemoryGb: pod.gpu ? (minMemoryGb ?? 0) : 0,
+    };
+  }
+}
+
+const round = (n: number) => Math.round(n * 10000) / 10000;

@@ -1,0 +1,284 @@
+// Embedded store: records live in memory (frozen, so readers cannot mutate them), every transaction
+// is journaled with group commit before it resolves, and lowdb writes a whole-file snapshot at most
+// once per `snapshotIntervalMs`, atomically (a 0600 temp file renamed over it). Records cross the
+// persistence boundary through RecordCodec: sealed fields (env values) are ciphertext on disk only.
+import { existsSync } from 'node:fs';
+import { open as openFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Low } from 'lowdb';
+import { GpufleetError, isGpufleetError } from '../model/index.ts';
+import { Journal, type JournalOp, type ReplayResult } from './journal.ts';
+import { SnapshotFile, secureDataDir } from './data-dir.ts';
+import { Table, deepFreeze, type AnyRecord } from './memory-table.ts';
+import { RecordCodec, type StoredRecord } from './record-codec.ts';
+import { SECRET_KEY_FILE, SecretBox } from './secret-box.ts';
+import { INDEXED_FIELDS, COLLECTION_NAMES } from '../model/index.ts';
+import type { CollectionName, RecordOf, Store, StoreChange, StoreTx, Where } from './store.ts';
+
+export interface LowdbStoreOptions {
+  dir: string;
+  /** fdatasync each group commit (survives power loss, not only a killed process); default true */
+  fsync?: boolean;
+  snapshotIntervalMs?: number;
+  /** seals env values at rest; default: the box over `<dir>/secret.key` (created on first start) */
+  secretBox?: SecretBox;
+  /**
+   * Told what start changed on its own: a torn last journal record cut off, file modes narrowed,
+   * records stored in clear by an earlier version sealed. Default: a process warning (stderr).
+   */
+  onNotice?: (message: string) => void;
+}
+
+export const SNAPSHOT_FILE = 'gpufleet.json';
+export const JOURNAL_DIR = 'journal';
+
+export interface SnapshotData {
+  seq: number;
+  collections: Record<string, Record<string, unknown>>;
+}
+
+/** the next timed snapshot waits at least this many times as long as the last one took */
+const SNAPSHOT_COST_FACTOR = 20;
+
+async function fsyncPath(p: string): Promise<void> {
+  const fh = await openFile(p, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+export class LowdbStore implements Store {
+  private readonly tables = new Map<string, Table>();
+  private seq = 0;
+  private snapshotSeq = 0;
+  private lock: Promise<unknown> = Promise.resolve();
+  private snapshotTimer: NodeJS.Timeout | null = null;
+  private snapshotting: Promise<void> | null = null;
+  private readonly listeners = new Set<(changes: StoreChange[]) => void>();
+  private closed = false;
+  /** how long the last snapshot took (ms) */
+  private snapshotCostMs = 0;
+
+  private constructor(
+    private readonly db: Low<SnapshotData>,
+    private readonly journal: Journal,
+    private readonly snapshotIntervalMs: number,
+    private readonly snapshotFile: string,
+    private readonly fsync: boolean,
+    private readonly codec: RecordCodec,
+  ) {
+    for (const c of COLLECTION_NAMES) this.tables.set(c, new Table(INDEXED_FIELDS[c] ?? []));
+  }
+
+  static async open(opts: LowdbStoreOptions): Promise<LowdbStore> {
+    const notice = opts.onNotice ?? ((m: string) => process.emitWarning(m, { code: 'GPUFLEET_STORE' }));
+    const journalDir = path.join(opts.dir, JOURNAL_DIR);
+    const narrowed = await secureDataDir(opts.dir, journalDir);
+    if (narrowed.length > 0) notice(`store: made private (owner-only mode): ${narrowed.join(', ')}`);
+    const snapshotFile = path.join(opts.dir, SNAPSHOT_FILE);
+    const fsync = opts.fsync ?? true;
+    const keyFile = path.join(opts.dir, SECRET_KEY_FILE);
+    const keyExisted = opts.secretBox !== undefined || existsSync(keyFile);
+    const codec = new RecordCodec(opts.secretBox ?? (await SecretBox.load(opts.dir)));
+    const db = new Low<SnapshotData>(new SnapshotFile(snapshotFile, fsync), { seq: 0, collections: {} });
+    await db.read();
+    const store = new LowdbStore(db, new Journal(journalDir, fsync), opts.snapshotIntervalMs ?? 1000, snapshotFile, fsync, codec);
+    let clear: boolean;
+    let replayed: ReplayResult;
+    try {
+      clear = store.load(db.data, snapshotFile);
+      replayed = await Journal.replay(journalDir, db.data.seq);
+      for (const e of replayed.entries) {
+        const decoded = store.decodeOps(e.ops, journalDir);
+        clear ||= decoded.clear;
+        store.apply(decoded.ops);
+      }
+    } catch (e) {
+      // sealed values and no key: the key was just created, and can never open them
+      if (!keyExisted && isGpufleetError(e) && e.fields.field !== undefined) {
+        await rm(keyFile, { force: true });
+        throw new GpufleetError('INTERNAL', `${keyFile} is missing and the store holds values sealed with it: restore it from a backup`, {
+          cause: e,
+          fields: e.fields,
+        });
+      }
+      throw e;
+    }
+    const { entries, lastSeq, files, cut } = replayed;
+    if (cut)
+      notice(
+        `store: cut a torn last journal record at ${cut.file}:${cut.line} (${cut.reason}); ` +
+          'a crash during its append leaves one, and its write was never acknowledged',
+      );
+    store.seq = lastSeq;
+    store.snapshotSeq = db.data.seq;
+    store.journal.rotate(lastSeq + 1);
+    if (clear) notice('store: env values stored in clear by an earlier version are now sealed (snapshot rewritten)');
+    if (entries.length > 0 || clear) await store.snapshot(true);
+    // every replayed line is now in the durable snapshot: the old segments are not needed again
+    for (const f of files) await rm(f, { force: true });
+    return store;
+  }
+
+  /** Loads the snapshot; true when a record held a sealed field in clear. */
+  private load(snap: SnapshotData, source: string): boolean {
+    let clear = false;
+    for (const [c, rows] of Object.entries(snap.collections)) {
+      const table = this.tables.get(c);
+      if (!table) continue;
+      for (const [id, stored] of Object.entries(rows)) {
+        const { rec, clear: wasClear } = this.codec.decode(c, stored as StoredRecord, source);
+        clear ||= wasClear;
+        table.set(id, deepFreeze(rec as AnyRecord));
+      }
+    }
+    return clear;
+  }
+
+  /** Journal ops (disk form) → in-memory ops; `clear` when one held a sealed field in clear. */
+  private decodeOps(ops: JournalOp[], source: string): { ops: JournalOp[]; clear: boolean } {
+    let clear = false;
+    const out = ops.map((op) => {
+      if (op.v === null) return op;
+      const d = this.codec.decode(op.c, op.v as StoredRecord, source);
+      clear ||= d.clear;
+      return { ...op, v: d.rec };
+    });
+    return { ops: out, clear };
+  }
+
+  private apply(ops: JournalOp[]): void {
+    for (const op of ops) this.tables.get(op.c)?.set(op.id, op.v === null ? null : deepFreeze(op.v as AnyRecord));
+  }
+
+  private table(c: string): Table {
+    const t = this.tables.get(c);
+    if (!t) throw new Error(`unknown collection ${c}`);
+    return t;
+  }
+
+  async get<C extends CollectionName>(c: C, id: string): Promise<RecordOf<C> | undefined> {
+    return this.table(c).rows.get(id) as RecordOf<C> | undefined;
+  }
+
+  async list<C extends CollectionName>(c: C, where?: Where<C>): Promise<RecordOf<C>[]> {
+    return this.table(c).select(where as Record<string, unknown> | undefined) as unknown as RecordOf<C>[];
+  }
+
+  async count<C extends CollectionName>(c: C, where?: Where<C>): Promise<number> {
+    if (!where) return this.table(c).rows.size;
+    return (await this.list(c, where)).length;
+  }
+
+  onCommit(listener: (changes: StoreChange[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  transact<T>(fn: (tx: StoreTx) => Promise<T> | T): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('store is closed'));
+    const run = this.lock.then(() => this.runTx(fn));
+    this.lock = run.catch(() => undefined);
+    return run.then(async ({ value, seq }) => {
+      if (seq > 0) await this.journal.sync(seq);
+      return value;
+    });
+  }
+
+  private async runTx<T>(fn: (tx: StoreTx) => Promise<T> | T): Promise<{ value: T; seq: number }> {
+    const overlay = new Map<string, Map<string, AnyRecord | null>>();
+    const staged = (c: string) => overlay.get(c) ?? overlay.set(c, new Map()).get(c)!;
+    const tx: StoreTx = {
+      get: async (c, id) => {
+        const o = overlay.get(c);
+        if (o?.has(id)) return (o.get(id) ?? undefined) as never;
+        return this.get(c, id);
+      },
+      list: async (c, where) => {
+        const base = await this.list(c, where);
+        const o = overlay.get(c);
+        if (!o) return base;
+        const w = Object.entries((where ?? {}) as Record<string, unknown>).filter(([, v]) => v !== undefined);
+        const out = base.filter((r) => !o.has((r as unknown as AnyRecord).id));
+        for (const rec of o.values()) if (rec && w.every(([k, v]) => rec[k] === v)) out.push(rec as never);
+        return out;
+      },
+      count: async (c, where) => (await tx.list(c, where)).length,
+      put: (c, record) => {
+        const rec = deepFreeze(structuredClone(record)) as unknown as AnyRecord;
+        staged(c).set(rec.id, rec);
+      },
+      delete: (c, id) => {
+        staged(c).set(id, null);
+      },
+    };
+    const value = await fn(tx);
+    const ops: JournalOp[] = [];
+    for (const [c, rows] of overlay) for (const [id, v] of rows) ops.push({ c, id, v });
+    if (ops.length === 0) return { value, seq: 0 };
+    // sealed before apply: an unchanged env reuses the ciphertext of the version it replaces
+    const stored = ops.map((o) => (o.v === null ? o : { ...o, v: this.codec.encode(o.c, o.v as StoredRecord, this.tables.get(o.c)?.rows.get(o.id)) }));
+    const seq = ++this.seq;
+    this.apply(ops);
+    this.journal.append({ seq, ops: stored });
+    this.scheduleSnapshot();
+    const changes = ops.map((o) => ({ collection: o.c as CollectionName, id: o.id, deleted: o.v === null }));
+    for (const l of this.listeners) l(changes);
+    return { value, seq };
+  }
+
+  private scheduleSnapshot(): void {
+    if (this.snapshotTimer || this.closed) return;
+    // a snapshot blocks the event loop while it serialises the whole state: space them out so they
+    // take at most about 1/SNAPSHOT_COST_FACTOR of the time, however large the state has grown
+    const delay = Math.max(this.snapshotIntervalMs, SNAPSHOT_COST_FACTOR * this.snapshotCostMs);
+    this.snapshotTimer = setTimeout(() => {
+      this.snapshotTimer = null;
+      void this.snapshot().catch(() => undefined);
+    }, delay);
+    this.snapshotTimer.unref();
+  }
+
+  /**
+   * Writes the whole state with lowdb and drops the journal segments it covers. `force`: even when
+   * nothing changed since the last one (start rewrites a snapshot that held values in clear).
+   */
+  async snapshot(force = false): Promise<void> {
+    while (this.snapshotting) await this.snapshotting;
+    if (this.seq === this.snapshotSeq && !force) return;
+    this.snapshotting = (async () => {
+      const started = performance.now();
+      const seq = this.seq;
+      const collections: SnapshotData['collections'] = {};
+      for (const [c, t] of this.tables) {
+        const rows: Record<string, unknown> = {};
+        for (const [id, rec] of t.rows) rows[id] = this.codec.encode(c, rec);
+        collections[c] = rows;
+      }
+      this.db.data = { seq, collections };
+      this.journal.rotate(seq + 1);
+      await this.db.write();
+      // the journal lines this snapshot covers are deleted next, so it must be on disk first: the
+      // adapter flushed the file before its rename, the folder's entry is flushed here
+      if (this.fsync) await fsyncPath(path.dirname(this.snapshotFile));
+      this.snapshotSeq = seq;
+      await this.journal.dropThrough(seq);
+      this.snapshotCostMs = performance.now() - started;
+    })().finally(() => {
+      this.snapshotting = null;
+    });
+    await this.snapshotting;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.lock;
+    this.closed = true;
+    if (this.snapshotTimer) clearTimeout(this.snapshotTimer);
+    await this.journal.sync(this.seq).catch(() => undefined);
+    await this.snapshot();
+    await this.journal.close();
+  }
+}
