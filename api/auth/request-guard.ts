@@ -49,7 +49,8 @@ export function registerRequestGuard(app: FastifyInstance, keys: ApiKeys, limite
     const matched = !request.is404;
     const isPublic = matched && config.public === true;
     let principal: Principal | null = null;
-    let authError: unknown = new GpufleetError('UNAUTHENTICATED', 'An API key is required: send Authorization: Bearer <key>.');
+    // built only when thrown: an error's stack capture is measurable on every authenticated request
+    let authError: unknown = null;
     const queryKey = matched && config.apiKeyInQuery === true ? apiKeyFromQuery(request) : undefined;
     if (request.headers.authorization !== undefined || queryKey !== undefined) {
       try {
@@ -62,7 +63,7 @@ export function registerRequestGuard(app: FastifyInstance, keys: ApiKeys, limite
     chargeArrival(request, reply, limiter, principal ? `acct:${principal.accountId}` : `anon:${anonSubject(request)}`);
     // no route: the not-found handler answers 404/405 and nothing runs
     if (!matched || isPublic) return;
-    if (!principal) throw authError;
+    if (!principal) throw authError ?? new GpufleetError('UNAUTHENTICATED', 'An API key is required: send Authorization: Bearer <key>.');
     const needed = config.scope ?? 'admin';
     if (!hasScope(principal, needed))
       throw new GpufleetError('FORBIDDEN', `This API key has the ${principal.scope} scope; ${request.method} ${request.routeOptions.url} needs ${needed}.`);
