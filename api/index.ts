@@ -3,8 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { configWarnings, type ServerConfig } from '../core/index.ts';
 import { buildServer } from './server.ts';
-import { createServices, type Services } from '../core/index.ts';
+import { closeServices, createServices, type Services } from '../core/index.ts';
 import { LowdbStore } from '../store/index.ts';
+import type { GpufleetError } from '../model/index.ts';
 
 export { buildServer } from './server.ts';
 export { createServices, type Services } from '../core/index.ts';
@@ -30,8 +31,14 @@ export interface StartOptions {
 export async function startControlPlane(config: ServerConfig, opts: StartOptions = {}): Promise<ControlPlane> {
   const log = opts.logger;
   for (const w of configWarnings(config)) log?.warn(w);
-  // what the store changes on its own at start (a torn last journal record cut, modes narrowed) is logged
-  const store = await LowdbStore.open({ dir: config.dataDir, ...(log ? { onNotice: (m: string) => log.warn(m) } : {}) });
+  // what the store changes on its own at start (a torn last journal record cut, modes narrowed) is
+  // logged, and so is every failure it meets on its own (a journal write, a snapshot)
+  const store = await LowdbStore.open({
+    dir: config.dataDir,
+    ...(log
+      ? { onNotice: (m: string) => log.warn(m), onError: (err: GpufleetError) => log.error({ err, code: err.code, ...err.fields }, err.message) }
+      : {}),
+  });
   const services = await createServices(config, store).catch(async (e: unknown) => {
     await store.close();
     throw e;
@@ -39,10 +46,12 @@ export async function startControlPlane(config: ServerConfig, opts: StartOptions
   const bootstrapKey = await services.keys.bootstrap(config.bootstrapKey);
   const app = await buildServer({ services, logger: opts.logger ?? false });
   await app.listen({ port: config.port, host: config.host });
-  const stops: (() => Promise<void>)[] = [];
-  for (const start of opts.background ?? []) stops.push(await start(services));
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  // `port: 0` asked for any free port: what derives from the port (the workers' default URL) uses the bound one
+  if (port !== config.port) services.config = { ...services.config, port };
+  const stops: (() => Promise<void>)[] = [];
+  for (const start of opts.background ?? []) stops.push(await start(services));
   return {
     app,
     services,
@@ -51,6 +60,7 @@ export async function startControlPlane(config: ServerConfig, opts: StartOptions
     async close() {
       for (const stop of stops.reverse()) await stop();
       await app.close();
+      await closeServices(services);
       await services.store.close();
     },
   };

@@ -20,6 +20,9 @@ import { endpointRoutes } from './rest/endpoints.ts';
 import { stackLockRoutes } from './rest/stack-locks.ts';
 import { billingRoutes } from './rest/billing.ts';
 import { graphqlPlugin } from './graphql/index.ts';
+import { creditRoutes } from './rest/credits.ts';
+import { jobInterface } from './jobs/index.ts';
+import { serverlessV2Routes } from './serverless/index.ts';
 
 export interface BuildOptions {
   services: Services;
@@ -35,6 +38,13 @@ function routeTable(app: FastifyInstance): (path: string) => string[] {
     routes.push({ re, method: String(r.method) });
   });
   return (path) => [...new Set(routes.filter((r) => r.re.test(path)).map((r) => r.method))];
+}
+
+/** A body schema that an empty object satisfies (no required field): there, no body means `{}`. */
+function fieldsAllOptional(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return false;
+  const s = schema as { type?: unknown; required?: unknown; minProperties?: unknown };
+  return s.type === 'object' && !(Array.isArray(s.required) && s.required.length > 0) && !(typeof s.minProperties === 'number' && s.minProperties > 0);
 }
 
 export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> {
@@ -65,10 +75,21 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   // bodies are JSON only: without this, Fastify's built-in text/plain parser hands a string to the
   // services (a 422) where the contract wants 415
   app.removeContentTypeParser('text/plain');
+  // An empty body sent as application/json is no body (runpod-python's cancel and purge-queue send
+  // exactly that): routes that take none, or only optional fields, answer as if none was sent.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body.length === 0) return done(null, undefined);
+    parseJson(request, body.toString(), done);
+  });
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && fieldsAllOptional(request.routeOptions.schema?.body)) request.body = {};
+  });
 
   const allowed = routeTable(app);
   registerProblemHandlers(app, allowed);
-  registerRequestGuard(app, services.keys, new RateLimiter(services.config.rateLimits));
+  registerRequestGuard(app, services.keys, new RateLimiter(services.config.rateLimits), services.workerPorts);
 
   await app.register(swagger, {
     openapi: {
@@ -96,9 +117,12 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   templateRoutes(app, services.templates);
   networkVolumeRoutes(app, services.networkVolumes);
   registryRoutes(app, services.registries);
-  endpointRoutes(app, services.endpoints, services.templates);
-  stackLockRoutes(app, services.store);
+  endpointRoutes(app, services.endpoints, services.templates, services.workers);
+  stackLockRoutes(app, services.stackLocks);
   billingRoutes(app, services.billing);
+  creditRoutes(app, services.credits);
+  serverlessV2Routes(app, services.endpoints);
+  await jobInterface(app, services);
   await app.register(graphqlPlugin, { services });
   return app;
 }

@@ -3,7 +3,7 @@
 // rewrites one file (write to a temp file, fdatasync, rename), one transaction at a time. Reads are
 // plain scans of in-memory maps. Only the bench uses it.
 import { open, rename } from 'node:fs/promises';
-import type { CollectionName, RecordOf, Store, StoreChange, StoreTx, Where } from '../store/store.ts';
+import type { CollectionName, CommitInfo, RecordOf, Store, StoreChange, StoreTx, TxOptions, Where } from '../store/store.ts';
 
 type AnyRecord = { id: string } & Record<string, unknown>;
 
@@ -15,7 +15,7 @@ function matches(rec: AnyRecord, where: Record<string, unknown> | undefined): bo
 
 export class NaiveFileStore implements Store {
   private readonly state = new Map<string, Map<string, AnyRecord>>();
-  private readonly listeners = new Set<(changes: StoreChange[]) => void>();
+  private readonly listeners = new Set<(changes: StoreChange[], commit: CommitInfo) => void>();
   private lock: Promise<unknown> = Promise.resolve();
   private closed = false;
   /** full-state rewrites done so far */
@@ -47,19 +47,19 @@ export class NaiveFileStore implements Store {
     return (await this.list(c, where)).length;
   }
 
-  onCommit(listener: (changes: StoreChange[]) => void): () => void {
+  onCommit(listener: (changes: StoreChange[], commit: CommitInfo) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  transact<T>(fn: (tx: StoreTx) => Promise<T> | T): Promise<T> {
+  transact<T>(fn: (tx: StoreTx) => Promise<T> | T, opts: TxOptions = {}): Promise<T> {
     if (this.closed) return Promise.reject(new Error('store is closed'));
-    const run = this.lock.then(() => this.runTx(fn));
+    const run = this.lock.then(() => this.runTx(fn, opts));
     this.lock = run.catch(() => undefined);
     return run;
   }
 
-  private async runTx<T>(fn: (tx: StoreTx) => Promise<T> | T): Promise<T> {
+  private async runTx<T>(fn: (tx: StoreTx) => Promise<T> | T, opts: TxOptions): Promise<T> {
     const overlay = new Map<string, Map<string, AnyRecord | null>>();
     const staged = (c: string) => overlay.get(c) ?? overlay.set(c, new Map()).get(c)!;
     const tx: StoreTx = {
@@ -91,11 +91,11 @@ export class NaiveFileStore implements Store {
       for (const [id, v] of rows) {
         if (v === null) this.table(c).delete(id);
         else this.table(c).set(id, v);
-        changes.push({ collection: c as CollectionName, id, deleted: v === null });
+        changes.push({ collection: c as CollectionName, id, deleted: v === null, ...(v === null ? {} : { record: v }) } as StoreChange);
       }
     if (changes.length === 0) return value;
     await this.writeAll();
-    for (const l of this.listeners) l(changes);
+    for (const l of this.listeners) l(changes, { actor: opts.actor });
     return value;
   }
 

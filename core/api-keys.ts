@@ -43,12 +43,21 @@ export class ApiKeys {
 
   constructor(private readonly store: Store) {}
 
-  async authenticate(header: string | undefined, queryKey?: string): Promise<Principal> {
+  /**
+   * `rawKey`: the header may also be the bare key (`Authorization: <key>`), as the public docs' curl
+   * examples send it to the job interface; routes allow it with `config: { rawKey: true }`.
+   */
+  async authenticate(header: string | undefined, queryKey?: string, opts: { rawKey?: boolean } = {}): Promise<Principal> {
     let key: string | undefined;
     if (header !== undefined) {
       const m = /^Bearer +(\S+)\s*$/i.exec(header);
-      if (!m) throw new GpufleetError('UNAUTHENTICATED', 'The Authorization header must be "Bearer <API key>".');
-      key = m[1];
+      if (m) key = m[1];
+      else if (opts.rawKey === true && KEY_SHAPE.test(header.trim())) key = header.trim();
+      else
+        throw new GpufleetError(
+          'UNAUTHENTICATED',
+          opts.rawKey === true ? 'The Authorization header must be "Bearer <API key>" or the key itself.' : 'The Authorization header must be "Bearer <API key>".',
+        );
     } else key = queryKey;
     if (!key) throw new GpufleetError('UNAUTHENTICATED', 'An API key is required: send Authorization: Bearer <key>.');
     if (!KEY_SHAPE.test(key)) throw new GpufleetError('UNAUTHENTICATED', 'The API key is malformed.');
@@ -65,7 +74,9 @@ export class ApiKeys {
       throw new GpufleetError('UNAUTHENTICATED', `The API key expired at ${rec.expiresAt}.`);
     const account = await this.store.get('accounts', rec.accountId);
     if (!account) throw new GpufleetError('UNAUTHENTICATED', 'The API key belongs to no account.');
-    if (stale(rec.lastUsedAt, Date.now())) await this.touch(rec.id);
+    // bookkeeping, not the request: when the store cannot write (a full disk) a read still goes
+    // through; the store has logged that failure itself
+    if (stale(rec.lastUsedAt, Date.now())) await this.touch(rec.id).catch(() => undefined);
     return { accountId: account.id, keyId: rec.id, scope: rec.scope, operator: account.operator };
   }
 

@@ -6,20 +6,28 @@ import type { BillingRecord, NetworkVolumeRecord } from '../model/index.ts';
 import type { StoreReader, StoreTx } from '../store/index.ts';
 import { newId } from './api-keys.ts';
 
-/** Keeps billing in step with a pod write: call with the stored pod (or null) and its next version. */
+/**
+ * Keeps billing in step with a pod write: call with the stored pod (or null) and its next version.
+ * A serverless worker's time is the endpoint's: `kind: endpoint`, keyed by the endpoint, with the
+ * worker's id in `podId` (docs/billing.md).
+ */
 export async function accruePod(tx: StoreTx, before: PodRecord | null, after: PodRecord, now: string): Promise<void> {
   const was = before !== null && holdsCompute(before.status) && before.allocated;
   const is = holdsCompute(after.status) && after.allocated;
+  const endpointId = after.endpointId;
   if (was && (!is || before.costPerHr !== after.costPerHr)) {
-    for (const open of await tx.list('billing', { accountId: after.accountId, resourceId: after.id, endedAt: null }))
-      tx.put('billing', { ...open, endedAt: now });
+    const open = endpointId
+      ? (await tx.list('billing', { accountId: after.accountId, resourceId: endpointId, endedAt: null })).filter((r) => r.podId === after.id)
+      : await tx.list('billing', { accountId: after.accountId, resourceId: after.id, endedAt: null });
+    for (const rec of open) tx.put('billing', { ...rec, endedAt: now });
   }
   if (is && (!was || before.costPerHr !== after.costPerHr)) {
     const rec: BillingRecord = {
       id: newId('bill_'),
       accountId: after.accountId,
-      kind: 'pod',
-      resourceId: after.id,
+      kind: endpointId ? 'endpoint' : 'pod',
+      resourceId: endpointId ?? after.id,
+      ...(endpointId ? { podId: after.id } : {}),
       gpuTypeId: after.gpu?.id ?? null,
       rate: after.costPerHr,
       gpuRate: after.gpu ? after.costPerHr : 0,

@@ -15,6 +15,23 @@ export interface ServerConfig {
   /** milliseconds between runtime metric samples per host (docker stats, nvidia-smi) */
   metricsIntervalMs: number;
   logLevel: string;
+  /** GPUFLEET_METRICS_TOKEN: a bearer token that may read GET /metrics and nothing else (docs/metrics.md) */
+  metricsToken?: string | undefined;
+  /**
+   * GPUFLEET_WORKER_URL: the origin serverless workers call (job-take, job-done, ping) from inside
+   * their containers on the hosts. Unset: `http://host.docker.internal:<port>` (docs/serverless.md).
+   */
+  workerUrl?: string | undefined;
+  /**
+   * GPUFLEET_WEBHOOK_ALLOW_PRIVATE=true: job webhooks may call private, loopback and link-local
+   * addresses (refused otherwise: the control plane would call into its own network for any user)
+   */
+  webhookAllowPrivate?: boolean;
+  /**
+   * GPUFLEET_WORKER_POLL_MS: how long job-take and job-stop hold a worker's request before 204
+   * (default 60000; lower it behind a proxy that cuts idle requests sooner)
+   */
+  workerPollMs?: number;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig {
@@ -28,7 +45,21 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     reconcileIntervalMs: Number(env.GPUFLEET_RECONCILE_INTERVAL_MS ?? 2000),
     metricsIntervalMs: Number(env.GPUFLEET_METRICS_INTERVAL_MS ?? 10000),
     logLevel: env.GPUFLEET_LOG_LEVEL ?? env.LOG_LEVEL ?? 'info',
+    metricsToken: env.GPUFLEET_METRICS_TOKEN || undefined,
+    workerUrl: env.GPUFLEET_WORKER_URL || undefined,
+    webhookAllowPrivate: env.GPUFLEET_WEBHOOK_ALLOW_PRIVATE === 'true',
+    ...(env.GPUFLEET_WORKER_POLL_MS ? { workerPollMs: Number(env.GPUFLEET_WORKER_POLL_MS) } : {}),
   };
+}
+
+/**
+ * The origin workers reach the control plane at: GPUFLEET_WORKER_URL, or the control plane's port on
+ * the host as its containers see it (`host.docker.internal`), which serves when the control plane
+ * runs on the host and listens where the docker bridge reaches it, or when each host forwards that
+ * port to it (docs/serverless.md, "Reaching the control plane").
+ */
+export function workerOrigin(config: Pick<ServerConfig, 'workerUrl' | 'port'>): string {
+  return (config.workerUrl ?? `http://host.docker.internal:${config.port}`).replace(/\/+$/, '');
 }
 
 /** GPUFLEET_BOOTSTRAP_KEY shorter than this is warned about (and still created exactly as given) */
@@ -43,5 +74,14 @@ export function configWarnings(config: ServerConfig): string[] {
       `GPUFLEET_BOOTSTRAP_KEY is ${[...key].length} characters long, shorter than ${BOOTSTRAP_KEY_MIN_LENGTH}: ` +
         'it is used exactly as given, but a short key can be guessed; prefer a random one (openssl rand -base64 32)',
     );
+  if (config.workerUrl === undefined && /^(127\.|localhost$|::1$)/.test(config.host))
+    warnings.push(
+      `GPUFLEET_WORKER_URL is not set, so serverless workers call ${workerOrigin(config)}, but the control plane listens on ${config.host} only, ` +
+        'which containers cannot reach unless each host forwards that port here: set GPUFLEET_WORKER_URL to an address the hosts reach, or HOST to one the docker bridge reaches (docs/serverless.md)',
+    );
+  if (config.workerUrl !== undefined && !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/.test(config.workerUrl))
+    warnings.push(`GPUFLEET_WORKER_URL=${config.workerUrl} is not an http(s) origin with an optional path; workers will not reach the control plane`);
+  if (config.metricsToken !== undefined && [...config.metricsToken].length < BOOTSTRAP_KEY_MIN_LENGTH)
+    warnings.push(`GPUFLEET_METRICS_TOKEN is shorter than ${BOOTSTRAP_KEY_MIN_LENGTH} characters: it reads only /metrics, but a short token can be guessed`);
   return warnings;
 }

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolveGpuIdOrPool } from '../fleet/index.ts';
 import { GpufleetError } from '../model/index.ts';
-import type { EndpointRecord } from '../model/index.ts';
+import type { EndpointRecord, TemplateRecord } from '../model/index.ts';
 import {
   ENDPOINT_DEFAULTS,
   endpointCreateSchema,
@@ -19,11 +19,18 @@ import { check, compile, fail400, fail422 } from '../model/index.ts';
 import { checkWorkerBounds } from '../model/index.ts';
 import type { Principal } from './api-keys.ts';
 import type { Store, StoreReader, StoreTx } from '../store/index.ts';
+import { cudaVersionsAtLeast } from './cuda-versions.ts';
 import { dataCenterExists } from './network-volume-service.ts';
+import { validateTemplateCreate, type TemplateService } from './template-service.ts';
 
 const validateCreate = compile<EndpointCreateInput>(endpointCreateSchema);
 const validateSave = compile<EndpointSaveInput>(endpointSaveSchema);
 const validateUpdate = compile<EndpointUpdateInput>(endpointUpdateSchema);
+
+/** What GraphQL's EndpointInput carries beside the save body: a CUDA minimum (cuda-versions.ts). */
+export interface EndpointSaveOptions {
+  minCudaVersion?: string | undefined;
+}
 
 export interface EndpointListFilter {
   name?: string;
@@ -64,7 +71,10 @@ export function toEndpointView(e: EndpointRecord) {
 export type EndpointView = ReturnType<typeof toEndpointView>;
 
 export class EndpointService {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly templates: TemplateService,
+  ) {}
 
   async create(principal: Principal, body: unknown): Promise<EndpointRecord> {
     const input = check(validateCreate, body, 'endpoint');
@@ -79,12 +89,36 @@ export class EndpointService {
   }
 
   /** GraphQL saveEndpoint: without `id` a create; with `id` a full replace (omitted fields take defaults). */
-  async save(principal: Principal, input: EndpointSaveInput): Promise<EndpointRecord> {
-    const { id, ...fields } = check(validateSave, input, 'endpoint');
+  async save(principal: Principal, body: unknown, options: EndpointSaveOptions = {}): Promise<EndpointRecord> {
+    const input = check(validateSave, body, 'endpoint');
+    return this.store.transact((tx) => this.saveIn(tx, principal, input, options));
+  }
+
+  /**
+   * saveEndpoint with an inline template: the template and the endpoint are created in one
+   * transaction, so an endpoint that fails leaves no template behind (and no reader ever saw one).
+   * `body` is the save body without templateId; the template is the v2 template body, made serverless.
+   */
+  async saveWithTemplate(
+    principal: Principal,
+    templateBody: Record<string, unknown>,
+    body: Record<string, unknown>,
+    options: EndpointSaveOptions = {},
+  ): Promise<{ endpoint: EndpointRecord; template: TemplateRecord }> {
+    const templateInput = validateTemplateCreate({ ...templateBody, serverless: true });
     return this.store.transact(async (tx) => {
-      if (id === undefined) return this.createIn(tx, principal, fields);
-      return this.replaceIn(tx, principal, await own(tx, principal, id), fields);
+      const template = await this.templates.createIn(tx, principal, templateInput);
+      const input = check(validateSave, { ...body, templateId: template.id }, 'endpoint');
+      return { endpoint: await this.saveIn(tx, principal, input, options), template };
     });
+  }
+
+  private async saveIn(tx: StoreTx, principal: Principal, input: EndpointSaveInput, options: EndpointSaveOptions): Promise<EndpointRecord> {
+    const { id, ...fields } = input;
+    const allowedCudaVersions = await cudaVersionsAtLeast(tx, options.minCudaVersion, fields.allowedCudaVersions, 'endpoint');
+    const withCuda = allowedCudaVersions ? { ...fields, allowedCudaVersions } : fields;
+    if (id === undefined) return this.createIn(tx, principal, withCuda);
+    return this.replaceIn(tx, principal, await own(tx, principal, id), withCuda);
   }
 
   async get(principal: Principal, id: string): Promise<EndpointRecord> {
@@ -112,12 +146,28 @@ export class EndpointService {
     });
   }
 
-  /** Deletes the record; the autoscaler stops the endpoint's workers when it sees it gone. */
+  /**
+   * Deletes the record, then runs the `onDeleted` hooks: the job side cancels the endpoint's queued
+   * and running jobs and drops their history; the autoscaler stops its workers when it sees it gone.
+   */
   async delete(principal: Principal, id: string): Promise<void> {
-    await this.store.transact(async (tx) => {
-      await own(tx, principal, id);
+    const rec = await this.store.transact(async (tx) => {
+      const e = await own(tx, principal, id);
       tx.delete('endpoints', id);
+      return e;
     });
+    // every hook runs even when one fails; the first failure is then reported (the record is gone)
+    const failures: unknown[] = [];
+    for (const hook of [...this.deleteHooks]) await hook(rec).catch((e: unknown) => failures.push(e));
+    if (failures.length) throw new GpufleetError('INTERNAL', `Endpoint ${id} was deleted, but cleaning up after it failed.`, { cause: failures[0] });
+  }
+
+  private readonly deleteHooks = new Set<(e: EndpointRecord) => Promise<void>>();
+
+  /** `hook` runs after an endpoint is deleted (by v1, v2 or GraphQL); returns the unsubscribe */
+  onDeleted(hook: (e: EndpointRecord) => Promise<void>): () => void {
+    this.deleteHooks.add(hook);
+    return () => this.deleteHooks.delete(hook);
   }
 
   private async replaceIn(tx: StoreTx, principal: Principal, cur: EndpointRecord, input: EndpointCreateInput): Promise<EndpointRecord> {

@@ -1,10 +1,12 @@
 // The Placer backed by the fleet scheduler. The scheduler's in-memory index follows the store: every
-// committed change to a host or a pod marks it dirty, and the next placement folds those in first.
-// Transactions run one at a time, so the index is exact when `place` runs.
+// change to a host or a pod marks it dirty with the version written, and the next placement folds
+// those in first. It follows what transactions see (onStage: a write is visible to the next
+// transaction before it is durable, and is taken back if its write fails), so with transactions
+// running one at a time the index is exact when `place` runs.
 import { Scheduler, placementError, type PlacementRequest as FleetRequest } from '../fleet/index.ts';
 import { priceFor, type PriceBook } from '../fleet/index.ts';
 import { cpuPricePerHour } from '../fleet/index.ts';
-import type { PodRecord } from '../model/index.ts';
+import type { HostRecord, PodRecord } from '../model/index.ts';
 import type { Store, StoreReader, StoreTx } from '../store/index.ts';
 import type { Placement, PlacementRequest, Placer } from './placement.ts';
 
@@ -23,8 +25,9 @@ export function allocationOf(pod: PodRecord) {
 const podDiskGb = (pod: PodRecord) => pod.disk + (pod.mounts.persistent?.size ?? 0);
 
 export class FleetPlacer implements Placer {
-  private readonly dirtyHosts = new Set<string>();
-  private readonly dirtyPods = new Set<string>();
+  /** changed ids and the version written (null: deleted; undefined: not told, read it) */
+  private readonly dirtyHosts = new Map<string, HostRecord | null | undefined>();
+  private readonly dirtyPods = new Map<string, PodRecord | null | undefined>();
 
   private constructor(
     readonly scheduler: Scheduler,
@@ -38,10 +41,11 @@ export class FleetPlacer implements Placer {
       pods.map(allocationOf).filter((a) => a !== null),
     );
     const placer = new FleetPlacer(scheduler, prices);
-    store.onCommit((changes) => {
+    const follow = store.onStage ? store.onStage.bind(store) : store.onCommit.bind(store);
+    follow((changes) => {
       for (const c of changes) {
-        if (c.collection === 'hosts') placer.dirtyHosts.add(c.id);
-        else if (c.collection === 'pods') placer.dirtyPods.add(c.id);
+        if (c.collection === 'hosts') placer.dirtyHosts.set(c.id, c.deleted ? null : c.record);
+        else if (c.collection === 'pods') placer.dirtyPods.set(c.id, c.deleted ? null : c.record);
       }
     });
     return placer;
@@ -49,15 +53,15 @@ export class FleetPlacer implements Placer {
 
   /** Folds committed host and pod changes into the scheduler's index. */
   async refresh(store: StoreReader): Promise<Scheduler> {
-    for (const id of [...this.dirtyHosts]) {
+    for (const [id, version] of [...this.dirtyHosts]) {
       this.dirtyHosts.delete(id);
-      const host = await store.get('hosts', id);
+      const host = version === undefined ? await store.get('hosts', id) : version;
       if (host) this.scheduler.upsertHost(host);
       else this.scheduler.removeHost(id);
     }
-    for (const id of [...this.dirtyPods]) {
+    for (const [id, version] of [...this.dirtyPods]) {
       this.dirtyPods.delete(id);
-      const pod = await store.get('pods', id);
+      const pod = version === undefined ? await store.get('pods', id) : version;
       const a = pod ? allocationOf(pod) : null;
       const held = this.scheduler.allocation(id);
       if (held && a && held.hostId === a.hostId && held.gpuUuids.join() === a.gpuUuids.join()) continue;
@@ -76,7 +80,7 @@ export class FleetPlacer implements Placer {
     const request: FleetRequest = {
       cloud: req.cloud ?? pod.cloud,
       diskGb: podDiskGb(pod),
-      ...(pod.gpu ? { gpu: { typeIds: [pod.gpu.id], count: pod.gpu.count } } : {}),
+      ...(pod.gpu ? { gpu: { typeIds: req.gpuTypeIds?.length ? req.gpuTypeIds : [pod.gpu.id], count: pod.gpu.count } } : {}),
       ...(pod.cpu ? { cpu: { flavorId: pod.cpu.id, vcpuCount: pod.cpu.vcpuCount, memoryGb: pod.cpu.memory } } : {}),
       ...(req.dataCenterIds.length ? { dataCenterIds: req.dataCenterIds } : {}),
       ...(pod.allowedCudaVersions.length ? { allowedCudaVersions: pod.allowedCudaVersions } : {}),

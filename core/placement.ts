@@ -23,6 +23,8 @@ export interface PlacementRequest {
   dataCenterIds: string[];
   /** GraphQL's cloudType ALL lets the scheduler pick the tier; otherwise the pod's own `cloud` */
   cloud?: CloudTier | 'ALL';
+  /** GPU types acceptable in priority order (serverless workers); default: the pod's own `gpu.id` */
+  gpuTypeIds?: string[];
   /** vCPUs and memory a GPU pod asks for beside its GPUs (GraphQL minVcpuCount/minMemoryInGb) */
   minVcpu?: number;
   minMemoryGb?: number;

@@ -1,20 +1,25 @@
 // Pod operations shared by REST and GraphQL: create (with templates, placement and idempotency),
 // read, update, actions and delete. Everything a request changes happens in one store transaction.
 import { createHash, randomBytes } from 'node:crypto';
-import { GpufleetError } from '../model/index.ts';
+import { canonicalJson, GpufleetError } from '../model/index.ts';
 import type { PodCreateInput, PodUpdateInput } from '../model/index.ts';
 import { validatePodAction, validatePodCreate, validatePodUpdate } from '../model/index.ts';
 import { actionsFor, transition } from '../model/index.ts';
 import type { PodAction, PodRecord, PodStatus } from '../model/index.ts';
+import { userActor, type EventView } from '../model/index.ts';
 import type { Principal } from './api-keys.ts';
 import type { Store, StoreTx } from '../store/index.ts';
 import { accruePod } from './billing.ts';
 import { buildPodRecord, containerConfigChanged } from './pod-builder.ts';
 import { checkRegistry } from './registry-ref.ts';
+import { cudaVersionsAtLeast } from './cuda-versions.ts';
 import type { Placer, PlacementRequest } from './placement.ts';
 
 /** Placement choices GraphQL pod inputs carry and the v2 body has no field for (cloudType ALL, minVcpuCount, minMemoryInGb). */
 export type PlacementOptions = Pick<PlacementRequest, 'cloud' | 'minVcpu' | 'minMemoryGb'>;
+
+/** What GraphQL pod inputs carry beside the v2 body: placement options and a CUDA minimum (cuda-versions.ts). */
+export type PodCreateOptions = PlacementOptions & { minCudaVersion?: string };
 
 export interface PodListFilter {
   status?: PodStatus;
@@ -40,7 +45,18 @@ export class PodService {
   constructor(
     private readonly store: Store,
     private readonly placer: Placer,
+    private readonly events?: { recentForPod(podId: string): EventView[] },
   ) {}
+
+  /** A transaction on the caller's behalf: the events it causes name the caller's key as actor. */
+  private transactAs<T>(principal: Principal, fn: (tx: StoreTx) => Promise<T> | T): Promise<T> {
+    return this.store.transact(fn, { actor: userActor(principal.keyId) });
+  }
+
+  /** The pod's newest events, for its view (GET /v2/pods/{id}); the caller already read the pod. */
+  recentEvents(podId: string): EventView[] {
+    return this.events?.recentForPod(podId) ?? [];
+  }
 
   /** Validates, merges the template, places and stores a pod. A replayed Idempotency-Key returns the first result. */
   async create(
@@ -49,9 +65,10 @@ export class PodService {
     idempotencyKey?: string,
   ): Promise<{ pod: PodRecord; replayed: boolean }> {
     const input = validatePodCreate(body);
+    // keys sorted: a retry that orders its keys differently is the same request
     const bodyHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
     const idemId = idempotencyKey ? `${principal.accountId}:${idempotencyKey}` : null;
-    return this.store.transact(async (tx) => {
+    return this.transactAs(principal, async (tx) => {
       if (idemId) {
         const seen = await tx.get('idempotency', idemId);
         if (seen) {
@@ -77,10 +94,15 @@ export class PodService {
     });
   }
 
-  /** GraphQL creation: the same validation and rules as `create`, plus placement options REST has no field for. */
-  async createWithPlacement(principal: Principal, body: unknown, options: PlacementOptions): Promise<PodRecord> {
+  /** GraphQL creation: the same validation and rules as `create`, plus options REST has no field for. */
+  async createWithPlacement(principal: Principal, body: unknown, options: PodCreateOptions = {}): Promise<PodRecord> {
     const input = validatePodCreate(body);
-    return this.store.transact((tx) => this.createIn(tx, principal, input, options));
+    const { minCudaVersion, ...placement } = options;
+    return this.transactAs(principal, async (tx) => {
+      const cuda = input.gpu && (await cudaVersionsAtLeast(tx, minCudaVersion, input.gpu.allowedCudaVersions, 'pod'));
+      const withCuda = input.gpu && cuda ? { ...input, gpu: { ...input.gpu, allowedCudaVersions: cuda } } : input;
+      return this.createIn(tx, principal, withCuda, placement);
+    });
   }
 
   /** Creation inside a caller's transaction (GraphQL and the constructs reuse it). */
@@ -103,7 +125,7 @@ export class PodService {
 
   async get(principal: Principal, id: string): Promise<PodRecord> {
     const pod = await this.store.get('pods', id);
-    if (!pod || pod.accountId !== principal.accountId) throw notFound(id);
+    if (!usersPod(pod, principal)) throw notFound(id);
     return pod;
   }
 
@@ -112,6 +134,7 @@ export class PodService {
     return pods
       .filter(
         (p) =>
+          p.endpointId === undefined &&
           (f.status ? p.status === f.status : f.includeTerminated || p.status !== 'TERMINATED') &&
           (f.name === undefined || p.name === f.name) &&
           (f.image === undefined || p.image === f.image) &&
@@ -124,9 +147,9 @@ export class PodService {
   }
 
   async update(principal: Principal, id: string, body: unknown): Promise<PodRecord> {
-    return this.store.transact(async (tx) => {
+    return this.transactAs(principal, async (tx) => {
       const pod = await tx.get('pods', id);
-      if (!pod || pod.accountId !== principal.accountId) throw notFound(id);
+      if (!usersPod(pod, principal)) throw notFound(id);
       const input: PodUpdateInput = validatePodUpdate(body, pod.mounts);
       if (pod.status === 'TERMINATED') throw new GpufleetError('INVALID_TRANSITION', `Pod ${id} is terminated and cannot be changed.`);
       const next: PodRecord = { ...pod, updatedAt: new Date().toISOString() };
@@ -160,9 +183,9 @@ export class PodService {
   }
 
   async applyAction(principal: Principal, id: string, action: PodAction): Promise<PodRecord> {
-    return this.store.transact(async (tx) => {
+    return this.transactAs(principal, async (tx) => {
       const pod = await tx.get('pods', id);
-      if (!pod || pod.accountId !== principal.accountId) throw notFound(id);
+      if (!usersPod(pod, principal)) throw notFound(id);
       const t = transition(pod.status, action, pod.locked);
       if (!t) {
         const why = pod.locked && action === 'stop' ? ' (the pod is locked)' : '';
@@ -201,7 +224,7 @@ export class PodService {
 
   private async assertNameFree(tx: StoreTx, pod: PodRecord): Promise<void> {
     const clash = (await tx.list('pods', { accountId: pod.accountId, name: pod.name })).find(
-      (p) => p.id !== pod.id && p.status !== 'TERMINATED',
+      (p) => p.id !== pod.id && p.status !== 'TERMINATED' && p.endpointId === undefined,
     );
     if (clash)
       throw new GpufleetError('CONFLICT', `A pod named "${pod.name}" already exists in this account (${clash.id}).`, {
@@ -210,15 +233,12 @@ export class PodService {
   }
 }
 
-/** JSON with object keys sorted, so a retry that orders its keys differently is the same request. */
-export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v && typeof v === 'object')
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  return JSON.stringify(v) ?? 'null';
+/**
+ * The caller's own pod. A serverless worker is a pod record too (model/worker.ts), but users see it
+ * only under its endpoint: as a pod it does not exist.
+ */
+function usersPod(pod: PodRecord | undefined, principal: Principal): pod is PodRecord {
+  return pod !== undefined && pod.accountId === principal.accountId && pod.endpointId === undefined;
 }
 
 function notFound(id: string): GpufleetError {

@@ -15,6 +15,21 @@ import { NetworkVolumeService } from './network-volume-service.ts';
 import { RegistryService } from './registry-service.ts';
 import { EndpointService } from './endpoint-service.ts';
 import { BillingService } from './billing-service.ts';
+import { StackLockService } from './stack-lock-service.ts';
+import { workerOrigin } from './config.ts';
+import { WorkerService } from './serverless/worker-service.ts';
+import path from 'node:path';
+import { AccountCredits } from './credits.ts';
+import { EmbeddedJobQueue, type JobQueue } from './jobs/index.ts';
+import { JobService } from './jobs/job-service.ts';
+import { WorkerPorts } from './jobs/worker-ports.ts';
+import { WorkerProtocol } from './jobs/worker-protocol.ts';
+import { Telemetry } from './telemetry/telemetry.ts';
+import { Readiness, storeReadiness } from './readiness.ts';
+import { EventLog } from './events/event-log.ts';
+import { EventService } from './events/event-service.ts';
+import { recordStatusEvents } from './events/status-events.ts';
+import { PodLogService } from './pod-logs/pod-log-service.ts';
 
 export interface Services {
   config: ServerConfig;
@@ -32,29 +47,97 @@ export interface Services {
   registries: RegistryService;
   endpoints: EndpointService;
   billing: BillingService;
+  stackLocks: StackLockService;
+  /** serverless workers (core/serverless): records, tokens, the worker directory; the autoscaler drives it */
+  workers: WorkerService;
+  /** jobs of serverless queue endpoints, in their own log under <dataDir>/jobs (docs/jobs.md) */
+  jobQueue: JobQueue;
+  /** the job interface (run, status, …) and the worker protocol over the queue */
+  jobs: JobService;
+  workerProtocol: WorkerProtocol;
+  /** the WorkerDirectory the worker protocol routes call (the worker side registers into it) */
+  workerPorts: WorkerPorts;
+  credits: AccountCredits;
+  /** this control plane's metrics (GET /metrics, docs/metrics.md) */
+  telemetry: Telemetry;
+  /** what GET /readyz checks: the store, and the provisioner where it runs in this process */
+  readiness: Readiness;
+  /** status changes of pods, hosts and workers (docs/events.md) */
+  events: EventService;
+  /** GET /v2/pods/{id}/logs; the provisioner gives it the container log source */
+  podLogs: PodLogService;
 }
 
-export async function createServices(config: ServerConfig, store?: Store): Promise<Services> {
-  const s = store ?? (await LowdbStore.open({ dir: config.dataDir }));
+export interface CreateServicesOptions {
+  /** made by the caller when it opens the store itself, so the store reports its commits to it */
+  telemetry?: Telemetry;
+}
+
+/** The metrics registry of one control plane: GPU samples outlive a few sampling intervals, then go stale. */
+export function createTelemetry(config: Pick<ServerConfig, 'metricsIntervalMs'>): Telemetry {
+  return new Telemetry({ gpuSampleTtlMs: Math.max(30_000, 3 * config.metricsIntervalMs) });
+}
+
+export async function createServices(config: ServerConfig, store?: Store, opts: CreateServicesOptions = {}): Promise<Services> {
+  const telemetry = opts.telemetry ?? createTelemetry(config);
+  const s = store ?? (await LowdbStore.open({ dir: config.dataDir, observer: telemetry.store }));
   const prices = loadPriceBook(config.dataDir);
   const placer = await FleetPlacer.create(s, prices);
   const secretBox = await SecretBox.load(config.dataDir);
-  const sshPool = new SshPool();
-  return {
+  const sshPool = new SshPool({ observer: telemetry.ssh });
+  const eventLog = new EventLog();
+  await recordStatusEvents(s, eventLog);
+  const events = new EventService(s, eventLog);
+  telemetry.watchFleet(s);
+  const readiness = new Readiness();
+  readiness.set('store', storeReadiness(s));
+  // replaced by the provisioner's own check once it runs (provisioner/index.ts)
+  if (config.provisioner) readiness.set('provisioner', () => 'the provisioner has not started yet');
+  const templates = new TemplateService(s);
+  const jobQueue = await EmbeddedJobQueue.open({ dir: path.join(config.dataDir, 'jobs') });
+  const workerPorts = new WorkerPorts();
+  const credits = new AccountCredits(s);
+  const services: Services = {
     config,
     store: s,
     keys: new ApiKeys(s),
-    pods: new PodService(s, placer),
+    pods: new PodService(s, placer, events),
     placer,
     prices,
     catalog: new CatalogService(s, placer, prices),
     secretBox,
     sshPool,
     fleet: new FleetService(s, sshPool, secretBox),
-    templates: new TemplateService(s),
+    templates,
     networkVolumes: new NetworkVolumeService(s),
     registries: new RegistryService(s, secretBox),
-    endpoints: new EndpointService(s),
+    endpoints: new EndpointService(s, templates),
     billing: new BillingService(s),
+    stackLocks: new StackLockService(s),
+    // the origin is read when a container is built: by then the server knows the port it listens on
+    workers: new WorkerService({ store: s, placer, secretBox, origin: () => workerOrigin(services.config), queue: jobQueue }),
+    jobQueue,
+    jobs: new JobService(jobQueue, s, credits, workerPorts, { webhookAllowPrivate: config.webhookAllowPrivate ?? false }),
+    workerProtocol: new WorkerProtocol(jobQueue, s, workerPorts, config.workerPollMs !== undefined ? { pollMs: config.workerPollMs } : {}),
+    workerPorts,
+    credits,
+    telemetry,
+    readiness,
+    events,
+    podLogs: new PodLogService(s, events),
   };
+  workerPorts.register(services.workers);
+  // deleting an endpoint cancels its queued and running jobs, then drops their history (spec 4.3)
+  services.endpoints.onDeleted(async (e) => {
+    await jobQueue.deleteEndpoint(e.id);
+  });
+  return services;
+}
+
+/** Stops what the services run beside the store (webhook retries, the job queue); the caller closes the store. */
+export async function closeServices(services: Services): Promise<void> {
+  services.jobs.close();
+  services.workerProtocol.close();
+  services.workers.close();
+  await services.jobQueue.close();
 }

@@ -117,6 +117,9 @@ export class TemplateService {
       if (input.mounts !== undefined) next.mounts = input.mounts.persistent ? { persistent: input.mounts.persistent } : {};
       await assertRules(tx, next);
       tx.put('templates', next);
+      // what a worker's container is made of changed: endpoints on this template roll their workers
+      if (WORKER_FIELDS.some((k) => JSON.stringify(t[k]) !== JSON.stringify(next[k])))
+        for (const e of await tx.list('endpoints', { templateId: id })) tx.put('endpoints', { ...e, version: e.version + 1, updatedAt: next.updatedAt });
       return next;
     });
   }
@@ -136,6 +139,9 @@ export class TemplateService {
     });
   }
 }
+
+/** Template fields a serverless worker is built from (core/serverless/worker-record.ts). */
+const WORKER_FIELDS = ['image', 'args', 'disk', 'ports', 'env', 'registry', 'allowedCudaVersions'] as const;
 
 async function ownTemplate(tx: StoreTx, principal: Principal, id: string): Promise<TemplateRecord> {
   const t = await tx.get('templates', id);

@@ -2,7 +2,7 @@
 // remove, and accepting a changed host key. Progress is reported through a callback so the CLI can
 // show a spinner and the API can log it.
 import { randomUUID } from 'node:crypto';
-import { GpufleetError } from '../model/index.ts';
+import { GpufleetError, OPERATOR_ACTOR } from '../model/index.ts';
 import type { CloudTier, HostRecord } from '../model/index.ts';
 import type { Store } from '../store/index.ts';
 import type { SecretBox } from '../store/index.ts';
@@ -89,7 +89,7 @@ export class FleetService {
         facts,
         createdAt: now,
       };
-      await this.store.transact((tx) => tx.put('hosts', host));
+      await this.store.transact((tx) => tx.put('hosts', host), { actor: OPERATOR_ACTOR });
       progress(`enrolled as ${id}`);
       return host;
     } finally {
@@ -138,7 +138,7 @@ export class FleetService {
       for (const p of live)
         tx.put('pods', { ...p, status: 'ERROR', desiredStatus: 'EXITED', allocated: false, gpuUuids: [], hostId: null, statusReason: `host ${id} was removed from the fleet`, updatedAt: now });
       tx.delete('hosts', id);
-    });
+    }, { actor: OPERATOR_ACTOR });
     await this.pool.close(id);
   }
 
@@ -149,7 +149,7 @@ export class FleetService {
       const next = fn(host);
       tx.put('hosts', next);
       return next;
-    });
+    }, { actor: OPERATOR_ACTOR });
   }
 }
 

@@ -17,11 +17,17 @@
 //   must not rely on start-up files. Secrets go via stdin, never in the command line.
 // - The TCP socket is ours, with TCP_NODELAY: exec round trips are small writes that Nagle
 //   would otherwise hold back.
+// - Streams (stream(): `docker logs --follow`) live as long as a client watches, so they never take
+//   one of the command channels: they get a second connection per host, with a cap of their own
+//   (ssh-stream.ts), and a stream over the cap is refused at once rather than queued.
 import { createHash } from 'node:crypto';
 import { connect as netConnect } from 'node:net';
 import PQueue from 'p-queue';
 import { Client, type ClientChannel } from 'ssh2';
-import { GpufleetError } from '../model/index.ts';
+import { GpufleetError, isGpufleetError } from '../model/index.ts';
+import { openStream, type SshStream, type StreamHandlers } from './ssh-stream.ts';
+
+export type { SshStream, StreamHandlers } from './ssh-stream.ts';
 
 export interface SshTarget {
   hostId: string;
@@ -63,6 +69,21 @@ export interface SshPoolOptions {
   keepaliveCountMax?: number;
   /** stdout/stderr cap per command; beyond it the command is aborted */
   maxOutputBytes?: number;
+  /** streams open at once per host (each a channel on the host's stream connection) */
+  maxStreamsPerHost?: number;
+  /** told each command's duration and each SSH-level failure (metrics) */
+  observer?: SshObserver;
+}
+
+/** What the pool tells about its work (core/telemetry implements it with prom-client). */
+export interface SshObserver {
+  /** a command that ran: seconds from its channel being asked for to its outcome */
+  commandDone(hostId: string, seconds: number): void;
+  /**
+   * An SSH-level failure: no connection, a refused host key, a refused channel, a connection lost
+   * mid-command, a timeout, the output cap. A command that exits non-zero is not one.
+   */
+  failed(hostId: string): void;
 }
 
 interface Conn {
@@ -102,7 +123,11 @@ const tail = (s: string, n = 4096): string => (s.length > n ? `…${s.slice(-n)}
 
 export class SshPool {
   private readonly entries = new Map<string, Entry>();
-  private readonly opts: Required<SshPoolOptions>;
+  /** the hosts' stream connections, apart from the command ones */
+  private readonly streamEntries = new Map<string, Entry>();
+  private readonly streamsOpen = new Map<string, number>();
+  private readonly opts: Required<Omit<SshPoolOptions, 'observer'>>;
+  private readonly observer: SshObserver | undefined;
 
   constructor(opts: SshPoolOptions = {}) {
     this.opts = {
@@ -112,7 +137,9 @@ export class SshPool {
       keepaliveIntervalMs: opts.keepaliveIntervalMs ?? 15_000,
       keepaliveCountMax: opts.keepaliveCountMax ?? 3,
       maxOutputBytes: opts.maxOutputBytes ?? 32 * 1024 * 1024,
+      maxStreamsPerHost: opts.maxStreamsPerHost ?? 8,
     };
+    this.observer = opts.observer;
   }
 
   /** Connects (or reuses the connection) and reports the host key it presented. */
@@ -129,40 +156,82 @@ export class SshPool {
   exec(target: SshTarget, command: string | string[], opts: ExecOptions = {}): Promise<ExecResult> {
     const cmd = Array.isArray(command) ? shellJoin(command) : command;
     return new Promise<ExecResult>((resolve, reject) => {
+      const failed = (e: unknown): void => {
+        if (this.observer && isSshFailure(e)) this.observer.failed(target.hostId);
+        reject(e as Error);
+      };
       // the queue slot is held until the host has closed the channel, which can be after the
       // caller got its answer (a timed-out command keeps its session on the host for a while)
       this.entry(target.hostId).queue.add(async () => {
+        const started = performance.now();
+        const done = (): void => this.observer?.commandDone(target.hostId, (performance.now() - started) / 1000);
         const { conn, ch } = await this.open(target, cmd);
-        await this.collect(target, conn, ch, cmd, opts, resolve, reject);
-      }).catch(reject);
+        await this.collect(target, conn, ch, cmd, opts, (r) => (done(), resolve(r)), (e) => (done(), failed(e)));
+      }).catch(failed);
     });
+  }
+
+  /**
+   * Runs a long-lived command whose output is handed over as it comes (`docker logs --follow`), on
+   * the host's stream connection. Resolves once the channel is open. The command's stdin stays open
+   * until close(): a command can watch it to learn that nobody listens any more (sshd cannot signal
+   * it). Over the per-host cap it fails at once with UNAVAILABLE.
+   */
+  async stream(target: SshTarget, command: string | string[], handlers: StreamHandlers): Promise<SshStream> {
+    const cmd = Array.isArray(command) ? shellJoin(command) : command;
+    const open = this.streamsOpen.get(target.hostId) ?? 0;
+    if (open >= this.opts.maxStreamsPerHost)
+      throw new GpufleetError('UNAVAILABLE', `host ${target.hostId} already serves ${open} log streams, the most it serves at once; try again later.`, {
+        fields: { hostId: target.hostId, streams: open },
+        headers: { 'retry-after': '5' },
+      });
+    this.streamsOpen.set(target.hostId, open + 1);
+    const release = (): void => void this.streamsOpen.set(target.hostId, Math.max(0, (this.streamsOpen.get(target.hostId) ?? 1) - 1));
+    try {
+      const { ch } = await this.open(target, cmd, this.streamEntries);
+      const s = openStream(ch, handlers);
+      void s.done.finally(release);
+      return s;
+    } catch (e) {
+      release();
+      if (this.observer && isSshFailure(e)) this.observer.failed(target.hostId);
+      throw e;
+    }
+  }
+
+  /** Streams open now to a host (stream()); 0 once every one has closed. */
+  openStreams(hostId: string): number {
+    return this.streamsOpen.get(hostId) ?? 0;
   }
 
   /** Closes the host's connection; a later exec dials again. */
   async close(hostId: string): Promise<void> {
-    const e = this.entries.get(hostId);
-    if (!e) return;
-    await e.dialing?.catch(() => undefined);
-    const conn = e.conn;
-    e.conn = null;
-    if (conn) await retire(conn);
+    await Promise.all(
+      [this.entries.get(hostId), this.streamEntries.get(hostId)].map(async (e) => {
+        if (!e) return;
+        await e.dialing?.catch(() => undefined);
+        const conn = e.conn;
+        e.conn = null;
+        if (conn) await retire(conn);
+      }),
+    );
   }
 
   async closeAll(): Promise<void> {
-    await Promise.all([...this.entries.keys()].map((id) => this.close(id)));
+    await Promise.all([...new Set([...this.entries.keys(), ...this.streamEntries.keys()])].map((id) => this.close(id)));
   }
 
-  private entry(hostId: string): Entry {
-    let e = this.entries.get(hostId);
+  private entry(hostId: string, entries = this.entries): Entry {
+    let e = entries.get(hostId);
     if (!e) {
       e = { queue: new PQueue({ concurrency: this.opts.maxChannelsPerConnection }), conn: null, dialing: null };
-      this.entries.set(hostId, e);
+      entries.set(hostId, e);
     }
     return e;
   }
 
-  private async connection(target: SshTarget): Promise<{ conn: Conn; reused: boolean }> {
-    const e = this.entry(target.hostId);
+  private async connection(target: SshTarget, entries = this.entries): Promise<{ conn: Conn; reused: boolean }> {
+    const e = this.entry(target.hostId, entries);
     const identity = `${target.user}@${target.address}:${target.port}#${createHash('sha256').update(target.privateKey).digest('hex')}`;
     const usable = (c: Conn | null): c is Conn =>
       !!c && c.alive && c.identity === identity &&
@@ -248,8 +317,8 @@ export class SshPool {
     });
   }
 
-  private async open(t: SshTarget, cmd: string): Promise<{ conn: Conn; ch: ClientChannel }> {
-    let { conn, reused } = await this.connection(t);
+  private async open(t: SshTarget, cmd: string, entries = this.entries): Promise<{ conn: Conn; ch: ClientChannel }> {
+    let { conn, reused } = await this.connection(t, entries);
     for (let attempt = 1; ; attempt++) {
       try {
         return { conn, ch: await openExec(conn, cmd) };
@@ -261,7 +330,7 @@ export class SshPool {
           if (attempt > OPEN_RETRIES) throw this.commandError(t, cmd, null, '', '', `exec channel refused: ${(err as Error).message}`, err);
           await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
         } else if (reused && attempt === 1) {
-          ({ conn, reused } = await this.connection(t)); // stale pooled connection: redial once
+          ({ conn, reused } = await this.connection(t, entries)); // stale pooled connection: redial once
         } else {
           throw new GpufleetError('HOST_UNREACHABLE', `host ${t.hostId}: connection lost before the command started`, {
             cause: err,
@@ -335,6 +404,14 @@ export class SshPool {
       fields: { hostId: t.hostId, command: cmd, code, stderr: tail(stderr), stdout: tail(stdout), ...(why ? { reason: why } : {}) },
     });
   }
+}
+
+/** A failure of SSH itself, not of the command: see SshObserver.failed. */
+function isSshFailure(e: unknown): boolean {
+  if (!isGpufleetError(e)) return false;
+  if (e.code === 'HOST_UNREACHABLE' || e.code === 'HOST_KEY_MISMATCH') return true;
+  // a command with an exit status ran and answered; one without was cut off, refused or timed out
+  return e.code === 'SSH_COMMAND_FAILED' && e.fields.code === null;
 }
 
 function openExec(conn: Conn, cmd: string): Promise<ClientChannel> {

@@ -23,6 +23,8 @@ export const ERROR_CODES = {
   JOB_LEASE_LOST: 409,
   /** a worker reported on a job that is already final (a late or duplicate job-done) */
   JOB_ALREADY_FINAL: 409,
+  /** the account's credits are used up (balance − usage ≤ 0): job submission is refused (spec 5.6) */
+  CREDITS_EXHAUSTED: 402,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   VALIDATION_FAILED: 422,
@@ -32,6 +34,10 @@ export const ERROR_CODES = {
   /** the job queue's log has a damaged record that is not a torn last write; it is not opened */
   JOB_LOG_CORRUPT: 500,
   HOST_UNREACHABLE: 502,
+  /** the store could not make a write durable (disk full, I/O error): nothing of it was applied; retry */
+  STORE_UNAVAILABLE: 503,
+  /** the control plane cannot serve this now: not ready (/readyz), a pod's host unreachable for its logs */
+  UNAVAILABLE: 503,
   HOST_KEY_MISMATCH: 502,
   HOST_REQUIREMENT: 422,
   SSH_COMMAND_FAILED: 502,

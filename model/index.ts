@@ -1,7 +1,9 @@
 // The public surface of model/: what other layers import.
 export * from './account.ts';
+export * from './canonical-json.ts';
 export * from './collections.ts';
 export * from './errors.ts';
+export * from './event.ts';
 export * from './host.ts';
 export * from './network-volume.ts';
 export * from './pod-state-machine.ts';
@@ -15,10 +17,15 @@ export * from './schemas/billing.ts';
 export * from './schemas/common.ts';
 export * from './schemas/endpoint.ts';
 export * from './schemas/host.ts';
+export * from './schemas/job.ts';
+export * from './schemas/endpoint-v2.ts';
+export * from './schemas/input-type.ts';
 export * from './schemas/network-volume.ts';
 export * from './schemas/pod-view.ts';
 export * from './schemas/pod.ts';
 export * from './schemas/registry.ts';
+export * from './schemas/stack-lock.ts';
 export * from './schemas/template.ts';
 export * from './validation.ts';
+export * from './worker.ts';
 export * from './rate-limit-quotas.ts';

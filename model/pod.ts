@@ -1,6 +1,8 @@
 // The pod resource: the stored record, and the view every interface returns (spec 2.1).
 import type { CloudTier } from './host.ts';
 import { actionsFor, holdsCompute } from './pod-state-machine.ts';
+import type { WorkerFields } from './worker.ts';
+import type { EventView } from './event.ts';
 
 export { POD_STATUSES, POD_ACTIONS, type PodStatus, type PodAction, type DesiredStatus } from './pod-status.ts';
 import type { PodStatus, PodAction, DesiredStatus } from './pod-status.ts';
@@ -96,6 +98,9 @@ export interface PodRecord extends PodSpec {
   updatedAt: string;
   startedAt: string | null;
   terminatedAt: string | null;
+  /** serverless workers only (model/worker.ts): the endpoint the worker serves; such pods are not listed as pods */
+  endpointId?: string;
+  worker?: WorkerFields;
 }
 
 export interface PodView {
@@ -127,6 +132,8 @@ export interface PodView {
   statusReason: string | null;
   machineId: string | null;
   tags: Record<string, string>;
+  /** GET /v2/pods/{id} only: the last few events of the pod (docs/events.md) */
+  events?: EventView[];
 }
 
 export interface PodRuntime {

@@ -97,6 +97,8 @@ export interface BillingRecord {
   accountId: string;
   kind: 'pod' | 'endpoint' | 'networkVolume';
   resourceId: string;
+  /** `endpoint` records: the worker (a pod record) whose time this is; resourceId is the endpoint */
+  podId?: string;
   gpuTypeId: string | null;
   /** USD per hour during this stretch */
   rate: number;

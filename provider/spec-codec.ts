@@ -1,25 +1,7 @@
-// How a resource spec travels through Terraform JSON: canonical JSON (sorted keys, so the synth
-// output and its hash are deterministic), escaped so Terraform treats it as literal text, with
-// references to other constructs written `${null_resource.<name>.id}` inside it.
+// How a resource spec travels through Terraform JSON: canonical JSON (model/canonical-json.ts: sorted
+// keys, so the synth output and its hash are deterministic), escaped so Terraform treats it as literal
+// text, with references to other constructs written `${null_resource.<name>.id}` inside it.
 import { createHash } from 'node:crypto';
-
-/** Keys sorted at every level; arrays keep their order (it is meaningful: ports, gpuTypeIds). */
-export function canonicalize(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonicalize);
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(value).sort()) {
-      const v = (value as Record<string, unknown>)[k];
-      if (v !== undefined) out[k] = canonicalize(v);
-    }
-    return out;
-  }
-  return value;
-}
-
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(canonicalize(value));
-}
 
 /**
  * Deep equality over JSON values, insensitive to key order; an absent key equals `undefined`. Plain

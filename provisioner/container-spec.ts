@@ -115,7 +115,16 @@ const ENV_NAME = new RegExp(ENV_NAME_PATTERN);
 /** volume ids are ours; one that could climb out of the volume root never reaches a host path */
 const VOLUME_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
-export function runSpec(pod: PodRecord, hostId: string, networkVolumePath: (volumeId: string) => string = volumeHostPath): RunSpec {
+/**
+ * `protocolEnv`: what the control plane itself gives the container over the pod's env (a serverless
+ * worker's protocol URLs and token, core/serverless/worker-env.ts); it wins over a same-named variable.
+ */
+export function runSpec(
+  pod: PodRecord,
+  hostId: string,
+  networkVolumePath: (volumeId: string) => string = volumeHostPath,
+  protocolEnv: Readonly<Record<string, string>> = {},
+): RunSpec {
   checkRunnable(pod);
   const opt = (name: string, value: string) => `--${name}=${value}`;
   const argv = ['run', '--detach', opt('pull', 'never'), opt('name', containerName(pod.id))];
@@ -125,7 +134,7 @@ export function runSpec(pod: PodRecord, hostId: string, networkVolumePath: (volu
   // the account's own network, one word; the host stays reachable by name (docs/security.md)
   const network = tenantNetworkName(hostId, pod.accountId);
   argv.push(opt('network', network), opt('add-host', `${HOST_ALIAS}:host-gateway`));
-  const env: Record<string, string> = { ...pod.env, RUNPOD_POD_ID: pod.id, GPUFLEET_POD_ID: pod.id };
+  const env: Record<string, string> = { ...pod.env, ...protocolEnv, RUNPOD_POD_ID: pod.id, GPUFLEET_POD_ID: pod.id };
   if (pod.gpu) {
     argv.push(opt('runtime', 'nvidia'));
     env.NVIDIA_VISIBLE_DEVICES = pod.gpuUuids.join(',');

@@ -2,7 +2,7 @@
 // UNREACHABLE; its pods keep their last observed status with a reason saying the host is not
 // answering (never silently terminated), and everything converges on the next good pass.
 import type { HostRecord } from '../model/index.ts';
-import { isGpufleetError } from '../model/index.ts';
+import { isGpufleetError, PROVISIONER_ACTOR } from '../model/index.ts';
 import type { Store } from '../store/index.ts';
 
 const SEEN_WRITE_EVERY_MS = 30_000;
@@ -35,7 +35,7 @@ export class HostHealth {
           if (p.status !== 'TERMINATED')
             tx.put('pods', { ...p, statusReason: `host ${h.id} is unreachable (last seen ${since}); status ${p.status} is the last observed` });
       }
-    });
+    }, { actor: PROVISIONER_ACTOR });
   }
 
   async seen(host: HostRecord): Promise<void> {
@@ -52,6 +52,6 @@ export class HostHealth {
         statusReason: null,
         lastSeenAt: new Date().toISOString(),
       });
-    });
+    }, { actor: PROVISIONER_ACTOR });
   }
 }

@@ -1,16 +1,32 @@
 // The provisioner's public surface: start the reconcile loop beside the control plane.
 import type { Logger } from 'pino';
-import type { Services } from '../core/index.ts';
+import { Autoscaler, type Services } from '../core/index.ts';
 import { Reconciler } from './reconciler.ts';
+import { ContainerLogs } from './container-logs.ts';
 
 export { Reconciler } from './reconciler.ts';
 export { runSpec, splitArgs, containerName } from './container-spec.ts';
 
 export function provisioner(opts: { logger?: Logger } = {}) {
   return async (services: Services): Promise<() => Promise<void>> => {
-    const r = new Reconciler(services, { intervalMs: services.config.reconcileIntervalMs, metricsIntervalMs: services.config.metricsIntervalMs, ...(opts.logger ? { logger: opts.logger } : {}) });
+    const r = new Reconciler(services, {
+      intervalMs: services.config.reconcileIntervalMs,
+      metricsIntervalMs: services.config.metricsIntervalMs,
+      observer: services.telemetry.provisioner,
+      ...(opts.logger ? { logger: opts.logger } : {}),
+    });
     r.start();
+    services.readiness.set('provisioner', () => (r.isRunning ? null : 'the reconcile loop is stopped'));
+    // pod logs are read on the hosts by the process that reaches them
+    services.podLogs.useSource(new ContainerLogs(services));
+    // serverless workers are pods to the reconciler; the autoscaler decides how many (docs/serverless.md)
+    const queue = services.workers.jobQueue;
+    const scaler = queue ? new Autoscaler(services.workers, services.store, queue, opts.logger ? { logger: opts.logger } : {}) : null;
+    if (!queue) opts.logger?.warn('no job queue attached to the worker service: serverless endpoints get no workers');
+    scaler?.start();
     return async () => {
+      services.podLogs.useSource(null);
+      await scaler?.stop();
       await r.stop();
       await services.sshPool.closeAll();
     };

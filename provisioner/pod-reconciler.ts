@@ -2,7 +2,7 @@
 // command (pull, create, start, stop, restart, remove) and record the status the host then shows.
 import type { HostRecord } from '../model/index.ts';
 import type { PodObserved, PodRecord, RuntimePort } from '../model/index.ts';
-import type { Services } from '../core/index.ts';
+import type { ProvisionerObserver, Services } from '../core/index.ts';
 import { isGpufleetError } from '../model/index.ts';
 import { GPU_METRICS_COMMAND, parseGpuMetrics } from '../fleet/index.ts';
 import { podStorageDir, runSpec, specKey } from './container-spec.ts';
@@ -47,6 +47,7 @@ export class PodReconciler {
   constructor(
     private readonly s: Services,
     private readonly metricsIntervalMs: number,
+    private readonly observer?: ProvisionerObserver,
   ) {}
 
   async reconcile(host: HostRecord, docker: HostDocker, pod: PodRecord, container: ObservedContainer | null, metrics: Map<string, PodMetrics> | null): Promise<void> {
@@ -101,7 +102,8 @@ export class PodReconciler {
     let r: { ok: boolean; error: string; container: ObservedContainer | null };
     if (container) r = await docker.start(pod.id);
     else {
-      const spec = runSpec(pod, host.id);
+      // a serverless worker also gets the protocol env (its token is opened here, never stored in env)
+      const spec = runSpec(pod, host.id, undefined, this.s.workers.containerEnv(pod));
       // a cached image another account pulled with its credentials is pulled again with this pod's
       const image = async () => ({ ref: pod.image, refusedImageIds: await refusedImages(this.s.store, host.id, pod.accountId) });
       // the status write and the command overlap: STARTING is true from the moment docker is asked
@@ -189,7 +191,8 @@ export class PodReconciler {
   sampleMetrics(host: HostRecord, docker: HostDocker, containers: ObservedContainer[]): Map<string, PodMetrics> | null {
     const running = containers.filter((c) => c.running);
     const last = this.lastSample.get(host.id) ?? 0;
-    if (running.length > 0 && Date.now() - last >= this.metricsIntervalMs) {
+    // a GPU host is sampled with no pod running too: its idle GPUs are metrics as well (gpufleet_gpu_*)
+    if ((running.length > 0 || host.facts.gpus.length > 0) && Date.now() - last >= this.metricsIntervalMs) {
       this.lastSample.set(host.id, Date.now());
       void this.sample(host, docker, running)
         .then((m) => this.samples.set(host.id, m))
@@ -203,7 +206,9 @@ export class PodReconciler {
       docker.stats(running.map((c) => c.id)),
       host.facts.gpus.length ? docker.run0(GPU_METRICS_COMMAND) : Promise.resolve(''),
     ]);
-    const byUuid = new Map(parseGpuMetrics(gpuCsv).map((g) => [g.uuid, g]));
+    const sampled = parseGpuMetrics(gpuCsv);
+    if (host.facts.gpus.length) this.observer?.gpusSampled(host.id, sampled);
+    const byUuid = new Map(sampled.map((g) => [g.uuid, g]));
     const out = new Map<string, PodMetrics>();
     for (const c of running) {
       const s = stats.get(c.id);

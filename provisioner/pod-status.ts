@@ -1,6 +1,6 @@
 // Writes what the provisioner observed into a pod, but only if the user has not changed what they
 // want since the provisioner decided: a stale observation must never overwrite a newer intention.
-import type { PodRecord } from '../model/index.ts';
+import { PROVISIONER_ACTOR, type PodRecord } from '../model/index.ts';
 import type { Store } from '../store/index.ts';
 import { accruePod } from '../core/index.ts';
 
@@ -34,5 +34,5 @@ export async function writeObserved(store: Store, podId: string, intent: Intent,
     tx.put('pods', next);
     await accruePod(tx, pod, next, now);
     return true;
-  });
+  }, { actor: PROVISIONER_ACTOR });
 }

@@ -6,7 +6,7 @@ import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { PodRecord } from '../model/index.ts';
 import { isGpufleetError, type ErrorCode } from '../model/index.ts';
-import type { Services } from '../core/index.ts';
+import type { ProvisionerObserver, Services } from '../core/index.ts';
 import { HostDocker, type ObservedContainer } from './host-docker.ts';
 import { PodReconciler } from './pod-reconciler.ts';
 import { HostHealth } from './host-health.ts';
@@ -23,6 +23,8 @@ export interface ReconcilerOptions {
   /** how often runtime metrics (docker stats, nvidia-smi) are sampled per host */
   metricsIntervalMs?: number;
   logger?: Logger;
+  /** told each host pass's duration and each GPU sample (metrics) */
+  observer?: ProvisionerObserver;
 }
 
 export class Reconciler {
@@ -41,7 +43,12 @@ export class Reconciler {
     private readonly opts: ReconcilerOptions,
   ) {
     this.health = new HostHealth(s.store, opts.unreachableAfter ?? 3);
-    this.pods = new PodReconciler(s, opts.metricsIntervalMs ?? 10_000);
+    this.pods = new PodReconciler(s, opts.metricsIntervalMs ?? 10_000, opts.observer);
+  }
+
+  /** started and not stopped: what /readyz reports for the provisioner */
+  get isRunning(): boolean {
+    return this.unsubscribe !== null && !this.stopped;
   }
 
   start(): void {
@@ -85,7 +92,14 @@ export class Reconciler {
       return current;
     }
     const run = this.queue
-      .add(() => this.reconcileHost(hostId))
+      .add(async () => {
+        const started = performance.now();
+        try {
+          await this.reconcileHost(hostId);
+        } finally {
+          this.opts.observer?.reconciled(hostId, (performance.now() - started) / 1000);
+        }
+      })
       .catch((err: unknown) => this.opts.logger?.error({ err, hostId }, 'reconcile failed'))
       .finally(() => {
         this.running.delete(hostId);

@@ -2,7 +2,7 @@
 // the files in them 0600 (snapshot, journal segments, secret.key, …). New files are created with
 // those modes; at start, files and folders left with looser modes (an older version, a restored
 // backup, a copy made with another umask) are narrowed.
-import { chmod, lstat, mkdir, open, readdir, readFile, rename } from 'node:fs/promises';
+import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Adapter } from 'lowdb';
 import { GpufleetError } from '../model/index.ts';
@@ -81,9 +81,13 @@ export class SnapshotFile<T> implements Adapter<T> {
       // compact JSON: the snapshot is rewritten whole, and pretty-printing a large state doubles its cost
       await fh.writeFile(JSON.stringify(data));
       if (this.fsync) await fh.sync();
-    } finally {
-      await fh.close();
+    } catch (e) {
+      // a half-written temp file (a full disk) would hold on to the space the journal needs
+      await fh.close().catch(() => undefined);
+      await rm(this.tmp, { force: true }).catch(() => undefined);
+      throw e;
     }
+    await fh.close();
     await rename(this.tmp, this.file);
   }
 }

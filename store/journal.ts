@@ -1,5 +1,7 @@
-// Append-only journal with group commit. Every transaction appends one line; callers await
-// `sync(seq)` before acknowledging, and all lines waiting at that moment share one write+fdatasync.
+// Append-only journal with group commit. Every transaction appends one line and awaits it before
+// acknowledging; all lines waiting at that moment share one write+fdatasync. A failed write drops
+// every line not yet on disk, cuts the files back to their last durable line, and the next write
+// goes on from there: one full disk fails the writes made while it is full, not every later one.
 // Segments rotate at each snapshot so old segments can be deleted once the snapshot is durable.
 // Each line carries a checksum (journal-format.ts); segments are created 0600.
 import { open, rm, truncate, type FileHandle } from 'node:fs/promises';
@@ -22,26 +24,64 @@ interface Segment {
   startSeq: number;
   file: string;
   fh: FileHandle | null;
+  /** bytes of this segment on disk that hold durable lines: a failed write is cut back to here */
+  size: number;
   pending: string[];
   lastSeq: number;
 }
 
-interface Waiter {
+interface Ticket {
   seq: number;
   resolve: () => void;
   reject: (e: unknown) => void;
+}
+
+export interface JournalHooks {
+  /** every line up to `seq` is on disk; called before the appenders' promises resolve */
+  durable?: (seq: number) => void;
+  /**
+   * A write failed: every line after `keptSeq` was dropped (cut from the file, never to be replayed)
+   * and its appender's promise rejects with `error`. The next append gets `keptSeq + 1`.
+   */
+  dropped?: (keptSeq: number, error: GpufleetError) => void;
+}
+
+/** A write that failed and what it dropped, in the registry's terms: 503, nothing of it was applied. */
+function writeFailed(cause: unknown, lines: number): GpufleetError {
+  const errno = (cause as NodeJS.ErrnoException | null)?.code;
+  return new GpufleetError(
+    'STORE_UNAVAILABLE',
+    `The store could not write to its journal (${cause instanceof Error ? cause.message : String(cause)}), so this change was not made. ` +
+      'Nothing of it was applied; the store retries with the next write.',
+    { cause, fields: { errno: errno ?? null, dropped: lines } },
+  );
+}
+
+/** Writes all of `buf`: a short write (a disk filling up) is continued, and fails at the next call. */
+async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
+  let off = 0;
+  while (off < buf.length) {
+    const { bytesWritten } = await fh.write(buf, off, buf.length - off);
+    if (bytesWritten <= 0) throw new Error('write made no progress');
+    off += bytesWritten;
+  }
 }
 
 export class Journal {
   private segments: Segment[] = [];
   private writing: Promise<void> | null = null;
   private durableSeq = 0;
-  private waiters: Waiter[] = [];
-  private failed: unknown = null;
+  /** appended lines not yet on disk, in seq order */
+  private tickets: Ticket[] = [];
+  /** the error of the last failed write while the files are not yet cut back to their durable size */
+  private broken: unknown = null;
+  /** segments dropped after a failed write, to close and delete before the next write */
+  private discarded: Segment[] = [];
 
   constructor(
     private readonly dir: string,
     private readonly fsync: boolean,
+    private readonly hooks: JournalHooks = {},
   ) {}
 
   /**
@@ -66,34 +106,39 @@ export class Journal {
     return { entries: scan.entries, lastSeq: scan.lastSeq, files: scan.segments.map((s) => s.file), cut: damage };
   }
 
-  /** Starts a new segment; lines appended from now on go there. */
+  /** Starts a new segment; lines appended from now on go there. `durableSeq`: what is on disk at start. */
   rotate(startSeq: number): void {
+    if (this.segments.length === 0) this.durableSeq = startSeq - 1;
     this.segments.push({
       startSeq,
       file: path.join(this.dir, `${String(startSeq).padStart(12, '0')}.jsonl`),
       fh: null,
+      size: 0,
       pending: [],
       lastSeq: startSeq - 1,
     });
   }
 
-  append(entry: JournalEntry): void {
+  /**
+   * Queues one line; the promise resolves once it is on disk, and rejects (STORE_UNAVAILABLE) when
+   * its write fails, or an earlier line's does: a line is never kept after one it may depend on.
+   */
+  append(entry: JournalEntry): Promise<void> {
     const seg = this.segments.at(-1);
     if (!seg) throw new Error('journal has no open segment');
     seg.pending.push(formatRecord(entry));
     seg.lastSeq = entry.seq;
+    const done = new Promise<void>((resolve, reject) => this.tickets.push({ seq: entry.seq, resolve, reject }));
+    done.catch(() => undefined); // the appender handles it; a line nobody awaits must not crash the process
+    this.writing ??= this.drain().finally(() => {
+      this.writing = null;
+    });
+    return done;
   }
 
-  /** Resolves once every line up to `seq` is on disk. */
-  sync(seq: number): Promise<void> {
-    if (this.failed) return Promise.reject(this.failed);
-    if (seq <= this.durableSeq) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      this.waiters.push({ seq, resolve, reject });
-      this.writing ??= this.drain().finally(() => {
-        this.writing = null;
-      });
-    });
+  /** The write error while the journal is not yet cut back after it (a write now would retry that first), or null. */
+  failure(): unknown {
+    return this.broken;
   }
 
   /** Deletes the segments that hold only entries at or below `seq` (they are in a durable snapshot). */
@@ -115,39 +160,87 @@ export class Journal {
   }
 
   async close(): Promise<void> {
-    await this.writing;
+    while (this.writing) await this.writing;
+    if (this.broken) await this.repair().catch(() => undefined);
     for (const seg of this.segments) await seg.fh?.close();
     this.segments = [];
   }
 
   private async drain(): Promise<void> {
-    try {
-      while (this.waiters.length > 0) {
-        // Take every pending line and the highest appended seq in one synchronous step: lines
-        // appended while this batch is being written wait for the next pass, so `upto` never
-        // covers a line that is not on disk yet.
-        let upto = this.durableSeq;
-        const batch: { seg: Segment; chunk: string }[] = [];
-        for (const seg of this.segments) {
-          upto = Math.max(upto, seg.lastSeq);
-          if (seg.pending.length === 0) continue;
-          batch.push({ seg, chunk: seg.pending.join('') });
-          seg.pending = [];
-        }
-        for (const { seg, chunk } of batch) {
-          seg.fh ??= await open(seg.file, 'a', 0o600);
-          await seg.fh.write(chunk);
+    while (this.tickets.length > 0) {
+      try {
+        if (this.broken) await this.repair();
+      } catch (e) {
+        this.drop(e);
+        continue;
+      }
+      // Take every pending line and the highest appended seq in one synchronous step: lines
+      // appended while this batch is being written wait for the next pass, so `upto` never
+      // covers a line that is not on disk yet.
+      let upto = this.durableSeq;
+      const batch: { seg: Segment; buf: Buffer }[] = [];
+      for (const seg of this.segments) {
+        upto = Math.max(upto, seg.lastSeq);
+        if (seg.pending.length === 0) continue;
+        batch.push({ seg, buf: Buffer.from(seg.pending.join('')) });
+        seg.pending = [];
+      }
+      try {
+        for (const { seg, buf } of batch) {
+          if (!seg.fh) {
+            seg.fh = await open(seg.file, 'a', 0o600);
+            seg.size = (await seg.fh.stat()).size;
+          }
+          await writeAll(seg.fh, buf);
           if (this.fsync) await seg.fh.datasync();
         }
-        this.durableSeq = upto;
-        const still: Waiter[] = [];
-        for (const w of this.waiters) (w.seq <= upto ? w.resolve() : still.push(w));
-        this.waiters = still;
+      } catch (e) {
+        this.drop(e);
+        // cut back at once, so no refused line lingers on disk; if that fails too, the next write retries it
+        await this.repair().catch(() => undefined);
+        continue;
       }
-    } catch (e) {
-      this.failed = e;
-      for (const w of this.waiters) w.reject(e);
-      this.waiters = [];
+      // the whole batch is on disk: only now do the sizes that a failed write is cut back to move
+      for (const { seg, buf } of batch) seg.size += buf.length;
+      this.durableSeq = upto;
+      this.hooks.durable?.(upto);
+      let n = 0;
+      while (n < this.tickets.length && this.tickets[n]!.seq <= upto) this.tickets[n++]!.resolve();
+      this.tickets.splice(0, n);
     }
+  }
+
+  /**
+   * A write failed: every line not on disk is dropped (the failed batch, and whatever was appended
+   * since: it may build on them), segments that begin after the last durable line are given up, and
+   * the files are cut back before the next write (`repair`). Synchronous, so the next append already
+   * continues from `durableSeq`.
+   */
+  private drop(cause: unknown): void {
+    this.broken = cause;
+    const error = writeFailed(cause, this.tickets.length);
+    for (const seg of this.segments) {
+      seg.pending = [];
+      seg.lastSeq = Math.min(seg.lastSeq, this.durableSeq);
+    }
+    while (this.segments.length > 1 && this.segments.at(-1)!.startSeq > this.durableSeq + 1) this.discarded.push(this.segments.pop()!);
+    const tickets = this.tickets;
+    this.tickets = [];
+    this.hooks.dropped?.(this.durableSeq, error);
+    for (const t of tickets) t.reject(error);
+  }
+
+  /** Cuts every open segment back to its durable size (flushed), and deletes the segments given up. */
+  private async repair(): Promise<void> {
+    for (const seg of this.segments) {
+      if (!seg.fh) continue;
+      await seg.fh.truncate(seg.size);
+      if (this.fsync) await seg.fh.datasync();
+    }
+    for (const seg of this.discarded.splice(0)) {
+      await seg.fh?.close().catch(() => undefined);
+      await rm(seg.file, { force: true });
+    }
+    this.broken = null;
   }
 }

@@ -2,18 +2,21 @@
 // is journaled with group commit before it resolves, and lowdb writes a whole-file snapshot at most
 // once per `snapshotIntervalMs`, atomically (a 0600 temp file renamed over it). Records cross the
 // persistence boundary through RecordCodec: sealed fields (env values) are ciphertext on disk only.
+// Readers see only durable writes: a transaction waits in the pending layer (where later transactions
+// read it) until its journal line is on disk, and is dropped, unseen, if that write fails.
 import { existsSync } from 'node:fs';
 import { open as openFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Low } from 'lowdb';
 import { GpufleetError, isGpufleetError } from '../model/index.ts';
 import { Journal, type JournalOp, type ReplayResult } from './journal.ts';
+import { PendingLayer, layered, type PendingTx } from './pending-layer.ts';
 import { SnapshotFile, secureDataDir } from './data-dir.ts';
 import { Table, deepFreeze, type AnyRecord } from './memory-table.ts';
 import { RecordCodec, type StoredRecord } from './record-codec.ts';
 import { SECRET_KEY_FILE, SecretBox } from './secret-box.ts';
 import { INDEXED_FIELDS, COLLECTION_NAMES } from '../model/index.ts';
-import type { CollectionName, RecordOf, Store, StoreChange, StoreTx, Where } from './store.ts';
+import type { CollectionName, CommitInfo, RecordOf, Store, StoreChange, StoreObserver, StoreTx, TxOptions, Where } from './store.ts';
 
 export interface LowdbStoreOptions {
   dir: string;
@@ -27,6 +30,14 @@ export interface LowdbStoreOptions {
    * records stored in clear by an earlier version sealed. Default: a process warning (stderr).
    */
   onNotice?: (message: string) => void;
+  /** told each commit's duration (metrics) */
+  observer?: StoreObserver;
+  /**
+   * Told of each failure the store meets on its own: a journal write that failed (the transactions it
+   * dropped fail with this same STORE_UNAVAILABLE error), a snapshot that could not be written.
+   * Default: a process warning (stderr).
+   */
+  onError?: (error: GpufleetError) => void;
 }
 
 export const SNAPSHOT_FILE = 'gpufleet.json';
@@ -51,25 +62,38 @@ async function fsyncPath(p: string): Promise<void> {
 
 export class LowdbStore implements Store {
   private readonly tables = new Map<string, Table>();
+  /** the last seq given to a transaction (pending ones included) */
   private seq = 0;
+  /** the last seq on disk: what the tables hold */
+  private durableSeq = 0;
   private snapshotSeq = 0;
+  private readonly pending = new PendingLayer();
+  /** the journal line of the newest pending transaction: what a read-only transaction waits for */
+  private lastLine: Promise<void> | null = null;
+  /** bumped when a failed write drops the pending transactions; a transaction running then fails too */
+  private epoch = 0;
+  private readonly journal: Journal;
+  private readonly stageListeners = new Set<(changes: StoreChange[], commit: CommitInfo) => void>();
+  private onError: (error: GpufleetError) => void = (e) => process.emitWarning(e.message, { code: 'GPUFLEET_STORE' });
   private lock: Promise<unknown> = Promise.resolve();
   private snapshotTimer: NodeJS.Timeout | null = null;
   private snapshotting: Promise<void> | null = null;
-  private readonly listeners = new Set<(changes: StoreChange[]) => void>();
+  private readonly listeners = new Set<(changes: StoreChange[], commit: CommitInfo) => void>();
+  private observer: StoreObserver | undefined;
   private closed = false;
   /** how long the last snapshot took (ms) */
   private snapshotCostMs = 0;
 
   private constructor(
     private readonly db: Low<SnapshotData>,
-    private readonly journal: Journal,
+    journalDir: string,
     private readonly snapshotIntervalMs: number,
     private readonly snapshotFile: string,
     private readonly fsync: boolean,
     private readonly codec: RecordCodec,
   ) {
     for (const c of COLLECTION_NAMES) this.tables.set(c, new Table(INDEXED_FIELDS[c] ?? []));
+    this.journal = new Journal(journalDir, fsync, { durable: (seq) => this.settle(seq), dropped: (kept, e) => this.drop(kept, e) });
   }
 
   static async open(opts: LowdbStoreOptions): Promise<LowdbStore> {
@@ -84,7 +108,9 @@ export class LowdbStore implements Store {
     const codec = new RecordCodec(opts.secretBox ?? (await SecretBox.load(opts.dir)));
     const db = new Low<SnapshotData>(new SnapshotFile(snapshotFile, fsync), { seq: 0, collections: {} });
     await db.read();
-    const store = new LowdbStore(db, new Journal(journalDir, fsync), opts.snapshotIntervalMs ?? 1000, snapshotFile, fsync, codec);
+    const store = new LowdbStore(db, journalDir, opts.snapshotIntervalMs ?? 1000, snapshotFile, fsync, codec);
+    store.observer = opts.observer;
+    if (opts.onError) store.onError = opts.onError;
     let clear: boolean;
     let replayed: ReplayResult;
     try {
@@ -113,6 +139,7 @@ export class LowdbStore implements Store {
           'a crash during its append leaves one, and its write was never acknowledged',
       );
     store.seq = lastSeq;
+    store.durableSeq = lastSeq;
     store.snapshotSeq = db.data.seq;
     store.journal.rotate(lastSeq + 1);
     if (clear) notice('store: env values stored in clear by an earlier version are now sealed (snapshot rewritten)');
@@ -172,38 +199,56 @@ export class LowdbStore implements Store {
     return (await this.list(c, where)).length;
   }
 
-  onCommit(listener: (changes: StoreChange[]) => void): () => void {
+  onCommit(listener: (changes: StoreChange[], commit: CommitInfo) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  transact<T>(fn: (tx: StoreTx) => Promise<T> | T): Promise<T> {
+  onStage(listener: (changes: StoreChange[]) => void): () => void {
+    this.stageListeners.add(listener);
+    return () => this.stageListeners.delete(listener);
+  }
+
+  transact<T>(fn: (tx: StoreTx) => Promise<T> | T, opts: TxOptions = {}): Promise<T> {
     if (this.closed) return Promise.reject(new Error('store is closed'));
-    const run = this.lock.then(() => this.runTx(fn));
+    const run = this.lock.then(() => this.runTx(fn, { actor: opts.actor }));
     this.lock = run.catch(() => undefined);
-    return run.then(async ({ value, seq }) => {
-      if (seq > 0) await this.journal.sync(seq);
+    return run.then(async ({ value, line, appliedAt }) => {
+      if (line) {
+        await line;
+        if (appliedAt > 0) this.observer?.committed((performance.now() - appliedAt) / 1000);
+      }
       return value;
     });
   }
 
-  private async runTx<T>(fn: (tx: StoreTx) => Promise<T> | T): Promise<{ value: T; seq: number }> {
+  writeBlocker(): string | null {
+    if (this.closed) return 'the store is closed';
+    const failed = this.journal.failure();
+    return failed ? `a journal write failed: ${failed instanceof Error ? failed.message : String(failed)}` : null;
+  }
+
+  /**
+   * Runs `fn` against the durable state with the pending transactions laid over it (then its own
+   * writes), stages its writes and appends their journal line. `line`: what the caller waits for
+   * before answering (a read-only transaction waits for the pending writes it may have read).
+   */
+  private async runTx<T>(fn: (tx: StoreTx) => Promise<T> | T, commit: CommitInfo): Promise<{ value: T; line: Promise<void> | null; appliedAt: number }> {
+    const epoch = this.epoch;
     const overlay = new Map<string, Map<string, AnyRecord | null>>();
     const staged = (c: string) => overlay.get(c) ?? overlay.set(c, new Map()).get(c)!;
+    const latest = (c: string, id: string): AnyRecord | undefined => {
+      const o = overlay.get(c);
+      if (o?.has(id)) return o.get(id) ?? undefined;
+      const p = this.pending.get(c, id);
+      return p === undefined ? this.table(c).rows.get(id) : (p ?? undefined);
+    };
     const tx: StoreTx = {
-      get: async (c, id) => {
-        const o = overlay.get(c);
-        if (o?.has(id)) return (o.get(id) ?? undefined) as never;
-        return this.get(c, id);
-      },
+      get: async (c, id) => latest(c, id) as never,
       list: async (c, where) => {
-        const base = await this.list(c, where);
-        const o = overlay.get(c);
-        if (!o) return base;
         const w = Object.entries((where ?? {}) as Record<string, unknown>).filter(([, v]) => v !== undefined);
-        const out = base.filter((r) => !o.has((r as unknown as AnyRecord).id));
-        for (const rec of o.values()) if (rec && w.every(([k, v]) => rec[k] === v)) out.push(rec as never);
-        return out;
+        const base = this.table(c).select(where as Record<string, unknown> | undefined);
+        return layered(layered(base, this.pending.versions(c), w), overlay.get(c), w) as never;
       },
       count: async (c, where) => (await tx.list(c, where)).length,
       put: (c, record) => {
@@ -215,18 +260,61 @@ export class LowdbStore implements Store {
       },
     };
     const value = await fn(tx);
+    // a write it may have read through was dropped (the journal failed) while it ran
+    if (epoch !== this.epoch) throw this.lastDrop ?? new GpufleetError('STORE_UNAVAILABLE', 'A write this one may depend on failed; nothing of it was applied.');
     const ops: JournalOp[] = [];
     for (const [c, rows] of overlay) for (const [id, v] of rows) ops.push({ c, id, v });
-    if (ops.length === 0) return { value, seq: 0 };
-    // sealed before apply: an unchanged env reuses the ciphertext of the version it replaces
-    const stored = ops.map((o) => (o.v === null ? o : { ...o, v: this.codec.encode(o.c, o.v as StoredRecord, this.tables.get(o.c)?.rows.get(o.id)) }));
+    if (ops.length === 0) return { value, line: this.lastLine, appliedAt: 0 };
+    // sealed before staging: an unchanged env reuses the ciphertext of the version it replaces
+    const stored = ops.map((o) => (o.v === null ? o : { ...o, v: this.codec.encode(o.c, o.v as StoredRecord, latest(o.c, o.id)) }));
     const seq = ++this.seq;
-    this.apply(ops);
-    this.journal.append({ seq, ops: stored });
+    const appliedAt = performance.now();
+    this.pending.stage({ seq, ops, commit });
+    const line = this.journal.append({ seq, ops: stored });
+    this.lastLine = line;
     this.scheduleSnapshot();
-    const changes = ops.map((o) => ({ collection: o.c as CollectionName, id: o.id, deleted: o.v === null }));
-    for (const l of this.listeners) l(changes);
-    return { value, seq };
+    this.announce(this.stageListeners, changesOf(ops), commit);
+    return { value, line, appliedAt };
+  }
+
+  /** The journal is on disk up to `seq`: those transactions move into the tables, and are announced. */
+  private settle(seq: number): void {
+    const done = this.pending.settle(seq);
+    for (const tx of done) this.apply(tx.ops);
+    this.durableSeq = seq;
+    if (this.pending.size === 0) this.lastLine = null;
+    for (const tx of done) this.announce(this.listeners, changesOf(tx.ops), tx.commit);
+  }
+
+  /** the error of the last failed journal write, for transactions that were running when it came */
+  private lastDrop: GpufleetError | null = null;
+
+  /**
+   * A journal write failed and every pending transaction was dropped: nothing outside saw them. The
+   * next transaction continues from `keptSeq`. Indexes that read through transactions (onStage) are
+   * told the records they saw are back at their durable versions.
+   */
+  private drop(keptSeq: number, error: GpufleetError): void {
+    const dropped: PendingTx[] = this.pending.dropAll();
+    this.seq = keptSeq;
+    this.epoch++;
+    this.lastLine = null;
+    this.lastDrop = error;
+    this.onError(error);
+    const seen = new Map<string, { c: string; id: string }>();
+    for (const tx of dropped) for (const op of tx.ops) seen.set(`${op.c}/${op.id}`, { c: op.c, id: op.id });
+    const back: JournalOp[] = [...seen.values()].map(({ c, id }) => ({ c, id, v: this.tables.get(c)?.rows.get(id) ?? null }));
+    this.announce(this.stageListeners, changesOf(back), { actor: undefined });
+  }
+
+  private announce(listeners: Set<(changes: StoreChange[], commit: CommitInfo) => void>, changes: StoreChange[], commit: CommitInfo): void {
+    for (const l of listeners) {
+      try {
+        l(changes, commit);
+      } catch (e) {
+        this.onError(new GpufleetError('INTERNAL', `A store listener failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e }));
+      }
+    }
   }
 
   private scheduleSnapshot(): void {
@@ -236,7 +324,14 @@ export class LowdbStore implements Store {
     const delay = Math.max(this.snapshotIntervalMs, SNAPSHOT_COST_FACTOR * this.snapshotCostMs);
     this.snapshotTimer = setTimeout(() => {
       this.snapshotTimer = null;
-      void this.snapshot().catch(() => undefined);
+      // the journal still holds every write, so nothing is lost; the next write schedules another try
+      void this.snapshot().catch((e: unknown) =>
+        this.onError(
+          new GpufleetError('STORE_UNAVAILABLE', `The store could not write its snapshot (${e instanceof Error ? e.message : String(e)}); the journal keeps every write, and it will try again.`, {
+            cause: e,
+          }),
+        ),
+      );
     }, delay);
     this.snapshotTimer.unref();
   }
@@ -247,10 +342,11 @@ export class LowdbStore implements Store {
    */
   async snapshot(force = false): Promise<void> {
     while (this.snapshotting) await this.snapshotting;
-    if (this.seq === this.snapshotSeq && !force) return;
+    if (this.durableSeq === this.snapshotSeq && !force) return;
     this.snapshotting = (async () => {
       const started = performance.now();
-      const seq = this.seq;
+      // the tables hold what is durable, up to durableSeq; pending lines stay in the journal
+      const seq = this.durableSeq;
       const collections: SnapshotData['collections'] = {};
       for (const [c, t] of this.tables) {
         const rows: Record<string, unknown> = {};
@@ -258,7 +354,7 @@ export class LowdbStore implements Store {
         collections[c] = rows;
       }
       this.db.data = { seq, collections };
-      this.journal.rotate(seq + 1);
+      this.journal.rotate(this.seq + 1);
       await this.db.write();
       // the journal lines this snapshot covers are deleted next, so it must be on disk first: the
       // adapter flushed the file before its rename, the folder's entry is flushed here
@@ -277,8 +373,12 @@ export class LowdbStore implements Store {
     await this.lock;
     this.closed = true;
     if (this.snapshotTimer) clearTimeout(this.snapshotTimer);
-    await this.journal.sync(this.seq).catch(() => undefined);
+    await this.lastLine?.catch(() => undefined);
     await this.snapshot();
     await this.journal.close();
   }
+}
+
+function changesOf(ops: JournalOp[]): StoreChange[] {
+  return ops.map((o) => ({ collection: o.c, id: o.id, deleted: o.v === null, ...(o.v === null ? {} : { record: o.v }) }) as StoreChange);
 }

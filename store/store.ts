@@ -1,5 +1,5 @@
-// The store interface every layer codes against. The embedded default is lowdb plus a journal
-// (lowdb-store.ts); a PostgreSQL adapter implements the same interface: equality filters only,
+// The store interface every layer codes against. The one implementation today is lowdb plus a journal
+// (lowdb-store.ts); a second (PostgreSQL) is planned against the same contract: equality filters only,
 // transactions that are serialisable and durable when they resolve.
 import type { Collections } from '../model/index.ts';
 
@@ -24,14 +24,42 @@ export interface Store extends StoreReader {
    * Runs `fn` alone against the current state. Its writes become visible together when it returns
    * and the returned promise resolves only once they are durable; if `fn` throws nothing changes.
    */
-  transact<T>(fn: (tx: StoreTx) => Promise<T> | T): Promise<T>;
-  /** Called after each committed transaction with the collections and ids it touched. */
-  onCommit(listener: (changes: StoreChange[]) => void): () => void;
+  transact<T>(fn: (tx: StoreTx) => Promise<T> | T, opts?: TxOptions): Promise<T>;
+  /**
+   * Called after each committed transaction with the collections and ids it touched (and the records
+   * as it left them) and who made it; synchronously, so a listener must be quick and must not throw.
+   * Committed means durable: a transaction whose write fails is never announced here.
+   */
+  onCommit(listener: (changes: StoreChange[], commit: CommitInfo) => void): () => void;
+  /**
+   * For in-process indexes that transactions read (the placer): called synchronously, in commit order,
+   * as soon as a transaction's writes are visible to the transactions after it, before they are
+   * durable; and, when a failed write drops them, again for the same records with their durable
+   * versions. A store without such a window may leave it out (onCommit then serves).
+   */
+  onStage?(listener: (changes: StoreChange[]) => void): () => void;
+  /** Why a write could not be made durable now (closed, a failed journal write), or null. No I/O. */
+  writeBlocker?(): string | null;
   close(): Promise<void>;
 }
 
-export interface StoreChange {
-  collection: CollectionName;
-  id: string;
-  deleted: boolean;
+/** Told how the store performs (core/telemetry implements it with prom-client). */
+export interface StoreObserver {
+  /** a transaction that wrote: seconds from its writes being applied to their being durable */
+  committed(seconds: number): void;
 }
+
+export interface TxOptions {
+  /** who makes the change, for the events it causes (core/events): `user:<keyId>`, `operator`, `provisioner` */
+  actor?: string;
+}
+
+export interface CommitInfo {
+  /** TxOptions.actor of the transaction; undefined when it named none */
+  actor: string | undefined;
+}
+
+/** One record a transaction wrote or deleted; `record` is the version it committed (absent when deleted). */
+export type StoreChange = {
+  [C in CollectionName]: { collection: C; id: string; deleted: boolean; record?: RecordOf<C> };
+}[CollectionName];

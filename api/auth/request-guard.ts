@@ -3,13 +3,16 @@
 // trailing slash) the router folds together. Deny by default: a route is public only when its config
 // says `public: true`; every other route needs a key, and a route that names no scope needs an
 // operator's admin key. Every request, matched or not, is first counted against the caller's
-// rate-limit windows (the headers go on successes and errors alike).
-import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+// rate-limit windows (the headers go on successes and errors alike). Worker protocol routes
+// (`worker: true`) take a worker's own token instead of an API key, valid only for the worker and
+// endpoint the route names, and are not counted against the account's windows.
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { ApiKeyScope } from '../../model/index.ts';
 import { GpufleetError } from '../../model/index.ts';
+import { isMetricsToken } from './metrics-token.ts';
 import type { RateLimiter } from '../rate-limit/limiter.ts';
 import { chargeArrival } from '../rate-limit/request-charge.ts';
-import { hasScope, type ApiKeys, type Principal } from '../../core/index.ts';
+import { hasScope, type ApiKeys, type Principal, type WorkerIdentity } from '../../core/index.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -21,11 +24,30 @@ declare module 'fastify' {
     operator?: boolean;
     /** the key may also come as `?api_key=` (GraphQL clients, spec 5.3); nowhere else */
     apiKeyInQuery?: boolean;
+    /** the key may also be sent bare, `Authorization: <key>` (the job interface, as the public docs' curl) */
+    rawKey?: boolean;
+    /**
+     * a worker protocol route (job-take, job-done, ping, …): `Authorization: <worker token>`, which
+     * must belong to the route's `:workerId` and `:endpointId`; an API key is not accepted
+     */
+    worker?: boolean;
+    /**
+     * `Authorization: Bearer $GPUFLEET_METRICS_TOKEN` is accepted here besides a key (GET /metrics
+     * only): a scraper's token that opens no other route and names no account
+     */
+    metricsToken?: boolean;
   }
+}
+
+/** Who a worker token belongs to (the WorkerDirectory port, core/serverless/worker-directory.ts). */
+export interface WorkerAuthenticator {
+  authenticate(token: string): Promise<WorkerIdentity | null>;
 }
 
 /** The callers of authenticated requests; only `principalOf` reads it. */
 const principals = new WeakMap<FastifyRequest, Principal>();
+/** The workers of authenticated worker protocol requests; only `workerOf` reads it. */
+const workers = new WeakMap<FastifyRequest, WorkerIdentity>();
 
 /** Every route registered on an app, as the router holds it (HEAD twins of GET routes included). */
 const routeLists = new WeakMap<FastifyInstance, RouteOptions[]>();
@@ -36,9 +58,18 @@ export interface RegisteredRoute {
   public: boolean;
   scope: ApiKeyScope | undefined;
   operator: boolean;
+  worker: boolean;
 }
 
-export function registerRequestGuard(app: FastifyInstance, keys: ApiKeys, limiter: RateLimiter): void {
+const NO_WORKERS: WorkerAuthenticator = { authenticate: async () => null };
+
+export function registerRequestGuard(
+  app: FastifyInstance,
+  keys: ApiKeys,
+  limiter: RateLimiter,
+  workerTokens: WorkerAuthenticator = NO_WORKERS,
+  metricsToken: string | undefined = undefined,
+): void {
   const routes: RouteOptions[] = [];
   routeLists.set(app, routes);
   // the options object itself: hooks of plugins (the docs) may still set its config after this one
@@ -48,13 +79,19 @@ export function registerRequestGuard(app: FastifyInstance, keys: ApiKeys, limite
     const config = request.routeOptions.config;
     const matched = !request.is404;
     const isPublic = matched && config.public === true;
+    if (matched && config.worker === true) return guardWorker(request, reply, limiter, workerTokens);
+    // the scrape token: on the routes that take it, and only as the whole Bearer credential
+    if (matched && config.metricsToken === true && metricsToken !== undefined && isMetricsToken(request.headers.authorization, metricsToken)) {
+      chargeArrival(request, reply, limiter, 'metrics-token');
+      return;
+    }
     let principal: Principal | null = null;
     // built only when thrown: an error's stack capture is measurable on every authenticated request
     let authError: unknown = null;
     const queryKey = matched && config.apiKeyInQuery === true ? apiKeyFromQuery(request) : undefined;
     if (request.headers.authorization !== undefined || queryKey !== undefined) {
       try {
-        principal = await keys.authenticate(request.headers.authorization, queryKey);
+        principal = await keys.authenticate(request.headers.authorization, queryKey, { rawKey: matched && config.rawKey === true });
       } catch (e) {
         authError = e;
       }
@@ -71,6 +108,26 @@ export function registerRequestGuard(app: FastifyInstance, keys: ApiKeys, limite
       throw new GpufleetError('FORBIDDEN', 'Only operator accounts may manage the fleet and other accounts.');
     principals.set(request, principal);
   });
+}
+
+/**
+ * A worker protocol request: the raw token (runpod-python sends `Authorization: <RUNPOD_AI_API_KEY>`;
+ * `Bearer <token>` is taken too) must be a live worker's, and that worker must be the one the route
+ * names, on the endpoint it names. Authenticated workers are not rate limited (their long polls and
+ * pings are the protocol itself); failures are counted per address like any anonymous caller.
+ */
+async function guardWorker(request: FastifyRequest, reply: FastifyReply, limiter: RateLimiter, tokens: WorkerAuthenticator): Promise<void> {
+  const header = request.headers.authorization?.trim();
+  const token = header ? (/^Bearer +(\S+)$/i.exec(header)?.[1] ?? header) : undefined;
+  const id = token && /^[\x21-\x7e]{8,512}$/.test(token) ? await tokens.authenticate(token) : null;
+  if (!id) {
+    chargeArrival(request, reply, limiter, `anon:${anonSubject(request)}`);
+    throw new GpufleetError('UNAUTHENTICATED', "Worker protocol calls take the worker's own token: Authorization: <RUNPOD_AI_API_KEY>.");
+  }
+  const params = request.params as { workerId?: unknown; endpointId?: unknown };
+  if (params.workerId !== id.workerId || params.endpointId !== id.endpointId)
+    throw new GpufleetError('FORBIDDEN', `This worker token belongs to worker ${id.workerId} of endpoint ${id.endpointId}; it can make that worker's calls only.`);
+  workers.set(request, id);
 }
 
 function apiKeyFromQuery(request: FastifyRequest): string | undefined {
@@ -91,6 +148,13 @@ export function principalOf(request: FastifyRequest): Principal {
   return p;
 }
 
+/** The worker of a worker protocol request the guard authenticated; throws 401 where there is none. */
+export function workerOf(request: FastifyRequest): WorkerIdentity {
+  const w = workers.get(request);
+  if (!w) throw new GpufleetError('UNAUTHENTICATED', 'A worker token is required.');
+  return w;
+}
+
 /** The routes of an app built with the guard, with what each needs (for tests and docs). */
 export function registeredRoutes(app: FastifyInstance): RegisteredRoute[] {
   return (routeLists.get(app) ?? []).flatMap((r) =>
@@ -100,6 +164,7 @@ export function registeredRoutes(app: FastifyInstance): RegisteredRoute[] {
       public: r.config?.public === true,
       scope: r.config?.scope,
       operator: r.config?.operator === true,
+      worker: r.config?.worker === true,
     })),
   );
 }

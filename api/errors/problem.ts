@@ -19,7 +19,7 @@ export function toProblem(e: GpufleetError): Problem {
 }
 
 /** Fastify's own errors (bad JSON, wrong content type, body too large) mapped into the registry. */
-export function fromFastifyError(err: FastifyError): GpufleetError {
+export function fromFastifyError(err: FastifyError, request?: FastifyRequest): GpufleetError {
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -28,13 +28,15 @@ export function fromFastifyError(err: FastifyError): GpufleetError {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new GpufleetError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.', { cause: err });
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new GpufleetError('PAYLOAD_TOO_LARGE', 'The request body is larger than the 1 MiB limit.', { cause: err });
+      return new GpufleetError('PAYLOAD_TOO_LARGE', `The request body is larger than the ${sizeText(request?.routeOptions.bodyLimit ?? 1 << 20)} limit of this route.`, { cause: err });
     default:
       if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500)
         return new GpufleetError('BAD_REQUEST', err.message, { cause: err });
       return new GpufleetError('INTERNAL', 'An internal error occurred; it has been logged.', { cause: err });
   }
 }
+
+const sizeText = (bytes: number): string => (bytes % (1 << 20) === 0 ? `${bytes >> 20} MiB` : `${bytes} byte`);
 
 export function sendProblem(reply: FastifyReply, e: GpufleetError): FastifyReply {
   for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
@@ -43,7 +45,7 @@ export function sendProblem(reply: FastifyReply, e: GpufleetError): FastifyReply
 
 export function registerProblemHandlers(app: FastifyInstance, allowedMethods: (url: string) => string[]): void {
   app.setErrorHandler((err: FastifyError | GpufleetError, request: FastifyRequest, reply: FastifyReply) => {
-    const e = isGpufleetError(err) ? err : fromFastifyError(err as FastifyError);
+    const e = isGpufleetError(err) ? err : fromFastifyError(err as FastifyError, request);
     if (e.status >= 500) request.log.error({ err, code: e.code }, 'request failed');
     return sendProblem(reply, e);
   });

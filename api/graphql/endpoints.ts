@@ -1,12 +1,14 @@
 // saveEndpoint / updateEndpointTemplate / deleteEndpoint and myself.endpoints over EndpointService.
 // GraphQL's EndpointInput is flat and stringly (gpuIds "AMPERE_16,ADA_24", locations "A,B",
-// allowedCudaVersions "12.4,12.5"); it becomes the same save input v1 validates.
+// allowedCudaVersions "12.4,12.5"); it becomes the same save input v1 validates. An inline template
+// is created with the endpoint in one transaction (EndpointService.saveWithTemplate).
 import { Kind, type ValueNode } from 'graphql';
 import { GpufleetError } from '../../model/index.ts';
 import type { EndpointRecord } from '../../model/index.ts';
 import { fail400, fail422 } from '../../model/index.ts';
+import type { EndpointSaveOptions } from '../../core/index.ts';
 import { required, str, type GqlContext } from './context.ts';
-import { cudaList, cudaVersionsAtLeast, envObject, type GqlEnvInput } from './pod-input.ts';
+import { cudaList, envObject, minCudaVersion, type GqlEnvInput } from './pod-input.ts';
 
 export interface EndpointInput {
   id?: string | null;
@@ -52,7 +54,13 @@ export const flashBootScalar = {
 const list = (v: string | null | undefined) => (v ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
 const ENDPOINT_TYPES: Record<string, string> = { QB: 'QUEUE', LB: 'LOAD_BALANCER' };
 
-export async function toEndpointSave(ctx: GqlContext, i: EndpointInput, templateId: string | undefined): Promise<Record<string, unknown>> {
+export interface MappedEndpointSave {
+  /** the save body; templateId is absent when an inline template is to be created with the endpoint */
+  body: Record<string, unknown>;
+  options: EndpointSaveOptions;
+}
+
+export function toEndpointSave(i: EndpointInput): MappedEndpointSave {
   if (str(i.hubReleaseId)) fail400('Hub releases are not available on this fleet; give a templateId.', ['$.input.hubReleaseId: not available']);
   if (i.modelReferences?.some((m) => m)) fail400('Model references are not available on this fleet.', ['$.input.modelReferences: not available']);
   if (i.instanceIds?.some((x) => x)) fail400('CPU serverless endpoints (instanceIds) are not offered on this fleet.', ['$.input.instanceIds: CPU endpoints are not offered']);
@@ -64,7 +72,7 @@ export async function toEndpointSave(ctx: GqlContext, i: EndpointInput, template
   };
   set('id', str(i.id));
   set('name', i.name);
-  set('templateId', templateId);
+  set('templateId', str(i.templateId));
   const gpus = list(i.gpuIds);
   if (gpus.length) b.gpuTypeIds = gpus;
   set('gpuCount', i.gpuCount);
@@ -78,38 +86,33 @@ export async function toEndpointSave(ctx: GqlContext, i: EndpointInput, template
   set('networkVolumeId', str(i.networkVolumeId) ?? volumes[0]);
   const dcs = list(i.locations);
   if (dcs.length) b.dataCenterIds = dcs;
-  set('allowedCudaVersions', await cudaVersionsAtLeast(ctx.services.store, str(i.minCudaVersion), cudaList(i.allowedCudaVersions), '$.input.minCudaVersion', 'endpoint'));
+  set('allowedCudaVersions', cudaList(i.allowedCudaVersions));
+  const options: EndpointSaveOptions = { minCudaVersion: minCudaVersion(i.minCudaVersion, 'endpoint') };
   const fb = str(i.flashBootType);
   if (fb !== undefined && fb !== 'OFF' && !fb.includes('FLASHBOOT')) fail422('endpoint', ['$.input.flashBootType: must be OFF, FLASHBOOT or PRIORITY_FLASHBOOT']);
   set('flashboot', i.flashboot ?? (fb === undefined ? undefined : fb !== 'OFF'));
   // Go clients send 0 for "unset"
   set('executionTimeoutMs', i.executionTimeoutMs || undefined);
   set('env', envObject(i.env));
-  return b;
+  return { body: b, options };
+}
+
+/** EndpointTemplateInput → the v2 template body; the name defaults to the endpoint's, as on the public platform. */
+function toTemplateBody(i: EndpointInput, t: NonNullable<EndpointInput['template']>): Record<string, unknown> {
+  const env = envObject(t.env);
+  return {
+    name: t.name ?? `${i.name ?? 'endpoint'}__template`,
+    ...(t.imageName ? { image: t.imageName } : {}),
+    ...(t.containerDiskInGb ? { disk: t.containerDiskInGb } : {}),
+    ...(t.dockerArgs ? { args: t.dockerArgs } : {}),
+    ...(env ? { env } : {}),
+  };
 }
 
 async function save(ctx: GqlContext, i: EndpointInput): Promise<EndpointRecord> {
-  let templateId = str(i.templateId);
-  let created: string | null = null;
-  if (templateId === undefined && i.template) {
-    const t = i.template;
-    const tpl = await ctx.services.templates.create(ctx.principal, {
-      name: t.name ?? `${i.name ?? 'endpoint'}__template`,
-      ...(t.imageName ? { image: t.imageName } : {}),
-      ...(t.containerDiskInGb ? { disk: t.containerDiskInGb } : {}),
-      ...(t.dockerArgs ? { args: t.dockerArgs } : {}),
-      ...(envObject(t.env) ? { env: envObject(t.env) } : {}),
-      serverless: true,
-    });
-    templateId = created = tpl.id;
-  }
-  try {
-    return await ctx.services.endpoints.save(ctx.principal, (await toEndpointSave(ctx, i, templateId)) as never);
-  } catch (e) {
-    // the inline template existed only for this endpoint
-    if (created) await ctx.services.templates.delete(ctx.principal, created).catch(() => undefined);
-    throw e;
-  }
+  const { body, options } = toEndpointSave(i);
+  if (body.templateId !== undefined || !i.template) return ctx.services.endpoints.save(ctx.principal, body, options);
+  return (await ctx.services.endpoints.saveWithTemplate(ctx.principal, toTemplateBody(i, i.template), body, options)).endpoint;
 }
 
 export const endpointFields = {

@@ -30,15 +30,22 @@ interface GraphqlRequest {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Each field read once and narrowed (undefined: present but wrong); no cast of the body. */
 function readRequest(body: unknown): GraphqlRequest {
-  const errors: string[] = [];
   if (!isObject(body)) throw new GpufleetError('BAD_REQUEST', 'Send a JSON object {"query": "...", "variables": {...}}; batched arrays are not supported.');
-  if (typeof body.query !== 'string' || body.query.trim() === '') errors.push('$.query: must be a non-empty string');
-  if (body.variables !== undefined && body.variables !== null && !isObject(body.variables)) errors.push('$.variables: must be an object');
-  if (body.operationName !== undefined && body.operationName !== null && typeof body.operationName !== 'string')
-    errors.push('$.operationName: must be a string');
-  if (errors.length) throw new GpufleetError('BAD_REQUEST', `Not a GraphQL request: ${errors.join('; ')}`, { errors });
-  return body as unknown as GraphqlRequest;
+  const { query: q, variables: v, operationName: o } = body;
+  const query = typeof q === 'string' && q.trim() !== '' ? q : undefined;
+  const variables = v === undefined || v === null ? null : isObject(v) ? v : undefined;
+  const operationName = o === undefined || o === null ? null : typeof o === 'string' ? o : undefined;
+  if (query === undefined || variables === undefined || operationName === undefined) {
+    const errors = [
+      ...(query === undefined ? ['$.query: must be a non-empty string'] : []),
+      ...(variables === undefined ? ['$.variables: must be an object'] : []),
+      ...(operationName === undefined ? ['$.operationName: must be a string'] : []),
+    ];
+    throw new GpufleetError('BAD_REQUEST', `Not a GraphQL request: ${errors.join('; ')}`, { errors });
+  }
+  return { query, variables, operationName };
 }
 
 export async function graphqlPlugin(app: FastifyInstance, opts: GraphqlPluginOptions): Promise<void> {

@@ -1,10 +1,10 @@
 // GraphQL pod inputs (podFindAndDeployOnDemand, deployCpuPod) → the v2 pod create body plus the
-// placement options REST has no field for. The body then goes through the very same validation and
-// rules as POST /v2/pods, so the same bad input is refused with the same code.
-import { cudaKey } from '../../fleet/index.ts';
+// options REST has no field for (placement, a CUDA minimum). The body then goes through the very same
+// validation and rules as POST /v2/pods, so the same bad input is refused with the same code; what
+// the options mean (a CUDA minimum against the fleet's hosts) is decided in core.
 import { parseCpuInstanceId } from '../../fleet/index.ts';
 import { fail422 } from '../../model/index.ts';
-import type { PlacementOptions } from '../../core/index.ts';
+import { CUDA_VERSION, type PodCreateOptions } from '../../core/index.ts';
 import type { StoreReader } from '../../store/index.ts';
 import { str } from './context.ts';
 
@@ -63,29 +63,11 @@ export function cudaList(v: string | (string | null)[] | null | undefined): stri
   return list.length ? list : undefined;
 }
 
-/**
- * minCudaVersion as the CUDA versions the fleet's hosts have at or above it (the placer matches a list),
- * intersected with an explicit list. No host new enough → the minimum itself, which no host matches,
- * so placement names the CUDA constraint.
- */
-export async function cudaVersionsAtLeast(
-  store: StoreReader,
-  min: string | undefined,
-  allowed: string[] | undefined,
-  path: string,
-  what = 'pod',
-): Promise<string[] | undefined> {
-  if (min === undefined) return allowed;
-  if (!/^[0-9]+\.[0-9]+$/.test(min)) fail422(what, [`${path}: must look like 12.4`]);
-  const floor = cudaKey(min);
-  const versions = new Set<string>();
-  for (const h of await store.list('hosts')) {
-    const m = h.facts.cudaVersion ? /^(\d+)\.(\d+)/.exec(h.facts.cudaVersion) : null;
-    if (m && cudaKey(`${m[1]}.${m[2]}`) >= floor) versions.add(`${m[1]}.${m[2]}`);
-  }
-  let list = [...versions].sort((a, b) => cudaKey(a) - cudaKey(b));
-  if (allowed) list = list.filter((v) => allowed.some((a) => cudaKey(a) === cudaKey(v)));
-  return list.length ? list : [min];
+/** minCudaVersion as sent ("" is not set); its syntax is checked here, where the input path is known. */
+export function minCudaVersion(v: string | null | undefined, what: string): string | undefined {
+  const min = str(v);
+  if (min !== undefined && !CUDA_VERSION.test(min)) fail422(what, ['$.input.minCudaVersion: must look like 12.4']);
+  return min;
 }
 
 /** The public platform's own templates (runpod-python sends templateId "runpod-ubuntu" with every CPU pod). */
@@ -93,12 +75,12 @@ const PLATFORM_TEMPLATE = /^runpod-/;
 
 export interface MappedPodCreate {
   body: Record<string, unknown>;
-  placement: PlacementOptions;
+  options: PodCreateOptions;
 }
 
 export async function toPodCreate(store: StoreReader, input: GqlPodInput, kind: 'gpu' | 'cpu'): Promise<MappedPodCreate> {
   const body: Record<string, unknown> = {};
-  const placement: PlacementOptions = {};
+  const options: PodCreateOptions = {};
   if (input.name !== null && input.name !== undefined) body.name = input.name;
   const image = str(input.imageName);
   if (image !== undefined) body.image = image;
@@ -124,7 +106,7 @@ export async function toPodCreate(store: StoreReader, input: GqlPodInput, kind: 
   if (Object.keys(mounts).length) body.mounts = mounts;
 
   if (input.cloudType === 'SECURE' || input.cloudType === 'COMMUNITY') body.cloud = input.cloudType;
-  else placement.cloud = 'ALL';
+  else options.cloud = 'ALL';
   const dc = str(input.dataCenterId);
   if (dc !== undefined) body.dataCenterIds = [dc];
 
@@ -136,13 +118,15 @@ export async function toPodCreate(store: StoreReader, input: GqlPodInput, kind: 
     const id = str(input.gpuTypeId);
     if (id === undefined) fail422('pod', ['$.input.gpuTypeId: is required (see the gpuTypes query)']);
     const gpu: Record<string, unknown> = { id, count: input.gpuCount ?? 1 };
-    const cuda = await cudaVersionsAtLeast(store, str(input.minCudaVersion), cudaList(input.allowedCudaVersions), '$.input.minCudaVersion');
+    const cuda = cudaList(input.allowedCudaVersions);
     if (cuda) gpu.allowedCudaVersions = cuda;
     body.gpu = gpu;
+    const min = minCudaVersion(input.minCudaVersion, 'pod');
+    if (min !== undefined) options.minCudaVersion = min;
     const minVcpu = nonNegative(input.minVcpuCount, '$.input.minVcpuCount');
     const minMem = nonNegative(input.minMemoryInGb, '$.input.minMemoryInGb');
-    if (minVcpu) placement.minVcpu = minVcpu;
-    if (minMem) placement.minMemoryGb = minMem;
+    if (minVcpu) options.minVcpu = minVcpu;
+    if (minMem) options.minMemoryGb = minMem;
   } else {
     const instanceId = str(input.instanceId);
     if (instanceId === undefined) fail422('pod', ['$.input.instanceId: is required, e.g. cpu3c-2-4 (flavor-vCPUs-memoryGB; see the cpuFlavors query)']);
@@ -150,7 +134,7 @@ export async function toPodCreate(store: StoreReader, input: GqlPodInput, kind: 
     if (!cpu) fail422('pod', [`$.input.instanceId: "${instanceId}" must look like cpu3c-2-4 (flavor-vCPUs-memoryGB)`]);
     body.cpu = cpu;
   }
-  return { body, placement };
+  return { body, options };
 }
 
 function nonNegative(v: number | null | undefined, path: string): number | undefined {

@@ -11,8 +11,8 @@ interface PodIdArgs {
 }
 
 async function create(ctx: GqlContext, input: GqlPodInput | null | undefined, kind: 'gpu' | 'cpu'): Promise<PodRecord> {
-  const { body, placement } = await toPodCreate(ctx.services.store, required(input), kind);
-  return ctx.services.pods.createWithPlacement(ctx.principal, body, placement);
+  const { body, options } = await toPodCreate(ctx.services.store, required(input), kind);
+  return ctx.services.pods.createWithPlacement(ctx.principal, body, options);
 }
 
 export const podResolvers = {

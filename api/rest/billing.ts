@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { billingQuerySchema } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { billingQueryFromParams, type BillingKind, type BillingService } from '../../core/index.ts';
-import { docSchema, errorResponses } from './route-schema.ts';
+import { docSchema, errorResponses, type RestTypeProvider } from './route-schema.ts';
 
 const ROUTES: [string, BillingKind, string][] = [
   ['/v2/billing/pods', 'pod', 'Pod usage per bucket and pod'],
@@ -13,7 +13,8 @@ const ROUTES: [string, BillingKind, string][] = [
   ['/v2/billing/serverless', 'endpoint', 'Serverless endpoint usage (alias of /v2/billing/endpoints)'],
 ];
 
-export function billingRoutes(app: FastifyInstance, billing: BillingService): void {
+export function billingRoutes(fastify: FastifyInstance, billing: BillingService): void {
+  const app = fastify.withTypeProvider<RestTypeProvider>();
   for (const [url, kind, summary] of ROUTES)
     app.get(
       url,

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { GpufleetError } from '../../model/index.ts';
 import type { Services } from '../../core/index.ts';
 import type { GpuTypeInfo } from '../../core/index.ts';
+import { idParams, type RestTypeProvider } from './route-schema.ts';
 
 export function gpuTypeView(t: GpuTypeInfo) {
   return {
@@ -20,13 +21,14 @@ export function gpuTypeView(t: GpuTypeInfo) {
   };
 }
 
-export function catalogRoutes(app: FastifyInstance, s: Services): void {
+export function catalogRoutes(fastify: FastifyInstance, s: Services): void {
+  const app = fastify.withTypeProvider<RestTypeProvider>();
   const tags = ['catalog'];
   app.get('/v2/catalog/gpus', { config: { scope: 'read' }, schema: { tags, summary: 'GPU types in the fleet, with prices and stock' } }, async () => ({
     gpus: (await s.catalog.gpuTypes()).map(gpuTypeView),
   }));
-  app.get('/v2/catalog/gpus/:id', { config: { scope: 'read' }, schema: { tags, summary: 'One GPU type' } }, async (request) => {
-    const id = (request.params as { id: string }).id;
+  app.get('/v2/catalog/gpus/:id', { config: { scope: 'read' }, schema: { tags, summary: 'One GPU type', params: idParams } }, async (request) => {
+    const id = request.params.id;
     const t = (await s.catalog.gpuTypes()).find((g) => g.entry.id === id);
     if (!t) throw new GpufleetError('NOT_FOUND', `No GPU of type "${id}" is in the fleet.`);
     return gpuTypeView(t);

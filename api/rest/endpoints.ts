@@ -1,7 +1,7 @@
 // v1 serverless endpoint management (public v1 shapes, docs/endpoints.md): POST/GET /v1/endpoints,
 // GET/PATCH/DELETE /v1/endpoints/{id}, POST /v1/endpoints/{id}/update. Create answers 200 with the
 // full record and lists are bare arrays, as the public v1 API does; errors stay problem+json.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { EndpointRecord } from '../../model/index.ts';
 import { endpointCreateSchema, endpointUpdateSchema } from '../../model/index.ts';
 import { isGpufleetError } from '../../model/index.ts';
@@ -9,23 +9,30 @@ import type { Principal } from '../../core/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { toEndpointView, type EndpointService } from '../../core/index.ts';
 import { toTemplateView, type TemplateService } from '../../core/index.ts';
+import type { WorkerService } from '../../core/index.ts';
 import { listQuerySchema, parseListQuery } from './list-query.ts';
-import { docSchema, errorResponses, idParams } from './route-schema.ts';
+import { docSchema, errorResponses, idParams, type RestTypeProvider } from './route-schema.ts';
 
 const tags = ['endpoints'];
 const INCLUDE = { booleans: ['includeTemplate', 'includeWorkers'] } as const;
 const LIST = { strings: ['name', 'templateId'], booleans: INCLUDE.booleans, tag: true } as const;
-const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
 
-export function endpointRoutes(app: FastifyInstance, endpoints: EndpointService, templates: TemplateService): void {
-  /** includeTemplate embeds the template; includeWorkers lists workers (none until the autoscaler exists). */
+export function endpointRoutes(fastify: FastifyInstance, endpoints: EndpointService, templates: TemplateService, workers: WorkerService): void {
+  const app = fastify.withTypeProvider<RestTypeProvider>();
+  /**
+   * includeTemplate embeds the template; includeWorkers lists the workers as v1 pods with their state,
+   * and `statusReason`: why the endpoint has fewer workers than it wants, or what they wait for.
+   */
   async function view(p: Principal, e: EndpointRecord, inc: { includeTemplate?: boolean; includeWorkers?: boolean }) {
-    const v: ReturnType<typeof toEndpointView> & { template?: unknown; workers?: unknown[] } = toEndpointView(e);
+    const v: ReturnType<typeof toEndpointView> & { template?: unknown; workers?: unknown[]; statusReason?: string | null } = toEndpointView(e);
     if (inc.includeTemplate) v.template = await templates.get(p, e.templateId).then(toTemplateView, (err: unknown) => {
       if (isGpufleetError(err) && err.code === 'NOT_FOUND') return null; // a public template made private since
       throw err;
     });
-    if (inc.includeWorkers) v.workers = [];
+    if (inc.includeWorkers) {
+      v.workers = await workers.podViews(e);
+      v.statusReason = (await workers.status(e.id)).reason;
+    }
     return v;
   }
 
@@ -58,14 +65,11 @@ export function endpointRoutes(app: FastifyInstance, endpoints: EndpointService,
     async (request) => {
       const p = principalOf(request);
       const inc = parseListQuery(request.query, INCLUDE);
-      return view(p, await endpoints.get(p, idOf(request)), inc);
+      return view(p, await endpoints.get(p, request.params.id), inc);
     },
   );
 
-  const update = async (request: FastifyRequest) => {
-    const p = principalOf(request);
-    return view(p, await endpoints.update(p, idOf(request), request.body), {});
-  };
+  const update = async (p: Principal, id: string, body: unknown) => view(p, await endpoints.update(p, id, body), {});
   const updateSchema = {
     tags,
     summary: 'Update a serverless endpoint (only the fields sent change)',
@@ -73,14 +77,20 @@ export function endpointRoutes(app: FastifyInstance, endpoints: EndpointService,
     body: docSchema(endpointUpdateSchema),
     response: errorResponses(400, 401, 403, 404, 422, 429),
   };
-  app.patch('/v1/endpoints/:id', { config: { scope: 'read_write' }, schema: updateSchema }, update);
-  app.post('/v1/endpoints/:id/update', { config: { scope: 'read_write' }, schema: { ...updateSchema, summary: 'Update a serverless endpoint (v1 alias of PATCH)' } }, update);
+  app.patch('/v1/endpoints/:id', { config: { scope: 'read_write' }, schema: updateSchema }, async (request) =>
+    update(principalOf(request), request.params.id, request.body),
+  );
+  app.post(
+    '/v1/endpoints/:id/update',
+    { config: { scope: 'read_write' }, schema: { ...updateSchema, summary: 'Update a serverless endpoint (v1 alias of PATCH)' } },
+    async (request) => update(principalOf(request), request.params.id, request.body),
+  );
 
   app.delete(
     '/v1/endpoints/:id',
     { config: { scope: 'read_write' }, schema: { tags, summary: 'Delete a serverless endpoint', params: idParams, response: errorResponses(401, 403, 404, 429) } },
     async (request, reply) => {
-      await endpoints.delete(principalOf(request), idOf(request));
+      await endpoints.delete(principalOf(request), request.params.id);
       return reply.code(204).send();
     },
   );

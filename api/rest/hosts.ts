@@ -2,16 +2,16 @@
 // accept a changed host key, remove. docs/fleet.md describes enrollment.
 import type { FastifyInstance } from 'fastify';
 import type { HostRecord } from '../../model/index.ts';
-import { hostDrainSchema, hostEnrollSchema, type HostEnrollInput } from '../../model/index.ts';
+import { hostDrainSchema, hostEnrollSchema, type HostDrainInput, type HostEnrollInput } from '../../model/index.ts';
 import { check, compile } from '../../model/index.ts';
 import { parseSshAddress } from '../../fleet/index.ts';
 import type { Services } from '../../core/index.ts';
-import { docSchema, idParams } from './route-schema.ts';
+import { docSchema, idParams, queryFlag, type RestTypeProvider } from './route-schema.ts';
 import { isGpufleetError } from '../../model/index.ts';
 import { toProblem } from '../errors/problem.ts';
 
 const validateEnroll = compile<HostEnrollInput>(hostEnrollSchema);
-const validateDrain = compile<{ drained?: boolean }>(hostDrainSchema);
+const validateDrain = compile<HostDrainInput>(hostDrainSchema);
 
 /** The host as the API shows it: never the (encrypted) private key. */
 export function hostView(h: HostRecord) {
@@ -19,10 +19,10 @@ export function hostView(h: HostRecord) {
   return rest;
 }
 
-export function hostRoutes(app: FastifyInstance, s: Services): void {
+export function hostRoutes(fastify: FastifyInstance, s: Services): void {
+  const app = fastify.withTypeProvider<RestTypeProvider>();
   const config = { scope: 'admin', operator: true } as const;
   const tags = ['fleet'];
-  const id = (r: { params: unknown }) => (r.params as { id: string }).id;
 
   app.post(
     '/v2/hosts',
@@ -52,19 +52,20 @@ export function hostRoutes(app: FastifyInstance, s: Services): void {
   app.get('/v2/hosts', { config, schema: { tags, summary: 'List hosts' } }, async () => ({
     hosts: (await s.store.list('hosts')).map(hostView),
   }));
-  app.get('/v2/hosts/:id', { config, schema: { tags, summary: 'Show a host', params: idParams } }, async (r) => hostView(await s.fleet.get(id(r))));
+  app.get('/v2/hosts/:id', { config, schema: { tags, summary: 'Show a host', params: idParams } }, async (r) => hostView(await s.fleet.get(r.params.id)));
   app.post('/v2/hosts/:id/drain', { config, schema: { tags, summary: 'Drain (or undrain) a host', params: idParams, body: docSchema(hostDrainSchema) } }, async (r) => {
     const body = check(validateDrain, r.body ?? {}, 'drain request');
-    return hostView(await s.fleet.drain(id(r), body.drained ?? true));
+    return hostView(await s.fleet.drain(r.params.id, body.drained ?? true));
   });
   app.post('/v2/hosts/:id/refresh', { config, schema: { tags, summary: 'Probe a host again (re-detect GPUs)', params: idParams } }, async (r) =>
-    hostView(await s.fleet.refresh(id(r))),
+    hostView(await s.fleet.refresh(r.params.id)),
   );
   app.post('/v2/hosts/:id/accept-host-key', { config, schema: { tags, summary: 'Pin the host key the host now presents', params: idParams } }, async (r) =>
-    hostView(await s.fleet.acceptHostKey(id(r))),
+    hostView(await s.fleet.acceptHostKey(r.params.id)),
   );
-  app.delete('/v2/hosts/:id', { config, schema: { tags, summary: 'Remove a host (?force=true even with pods)', params: idParams } }, async (r, reply) => {
-    await s.fleet.remove(id(r), (r.query as { force?: string }).force === 'true');
+  const removeQuery = { type: 'object', properties: { force: queryFlag('remove the host even with pods on it') } } as const;
+  app.delete('/v2/hosts/:id', { config, schema: { tags, summary: 'Remove a host (?force=true even with pods)', params: idParams, querystring: removeQuery } }, async (r, reply) => {
+    await s.fleet.remove(r.params.id, r.query.force === 'true');
     return reply.code(204).send();
   });
 }

@@ -7,12 +7,17 @@ import { keyView, type ApiKeys } from '../../core/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import type { Store } from '../../store/index.ts';
 import { accountUsage } from '../../core/index.ts';
-import { docSchema, errorResponses, idParams } from './route-schema.ts';
+import { docSchema, errorResponses, idParams, type RestTypeProvider } from './route-schema.ts';
 
 const validateKey = compile<KeyCreateInput>(keyCreateSchema);
 const validateAccount = compile<AccountCreateInput>(accountCreateSchema);
+const keyListQuery = {
+  type: 'object',
+  properties: { accountId: { type: 'string', description: "operators only: another account's keys" } },
+} as const;
 
-export function keyRoutes(app: FastifyInstance, keys: ApiKeys, store: Store): void {
+export function keyRoutes(fastify: FastifyInstance, keys: ApiKeys, store: Store): void {
+  const app = fastify.withTypeProvider<RestTypeProvider>();
   app.post(
     '/v2/keys',
     { config: { scope: 'admin' }, schema: { tags: ['keys'], summary: 'Create an API key (shown once)', body: docSchema(keyCreateSchema), response: errorResponses(401, 403, 404, 422, 429) } },
@@ -31,11 +36,12 @@ export function keyRoutes(app: FastifyInstance, keys: ApiKeys, store: Store): vo
 
   app.get(
     '/v2/keys',
-    { config: { scope: 'admin' }, schema: { tags: ['keys'], summary: 'List API keys (never the secrets)' } },
+    { config: { scope: 'admin' }, schema: { tags: ['keys'], summary: 'List API keys (never the secrets)', querystring: keyListQuery } },
     async (request) => {
       const p = principalOf(request);
-      const q = request.query as { accountId?: string };
-      const accountId = p.operator && typeof q.accountId === 'string' ? q.accountId : p.accountId;
+      // a repeated parameter arrives as an array (nothing validates the query): only one string counts
+      const asked = request.query.accountId;
+      const accountId = p.operator && typeof asked === 'string' ? asked : p.accountId;
       return { keys: (await store.list('apiKeys', { accountId })).map(keyView) };
     },
   );
@@ -43,7 +49,7 @@ export function keyRoutes(app: FastifyInstance, keys: ApiKeys, store: Store): vo
   app.delete(
     '/v2/keys/:id',
     { config: { scope: 'admin' }, schema: { tags: ['keys'], summary: 'Revoke an API key', params: idParams } },
-    async (request) => keyView(await keys.revoke((request.params as { id: string }).id, principalOf(request))),
+    async (request) => keyView(await keys.revoke(request.params.id, principalOf(request))),
   );
 
   app.post(

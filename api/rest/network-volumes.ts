@@ -4,13 +4,13 @@ import { networkVolumeCreateSchema, networkVolumeUpdateSchema } from '../../mode
 import { principalOf } from '../auth/request-guard.ts';
 import { toNetworkVolumeView, type NetworkVolumeService } from '../../core/index.ts';
 import { listQuerySchema, parseListQuery } from './list-query.ts';
-import { docSchema, errorResponses, idParams } from './route-schema.ts';
+import { docSchema, errorResponses, idParams, type RestTypeProvider } from './route-schema.ts';
 
 const tags = ['network-volumes'];
 const LIST = { strings: ['name', 'dataCenterId'], tag: true } as const;
-const idOf = (request: { params: unknown }) => (request.params as { id: string }).id;
 
-export function networkVolumeRoutes(app: FastifyInstance, volumes: NetworkVolumeService): void {
+export function networkVolumeRoutes(fastify: FastifyInstance, volumes: NetworkVolumeService): void {
+  const app = fastify.withTypeProvider<RestTypeProvider>();
   app.post(
     '/v2/network-volumes',
     {
@@ -32,7 +32,7 @@ export function networkVolumeRoutes(app: FastifyInstance, volumes: NetworkVolume
   app.get(
     '/v2/network-volumes/:id',
     { config: { scope: 'read' }, schema: { tags, summary: 'Get a network volume', params: idParams, response: errorResponses(401, 403, 404, 429) } },
-    async (request) => toNetworkVolumeView(await volumes.get(principalOf(request), idOf(request))),
+    async (request) => toNetworkVolumeView(await volumes.get(principalOf(request), request.params.id)),
   );
 
   app.patch(
@@ -47,14 +47,14 @@ export function networkVolumeRoutes(app: FastifyInstance, volumes: NetworkVolume
         response: errorResponses(400, 401, 403, 404, 422, 429),
       },
     },
-    async (request) => toNetworkVolumeView(await volumes.update(principalOf(request), idOf(request), request.body)),
+    async (request) => toNetworkVolumeView(await volumes.update(principalOf(request), request.params.id, request.body)),
   );
 
   app.delete(
     '/v2/network-volumes/:id',
     { config: { scope: 'read_write' }, schema: { tags, summary: 'Delete a network volume', params: idParams, response: errorResponses(401, 403, 404, 409, 429) } },
     async (request, reply) => {
-      await volumes.delete(principalOf(request), idOf(request));
+      await volumes.delete(principalOf(request), request.params.id);
       return reply.code(204).send();
     },
   );

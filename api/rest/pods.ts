@@ -1,12 +1,12 @@
 // v2 pods: create, list, get, update, delete and actions (spec 2.1, 3, 4.1).
 import type { FastifyInstance } from 'fastify';
-import { POD_STATUSES, toPodView, type PodStatus } from '../../model/index.ts';
+import { POD_STATUSES, toPodView } from '../../model/index.ts';
 import { podActionSchema, podCreateSchema, podUpdateSchema } from '../../model/index.ts';
 import { podViewSchema } from '../../model/index.ts';
 import { GpufleetError } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import type { PodListFilter, PodService } from '../../core/index.ts';
-import { docSchema, errorResponses, idParams } from './route-schema.ts';
+import { docSchema, errorResponses, idParams, type RestTypeProvider } from './route-schema.ts';
 
 const tags = ['pods'];
 const listQuery = {
@@ -35,7 +35,8 @@ export function parsePodListQuery(q: Record<string, unknown>): PodListFilter {
   };
   const status = str('status');
   if (status !== undefined) {
-    if ((POD_STATUSES as readonly string[]).includes(status)) f.status = status as PodStatus;
+    const known = POD_STATUSES.find((st) => st === status);
+    if (known) f.status = known;
     else errors.push(`$.status: must be one of ${POD_STATUSES.join(', ')}`);
   }
   for (const k of ['name', 'image', 'gpuTypeId', 'dataCenterId', 'templateId'] as const) {
@@ -59,7 +60,8 @@ export function parsePodListQuery(q: Record<string, unknown>): PodListFilter {
   return f;
 }
 
-export function podRoutes(app: FastifyInstance, pods: PodService): void {
+export function podRoutes(fastify: FastifyInstance, pods: PodService): void {
+  const app = fastify.withTypeProvider<RestTypeProvider>();
   app.post(
     '/v2/pods',
     {
@@ -94,7 +96,7 @@ export function podRoutes(app: FastifyInstance, pods: PodService): void {
       },
     },
     async (request) => {
-      const filter = parsePodListQuery(request.query as Record<string, unknown>);
+      const filter = parsePodListQuery(request.query);
       const list = await pods.list(principalOf(request), filter);
       const now = Date.now();
       return { pods: list.map((p) => toPodView(p, now)) };
@@ -107,7 +109,7 @@ export function podRoutes(app: FastifyInstance, pods: PodService): void {
       config: { scope: 'read' },
       schema: { tags, summary: 'Get a pod', params: idParams, response: { 200: podViewSchema, ...errorResponses(401, 403, 404, 429) } },
     },
-    async (request) => toPodView(await pods.get(principalOf(request), (request.params as { id: string }).id)),
+    async (request) => toPodView(await pods.get(principalOf(request), request.params.id)),
   );
 
   app.patch(
@@ -122,7 +124,7 @@ export function podRoutes(app: FastifyInstance, pods: PodService): void {
         response: { 200: podViewSchema, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
       },
     },
-    async (request) => toPodView(await pods.update(principalOf(request), (request.params as { id: string }).id, request.body)),
+    async (request) => toPodView(await pods.update(principalOf(request), request.params.id, request.body)),
   );
 
   app.delete(
@@ -132,7 +134,7 @@ export function podRoutes(app: FastifyInstance, pods: PodService): void {
       schema: { tags, summary: 'Delete (terminate) a pod', params: idParams, response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404, 429) } },
     },
     async (request, reply) => {
-      await pods.delete(principalOf(request), (request.params as { id: string }).id);
+      await pods.delete(principalOf(request), request.params.id);
       return reply.code(204).send();
     },
   );
@@ -150,7 +152,7 @@ export function podRoutes(app: FastifyInstance, pods: PodService): void {
       },
     },
     async (request, reply) => {
-      const pod = await pods.act(principalOf(request), (request.params as { id: string }).id, request.body);
+      const pod = await pods.act(principalOf(request), request.params.id, request.body);
       if (pod.status === 'TERMINATED') return reply.code(204).send();
       return toPodView(pod);
     },

@@ -5,13 +5,13 @@ import { registryCreateSchema, registryUpdateSchema } from '../../model/index.ts
 import { principalOf } from '../auth/request-guard.ts';
 import type { RegistryService } from '../../core/index.ts';
 import { parseListQuery } from './list-query.ts';
-import { docSchema, errorResponses, idParams } from './route-schema.ts';
+import { docSchema, errorResponses, idParams, type RestTypeProvider } from './route-schema.ts';
 
 const tags = ['registries'];
 const view = { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } } } as const;
-const idOf = (request: { params: unknown }) => (request.params as { id: string }).id;
 
-export function registryRoutes(app: FastifyInstance, registries: RegistryService): void {
+export function registryRoutes(fastify: FastifyInstance, registries: RegistryService): void {
+  const app = fastify.withTypeProvider<RestTypeProvider>();
   app.post(
     '/v2/registries',
     {
@@ -33,7 +33,7 @@ export function registryRoutes(app: FastifyInstance, registries: RegistryService
   app.get(
     '/v2/registries/:id',
     { config: { scope: 'read' }, schema: { tags, summary: 'Get registry credentials (id and name)', params: idParams, response: { 200: view, ...errorResponses(401, 403, 404, 429) } } },
-    async (request) => registries.get(principalOf(request), idOf(request)),
+    async (request) => registries.get(principalOf(request), request.params.id),
   );
 
   app.patch(
@@ -42,14 +42,14 @@ export function registryRoutes(app: FastifyInstance, registries: RegistryService
       config: { scope: 'read_write' },
       schema: { tags, summary: 'Rotate the username or password', params: idParams, body: docSchema(registryUpdateSchema), response: { 200: view, ...errorResponses(401, 403, 404, 422, 429) } },
     },
-    async (request) => registries.update(principalOf(request), idOf(request), request.body),
+    async (request) => registries.update(principalOf(request), request.params.id, request.body),
   );
 
   app.delete(
     '/v2/registries/:id',
     { config: { scope: 'read_write' }, schema: { tags, summary: 'Delete registry credentials', params: idParams, response: errorResponses(401, 403, 404, 409, 429) } },
     async (request, reply) => {
-      await registries.delete(principalOf(request), idOf(request));
+      await registries.delete(principalOf(request), request.params.id);
       return reply.code(204).send();
     },
   );

@@ -4,13 +4,13 @@ import { templateCreateSchema, templateUpdateSchema } from '../../model/index.ts
 import { principalOf } from '../auth/request-guard.ts';
 import { toTemplateView, type TemplateService } from '../../core/index.ts';
 import { listQuerySchema, parseListQuery } from './list-query.ts';
-import { docSchema, errorResponses, idParams } from './route-schema.ts';
+import { docSchema, errorResponses, idParams, type RestTypeProvider } from './route-schema.ts';
 
 const tags = ['templates'];
 const LIST = { strings: ['name'], booleans: ['includePublic'], tag: true } as const;
-const idOf = (request: { params: unknown }) => (request.params as { id: string }).id;
 
-export function templateRoutes(app: FastifyInstance, templates: TemplateService): void {
+export function templateRoutes(fastify: FastifyInstance, templates: TemplateService): void {
+  const app = fastify.withTypeProvider<RestTypeProvider>();
   app.post(
     '/v2/templates',
     {
@@ -32,7 +32,7 @@ export function templateRoutes(app: FastifyInstance, templates: TemplateService)
   app.get(
     '/v2/templates/:id',
     { config: { scope: 'read' }, schema: { tags, summary: 'Get a template', params: idParams, response: errorResponses(401, 403, 404, 429) } },
-    async (request) => toTemplateView(await templates.get(principalOf(request), idOf(request))),
+    async (request) => toTemplateView(await templates.get(principalOf(request), request.params.id)),
   );
 
   app.patch(
@@ -41,14 +41,14 @@ export function templateRoutes(app: FastifyInstance, templates: TemplateService)
       config: { scope: 'read_write' },
       schema: { tags, summary: 'Update a template', params: idParams, body: docSchema(templateUpdateSchema), response: errorResponses(400, 401, 403, 404, 409, 422, 429) },
     },
-    async (request) => toTemplateView(await templates.update(principalOf(request), idOf(request), request.body)),
+    async (request) => toTemplateView(await templates.update(principalOf(request), request.params.id, request.body)),
   );
 
   app.delete(
     '/v2/templates/:id',
     { config: { scope: 'read_write' }, schema: { tags, summary: 'Delete a template', params: idParams, response: errorResponses(401, 403, 404, 409, 429) } },
     async (request, reply) => {
-      await templates.delete(principalOf(request), idOf(request));
+      await templates.delete(principalOf(request), request.params.id);
       return reply.code(204).send();
     },
   );

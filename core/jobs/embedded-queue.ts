@@ -2,7 +2,7 @@
 // (job-log.ts) before it is acknowledged, replayed on open. See docs/jobs.md for the guarantees.
 import { randomUUID } from 'node:crypto';
 import { GpufleetError } from '../../model/index.ts';
-import { isFinal, type EnqueueRequest, type Job } from './job.ts';
+import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job } from './job.ts';
 import type {
   CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, QueueDepth, StreamRead, TakeOptions, WaitOptions,
 } from './job-queue.ts';
@@ -88,15 +88,25 @@ export class EmbeddedJobQueue extends QueueCore implements JobQueue {
     });
   }
 
-  readStream(jobId: string, from?: number): Promise<StreamRead | undefined> {
-    return this.run(() => {
+  async readStream(jobId: string, from?: number, opts?: WaitOptions): Promise<StreamRead | undefined> {
+    return this.run((): StreamRead | undefined | Promise<StreamRead | undefined> => {
       const job = this.table.find(jobId, this.now());
-      if (!job) return undefined;
-      const stream = this.table.streams.get(jobId) ?? [];
+      if (!job || isFinal(job.status) || (opts?.waitMs ?? 0) <= 0) return this.readNow(jobId, from);
       const start = from ?? this.table.cursors.get(jobId) ?? 0;
-      if (from === undefined) this.table.cursors.set(jobId, stream.length);
-      return { status: job.status, chunks: stream.slice(start), next: stream.length };
+      if ((this.table.streams.get(jobId)?.length ?? 0) > start) return this.readNow(jobId, from);
+      // parked in the same tick as the check, so a chunk or final status committed meanwhile wakes it
+      return longPoll<void>(this.waitOpts(opts), () => undefined, (settle) => this.streamWaiters.add(jobId, () => settle()))
+        .then(() => (this.closed ? undefined : this.run(() => this.readNow(jobId, from))));
     });
+  }
+
+  private readNow(jobId: string, from: number | undefined): StreamRead | undefined {
+    const job = this.table.find(jobId, this.now());
+    if (!job) return undefined;
+    const stream = this.table.streams.get(jobId) ?? [];
+    const start = from ?? this.table.cursors.get(jobId) ?? 0;
+    if (from === undefined) this.table.cursors.set(jobId, stream.length);
+    return { status: job.status, chunks: stream.slice(start), next: stream.length };
   }
 
   complete(jobId: string, workerId: string, result: CompleteRequest): Promise<Job> {
@@ -194,6 +204,23 @@ export class EmbeddedJobQueue extends QueueCore implements JobQueue {
 
   get(jobId: string): Promise<Job | undefined> {
     return this.run(() => this.table.find(jobId, this.now()));
+  }
+
+  setTtl(jobId: string, ttlMs: number): Promise<Job> {
+    const lim = JOB_LIMITS.statusTtl;
+    if (!Number.isInteger(ttlMs) || ttlMs < lim.min || ttlMs > lim.max) {
+      throw new GpufleetError('VALIDATION_FAILED', `ttl must be an integer number of milliseconds from ${lim.min} to ${lim.max}`, {
+        errors: [`$.ttl: must be an integer from ${lim.min} to ${lim.max}`],
+      });
+    }
+    return this.run((fx) => {
+      this.found(jobId);
+      return this.commit({ t: 'ttl', id: jobId, at: this.now(), ttl: ttlMs }, fx)!;
+    });
+  }
+
+  heldBy(workerId: string): Promise<string[]> {
+    return this.run(() => this.table.heldBy(workerId));
   }
 
   async waitForFinal(jobId: string, opts?: WaitOptions): Promise<Job | undefined> {

@@ -82,8 +82,11 @@ export interface JobQueue {
   /** an IN_PROGRESS update from the lease holder (not final); renews the lease */
   progress(jobId: string, workerId: string, output: unknown): Promise<Job>;
   appendStream(jobId: string, workerId: string, chunk: unknown): Promise<void>;
-  /** chunks not returned before (a cursor kept per job), or from `from` when given */
-  readStream(jobId: string, from?: number): Promise<StreamRead | undefined>;
+  /**
+   * chunks not returned before (a cursor kept per job), or from `from` when given. With `waitMs`,
+   * a read that finds nothing new on a job still running waits for a chunk or the final status.
+   */
+  readStream(jobId: string, from?: number, opts?: WaitOptions): Promise<StreamRead | undefined>;
   /** the final report of the lease holder; at most once per attempt */
   complete(jobId: string, workerId: string, result: CompleteRequest): Promise<Job>;
   heartbeat(workerId: string, jobIds: readonly string[]): Promise<HeartbeatResult>;
@@ -97,6 +100,14 @@ export interface JobQueue {
   /** cancels queued and running jobs (CANCELLED), then removes every job of the endpoint */
   deleteEndpoint(endpointId: string): Promise<DeleteEndpointResult>;
   get(jobId: string): Promise<Job | undefined>;
+  /**
+   * `?ttl=` on status: the job (still queued) or its result (final) is dropped `ttlMs` after now,
+   * in place of what its policy and the retention said; a running job keeps running and its result
+   * is dropped then at the latest (docs/jobs.md, "Retention and ttl")
+   */
+  setTtl(jobId: string, ttlMs: number): Promise<Job>;
+  /** ids of the jobs the worker holds IN_PROGRESS right now */
+  heldBy(workerId: string): Promise<string[]>;
   /** resolves once the job is final, or with its current state when the wait ends */
   waitForFinal(jobId: string, opts?: WaitOptions): Promise<Job | undefined>;
   /** job-stop long poll: ids the worker must stop (cancelled, timed out); [] on timeout */

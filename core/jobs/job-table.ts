@@ -83,6 +83,17 @@ export class JobTable {
         next.expiresAt = rec.expired ? rec.at : resultExpiry(old, rec.at, this.opts.retention);
         break;
       }
+      case 'ttl': {
+        const ends = rec.at + rec.ttl;
+        // the policy keeps "ttl from queuedAt", so a later fin computes the result's expiry from it
+        next.policy = Object.freeze({ ...old.policy, ttl: Math.max(1, ends - old.queuedAt) });
+        if (old.status !== 'IN_PROGRESS') next.expiresAt = ends;
+        const job = this.set(next);
+        // set() adds deadlines only on a change of status; this one may have moved earlier
+        const kind: DeadlineKind | undefined = job.status === 'IN_QUEUE' ? 'ttl' : isFinal(job.status) ? 'expire' : undefined;
+        if (kind) this.deadlines.push({ at: ends, id: job.id, kind });
+        return job;
+      }
       case 'rq': {
         if (old.status === 'IN_QUEUE' || old.status === 'COMPLETED' || old.status === 'CANCELLED') return old;
         next.status = 'IN_QUEUE';
@@ -105,6 +116,11 @@ export class JobTable {
     const job = this.jobs.get(id);
     if (!job || (isFinal(job.status) && job.expiresAt !== undefined && job.expiresAt <= now)) return undefined;
     return job;
+  }
+
+  /** ids of the jobs `workerId` holds IN_PROGRESS */
+  heldBy(workerId: string): string[] {
+    return [...(this.byWorker.get(workerId) ?? [])];
   }
 
   /** up to `max` queued ids of the endpoint, in the order they are served */

@@ -1,6 +1,7 @@
 // The job record of a serverless queue endpoint, as the queue holds it. Every time is a Unix epoch
 // in milliseconds and every duration (delayTime, executionTime, policy.*) is in milliseconds, as the
 // public platform takes and reports them.
+import { JOB_POLICY_LIMITS } from '../../model/index.ts';
 
 export const JOB_STATUSES = ['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -16,8 +17,10 @@ const DAY = 24 * 60 * MINUTE;
 
 /** Limits and defaults of the public platform (runpod docs: endpoint-configurations, send-requests). */
 export const JOB_LIMITS = {
-  executionTimeout: { default: 10 * MINUTE, min: 5 * SECOND, max: 7 * DAY },
-  ttl: { default: DAY, min: 10 * SECOND, max: 7 * DAY },
+  executionTimeout: { default: 10 * MINUTE, ...JOB_POLICY_LIMITS.executionTimeout },
+  ttl: { default: DAY, ...JOB_POLICY_LIMITS.ttl },
+  /** `?ttl=` on status (the public docs' example is 6000 ms, under the policy minimum) */
+  statusTtl: { min: SECOND, max: 7 * DAY },
   /** results of `run` are kept this long after the job is final */
   asyncRetention: 30 * MINUTE,
   /** results of `runsync` are kept this long after the job is final */

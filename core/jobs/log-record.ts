@@ -30,10 +30,12 @@ export type LogRecord =
   | { t: 'fin'; id: string; at: number; status: FinalStatus; output?: unknown; error?: string; expired?: true }
   | { t: 'rq'; id: string; at: number; cause: RequeueCause; error?: string }
   | { t: 'drop'; endpointId: string }
+  /** `?ttl=` on status: the job's ttl now ends at `at + ttl` */
+  | { t: 'ttl'; id: string; at: number; ttl: number }
   /** compaction: the whole state of one job, with its stream so far */
   | { t: 'put'; job: Job; stream: unknown[] };
 
-const TYPES = new Set<string>(['enq', 'take', 'prog', 'chunk', 'fin', 'rq', 'drop', 'put']);
+const TYPES = new Set<string>(['enq', 'take', 'prog', 'chunk', 'fin', 'rq', 'drop', 'put', 'ttl']);
 
 export function encodeRecord(rec: LogRecord): Buffer {
   const json = Buffer.from(JSON.stringify(rec));

@@ -20,6 +20,12 @@ export interface Effects {
   recycles: RecycleEvent[];
   /** endpoints that got a queued job: waiting workers are offered it */
   ready: Set<string>;
+  /** jobs that got a stream chunk: stream readers waiting on them are woken */
+  chunks: Set<string>;
+}
+
+export function newEffects(): Effects {
+  return { seq: 0, finals: [], stops: [], recycles: [], ready: new Set(), chunks: new Set() };
 }
 
 export interface TakeWaiter {
@@ -32,6 +38,8 @@ export interface TakeWaiter {
 export abstract class QueueCore {
   protected readonly takeWaiters = new WaiterSet<string, TakeWaiter>();
   protected readonly finalWaiters = new WaiterSet<string, (job: Job | undefined) => void>();
+  /** stream readers waiting for a chunk or the final status of a job */
+  protected readonly streamWaiters = new WaiterSet<string, () => void>();
   protected readonly stops = new StopChannel();
   private readonly finalListeners = new Set<(job: Job) => void>();
   private readonly recycleListeners = new Set<(e: RecycleEvent) => void>();
@@ -90,7 +98,7 @@ export abstract class QueueCore {
   protected begin(): Effects {
     if (this.closed) throw new GpufleetError('INTERNAL', 'the job queue is closed');
     this.log.assertWritable();
-    const fx: Effects = { seq: 0, finals: [], stops: [], recycles: [], ready: new Set() };
+    const fx = newEffects();
     const now = this.now();
     for (let d = this.table.nextDue(now); d; d = this.table.nextDue(now)) {
       const { kind, job } = d;
@@ -113,6 +121,7 @@ export abstract class QueueCore {
     const job = this.table.apply(rec);
     fx.seq = this.log.append(rec);
     if (job && rec.t === 'fin' && isFinal(job.status)) fx.finals.push(job);
+    if (job && rec.t === 'chunk') fx.chunks.add(job.id);
     if (job && job.status === 'IN_QUEUE') fx.ready.add(job.endpointId);
     return job;
   }
@@ -160,7 +169,7 @@ export abstract class QueueCore {
   /** hands queued jobs of the endpoint to the workers waiting in take, oldest waiter first */
   private dispatch(endpointId: string): void {
     for (let w = this.takeWaiters.first(endpointId); w; w = this.takeWaiters.first(endpointId)) {
-      const fx: Effects = { seq: 0, finals: [], stops: [], recycles: [], ready: new Set() };
+      const fx = newEffects();
       const jobs = this.takeNow(endpointId, w.workerId, w.max, fx);
       if (jobs.length === 0) return;
       this.takeWaiters.delete(endpointId, w);
@@ -169,8 +178,10 @@ export abstract class QueueCore {
   }
 
   private publish(fx: Effects): void {
+    for (const id of fx.chunks) for (const w of this.streamWaiters.drain(id)) w();
     for (const job of fx.finals) {
       for (const w of this.finalWaiters.drain(job.id)) w(job);
+      for (const w of this.streamWaiters.drain(job.id)) w();
       for (const l of this.finalListeners) guard(() => l(job));
     }
     for (const s of fx.stops) this.stops.request(s.workerId, s.jobId);
@@ -201,6 +212,7 @@ export abstract class QueueCore {
     await this.compacting?.catch(() => undefined);
     for (const w of this.takeWaiters.drainAll()) w.settle([]);
     for (const w of this.finalWaiters.drainAll()) w(undefined);
+    for (const w of this.streamWaiters.drainAll()) w();
     this.stops.close();
     await this.log.close();
   }

@@ -1,6 +1,7 @@
 // Schemas of the account and API-key requests.
 import { API_KEY_SCOPES } from '../account.ts';
 import { nameSchema } from './common.ts';
+import type { InputOf } from './input-type.ts';
 
 export const accountCreateSchema = {
   $id: 'AccountCreate',
@@ -36,15 +37,6 @@ export const keyCreateSchema = {
   },
 } as const;
 
-export interface AccountCreateInput {
-  email: string;
-  name?: string;
-  balance?: number;
-  operator?: boolean;
-}
-export interface KeyCreateInput {
-  name: string;
-  scope: (typeof API_KEY_SCOPES)[number];
-  expiresAt?: string | null;
-  accountId?: string;
-}
+export type AccountCreateInput = InputOf<typeof accountCreateSchema>;
+export type AccountCreditInput = InputOf<typeof accountCreditSchema>;
+export type KeyCreateInput = InputOf<typeof keyCreateSchema>;

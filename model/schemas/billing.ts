@@ -1,5 +1,7 @@
 // Query parameters of the billing record routes (public v2 /billing/*): a time range cut into
 // calendar buckets (UTC), optionally narrowed to one resource.
+import type { InputOf } from './input-type.ts';
+
 export const BUCKET_SIZES = ['hour', 'day', 'week', 'month', 'year'] as const;
 export type BucketSize = (typeof BUCKET_SIZES)[number];
 
@@ -18,12 +20,4 @@ export const billingQuerySchema = {
   },
 } as const;
 
-export interface BillingQueryInput {
-  startTime?: string;
-  endTime?: string;
-  bucketSize?: BucketSize;
-  podId?: string;
-  networkVolumeId?: string;
-  endpointId?: string;
-  serverlessId?: string;
-}
+export type BillingQueryInput = InputOf<typeof billingQuerySchema>;

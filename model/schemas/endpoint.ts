@@ -1,6 +1,7 @@
 // JSON Schemas of the v1 serverless endpoint requests (spec 2.5, public v1 EndpointCreateInput).
 // Create and GraphQL saveEndpoint share the field list; PATCH takes the same fields, none required.
 import { cudaVersionsSchema, envSchema, nameSchema, tagsSchema } from './common.ts';
+import type { InputOf } from './input-type.ts';
 
 export const ENDPOINT_TYPES = ['QUEUE', 'LOAD_BALANCER'] as const;
 export const SCALER_TYPES = ['QUEUE_DELAY', 'REQUEST_COUNT'] as const;
@@ -61,30 +62,9 @@ export const endpointUpdateSchema = {
   properties: endpointFields,
 } as const;
 
-export interface EndpointCreateInput {
-  name?: string;
-  templateId: string;
-  type?: EndpointType;
-  computeType?: 'GPU';
-  gpuTypeIds: string[];
-  gpuCount?: number;
-  workersMin?: number;
-  workersMax?: number;
-  idleTimeout?: number;
-  scalerType?: 'QUEUE_DELAY' | 'REQUEST_COUNT';
-  scalerValue?: number;
-  networkVolumeId?: string | null;
-  dataCenterIds?: string[];
-  cloud?: 'SECURE' | 'COMMUNITY' | 'ALL';
-  flashboot?: boolean;
-  executionTimeoutMs?: number;
-  allowedCudaVersions?: string[];
-  env?: Record<string, string>;
-  tags?: Record<string, string>;
-}
-
-export type EndpointSaveInput = EndpointCreateInput & { id?: string };
-export type EndpointUpdateInput = Partial<EndpointCreateInput>;
+export type EndpointCreateInput = InputOf<typeof endpointCreateSchema>;
+export type EndpointSaveInput = InputOf<typeof endpointSaveSchema>;
+export type EndpointUpdateInput = InputOf<typeof endpointUpdateSchema>;
 
 /** The public platform's defaults; idleTimeout is in seconds there too. */
 export const ENDPOINT_DEFAULTS = {

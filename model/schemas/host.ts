@@ -1,4 +1,6 @@
 // Schemas of the fleet-admin requests.
+import type { InputOf } from './input-type.ts';
+
 export const hostEnrollSchema = {
   $id: 'HostEnroll',
   type: 'object',
@@ -19,9 +21,5 @@ export const hostDrainSchema = {
   properties: { drained: { type: 'boolean', default: true } },
 } as const;
 
-export interface HostEnrollInput {
-  ssh: string;
-  privateKey: string;
-  dataCenterId?: string;
-  cloud?: 'SECURE' | 'COMMUNITY';
-}
+export type HostEnrollInput = InputOf<typeof hostEnrollSchema>;
+export type HostDrainInput = InputOf<typeof hostDrainSchema>;

@@ -1,6 +1,7 @@
 // JSON Schemas of the network volume requests. Create accepts the v1 name `dataCenterId` and the
 // v2 name `dataCenter` (the public v2 API renamed it); exactly one data center must result.
 import { nameSchema, tagsSchema } from './common.ts';
+import type { InputOf } from './input-type.ts';
 
 export const NETWORK_VOLUME_TYPES = ['STANDARD', 'HIGH_PERFORMANCE'] as const;
 export type NetworkVolumeType = (typeof NETWORK_VOLUME_TYPES)[number];
@@ -30,17 +31,5 @@ export const networkVolumeUpdateSchema = {
   properties: { name: nameSchema, size: sizeSchema, tags: tagsSchema },
 } as const;
 
-export interface NetworkVolumeCreateInput {
-  name: string;
-  size: number;
-  dataCenterId?: string;
-  dataCenter?: string;
-  type?: NetworkVolumeType;
-  tags?: Record<string, string>;
-}
-
-export interface NetworkVolumeUpdateInput {
-  name?: string;
-  size?: number;
-  tags?: Record<string, string>;
-}
+export type NetworkVolumeCreateInput = InputOf<typeof networkVolumeCreateSchema>;
+export type NetworkVolumeUpdateInput = InputOf<typeof networkVolumeUpdateSchema>;

@@ -1,6 +1,7 @@
 // The Pod as every interface returns it (spec 2.1). Tests validate responses against this schema,
 // so "every field always present, exactly one of gpu and cpu" is checked, not assumed.
 import { cpuConfigSchema, mountsSchema } from './pod.ts';
+import { eventViewSchema } from '../event.ts';
 
 const nullableString = { type: ['string', 'null'] } as const;
 
@@ -77,5 +78,7 @@ export const podViewSchema = {
     statusReason: nullableString,
     machineId: nullableString,
     tags: { type: 'object', additionalProperties: { type: 'string' } },
+    /** GET /v2/pods/{id} only: the pod's last few events, oldest first (docs/events.md) */
+    events: { type: 'array', maxItems: 5, items: eventViewSchema },
   },
 } as const;

@@ -13,6 +13,7 @@ import {
   portsSchema,
   tagsSchema,
 } from './common.ts';
+import type { InputOf } from './input-type.ts';
 
 export const persistentMountSchema = {
   type: 'object',
@@ -113,29 +114,6 @@ export const podActionSchema = {
   properties: { action: { type: 'string', enum: ['start', 'stop', 'restart', 'terminate'] } },
 } as const;
 
-export interface PodCreateInput {
-  name: string;
-  image?: string;
-  args?: string;
-  disk?: number;
-  ports?: string[];
-  env?: Record<string, string>;
-  registry?: string | null;
-  mounts?: { persistent?: { size: number; path: string }; network?: { volumeId: string; path: string }[] };
-  locked?: boolean;
-  globalNetworking?: boolean;
-  gpu?: { id: string; count?: number; allowedCudaVersions?: string[] };
-  cpu?: { id: string; vcpuCount: number; memory: number };
-  cloud?: 'SECURE' | 'COMMUNITY';
-  dataCenterIds?: string[];
-  templateId?: string;
-  tags?: Record<string, string>;
-}
-
-export type PodUpdateInput = Partial<
-  Pick<PodCreateInput, 'name' | 'image' | 'args' | 'disk' | 'ports' | 'env' | 'registry' | 'mounts' | 'locked' | 'globalNetworking' | 'tags'>
->;
-
-export interface PodActionInput {
-  action: 'start' | 'stop' | 'restart' | 'terminate';
-}
+export type PodCreateInput = InputOf<typeof podCreateSchema>;
+export type PodUpdateInput = InputOf<typeof podUpdateSchema>;
+export type PodActionInput = InputOf<typeof podActionSchema>;

@@ -1,5 +1,6 @@
 // JSON Schemas of the container registry credential requests. The password only ever travels inward.
 import { nameSchema } from './common.ts';
+import type { InputOf } from './input-type.ts';
 
 const usernameSchema = { type: 'string', minLength: 1, maxLength: 255 } as const;
 // registry tokens (ECR, GCR JSON keys) run to a few KB
@@ -21,13 +22,5 @@ export const registryUpdateSchema = {
   properties: { username: usernameSchema, password: passwordSchema },
 } as const;
 
-export interface RegistryCreateInput {
-  name: string;
-  username: string;
-  password: string;
-}
-
-export interface RegistryUpdateInput {
-  username?: string;
-  password?: string;
-}
+export type RegistryCreateInput = InputOf<typeof registryCreateSchema>;
+export type RegistryUpdateInput = InputOf<typeof registryUpdateSchema>;

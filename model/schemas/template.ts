@@ -13,6 +13,7 @@ import {
   tagsSchema,
 } from './common.ts';
 import { persistentMountSchema } from './pod.ts';
+import type { InputOf } from './input-type.ts';
 
 export const TEMPLATE_CATEGORIES = ['NVIDIA', 'AMD', 'CPU'] as const;
 export type TemplateCategory = (typeof TEMPLATE_CATEGORIES)[number];
@@ -57,26 +58,8 @@ export const templateUpdateSchema = {
   properties: templateFields,
 } as const;
 
-export interface TemplateCreateInput {
-  name: string;
-  image: string;
-  args?: string;
-  disk?: number;
-  ports?: string[];
-  env?: Record<string, string>;
-  registry?: string | null;
-  mounts?: { persistent?: { size: number; path: string } };
-  serverless?: boolean;
-  public?: boolean;
-  category?: TemplateCategory;
-  startSsh?: boolean;
-  startJupyter?: boolean;
-  allowedCudaVersions?: string[];
-  readme?: string;
-  tags?: Record<string, string>;
-}
-
-export type TemplateUpdateInput = Partial<TemplateCreateInput>;
+export type TemplateCreateInput = InputOf<typeof templateCreateSchema>;
+export type TemplateUpdateInput = InputOf<typeof templateUpdateSchema>;
 
 /** v2 defaults: startSsh/startJupyter true like the public platform; disk matches the pod default. */
 export const TEMPLATE_DEFAULTS = {

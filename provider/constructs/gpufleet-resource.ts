@@ -4,8 +4,8 @@
 import { TerraformStack, Token, Tokenization, type IResolvable, type IResolveContext } from 'cdktf';
 import { provider as nullProvider, resource as nullResource } from '@cdktf/provider-null';
 import type { Construct } from 'constructs';
-import { isGpufleetError } from '../../model/index.ts';
-import { canonicalJson, escapeTemplate, refString, specHash } from '../spec-codec.ts';
+import { canonicalJson, isGpufleetError } from '../../model/index.ts';
+import { escapeTemplate, refString, specHash } from '../spec-codec.ts';
 import { OWNER_TAG_PREFIX } from '../ownership.ts';
 import { TRIGGER, type ResourceKind } from '../triggers.ts';
 

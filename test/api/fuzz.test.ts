@@ -1,22 +1,26 @@
 // Property tests over the v2 pod interface: whatever arrives (random JSON values, random objects,
 // valid pod bodies with random mutations, random paths and methods), the answer is never a 5xx, every
-// 4xx is problem+json, and a rejected request changes nothing the caller can see.
+// 4xx is problem+json, and a rejected request changes nothing the caller can see: pods, templates,
+// network volumes, registries, endpoints, keys, the account and billing (visible-state.ts).
 import fc from 'fast-check';
 import { STATUS_CODES } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { TestControlPlane } from '../harness/control-plane.ts';
-import { H100, createPod, expectPodView, gpuBody, snapshotPods, startPodsControlPlane, cpuBody, DC } from './pods-helpers.ts';
+import { H100, createPod, expectPodView, gpuBody, keyFor, startPodsControlPlane, cpuBody, DC } from './pods-helpers.ts';
+import { expectNoChangeIfRejected, type Observer } from './visible-state.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 200);
 
 let cp: TestControlPlane;
 let user: { accountId: string; key: string };
+let caller: Observer;
 let pods: { plain: string; persistent: string; network: string };
 const VOL = 'vol_fuzz';
 
 beforeAll(async () => {
   cp = await startPodsControlPlane({ rateLimits: 'minute=10000000,hour=10000000,day=10000000' });
   user = await cp.newAccount('read_write');
+  caller = { key: user.key, adminKey: await keyFor(cp, user.accountId, 'admin') };
   const now = new Date().toISOString();
   await cp.services.store.transact((tx) =>
     tx.put('networkVolumes', { id: VOL, accountId: user.accountId, name: VOL, size: 50, dataCenterId: DC, type: 'STANDARD', tags: {}, createdAt: now, updatedAt: now }),
@@ -59,13 +63,12 @@ function checkAnswer(a: Answer, what: string, method = 'GET'): void {
   }
 }
 
-/** runs `request`; a rejection must leave the account's pods exactly as they were */
+/** runs `request`; a rejection must leave everything the account can see exactly as it was */
 async function unchangedIfRejected(what: string, method: string, request: () => Promise<Answer>): Promise<Answer> {
-  const before = await snapshotPods(cp, user.key);
-  const a = await request();
+  const a = await expectNoChangeIfRejected(cp, what, { caller }, request, (x) => x.status >= 400);
   checkAnswer(a, what, method);
-  if (a.status >= 400) expect(await snapshotPods(cp, user.key), `${what} → ${a.status} changed state`).toBe(before);
-  else if ((a.status === 200 || a.status === 201) && method !== 'HEAD') {
+  if (a.status >= 400) return a;
+  if ((a.status === 200 || a.status === 201) && method !== 'HEAD') {
     const v = JSON.parse(a.text);
     if (v && typeof v === 'object' && 'status' in v && 'actions' in v) expectPodView(v);
   }
@@ -191,6 +194,7 @@ describe('fuzz', () => {
   test('random methods, paths and bodies under /v2', { timeout: 300_000 }, async () => {
     const segment = fc.oneof(
       fc.constantFrom('pods', 'action', 'catalog', 'cpus', 'gpus', 'datacenters', 'keys', 'accounts', 'account', 'openapi.json', '', '..', '.', '%2e%2e', '%00', '%zz', '%', 'pods?x=1', '?status=BOGUS', '#frag', 'x'.repeat(150)),
+      fc.constantFrom('templates', 'network-volumes', 'registries', 'billing', 'endpoints', 'serverless', 'stack-locks', VOL),
       fc.constant('POD_ID'),
       fc.string({ maxLength: 12 }).map(encodeURIComponent),
       fc.string({ maxLength: 6 }),

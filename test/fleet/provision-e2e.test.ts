@@ -1,7 +1,7 @@
 // End to end: real sshd test hosts, the real Docker engine, the control plane with its provisioner.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { dockerInspect, ensureTestImage, FIXTURE_GPUS, fixtureGpuUuid, removeContainersByLabel, removeNetworksByLabel, runDocker, startTestHost, type TestHost } from '../harness/index.ts';
+import { dockerInspect, ensureTestImage, FIXTURE_GPUS, fixtureGpuUuid, listContainers, removeContainersByLabel, removeNetworksByLabel, runDocker, startTestHost, type TestHost } from '../harness/index.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { volumeHostPath } from '../../model/network-volume.ts';
 
@@ -187,10 +187,11 @@ describe('other pods', () => {
 });
 
 describe('faults', () => {
-  test('a host whose sshd dies goes UNREACHABLE, keeps its pods, and converges when it returns', async () => {
+  test('a host whose sshd dies goes UNREACHABLE, keeps its pods, and converges to the same container when it returns', async () => {
     const res = await cp.api('/v2/pods', { method: 'POST', json: { name: 'survivor', image, args: SLEEPER, disk: 1, gpu: { id: 'NVIDIA H100 80GB HBM3' } } });
     const { id } = (await res.json()) as { id: string };
     await podIn(id, 'RUNNING');
+    const before = (await dockerInspect(`gpufleet-${id}`))!;
     await gpuHost.stop();
     const down = await waitFor('host unreachable', async () => ((await host(hostIds.gpu!)).status === 'UNREACHABLE' ? host(hostIds.gpu!) : null));
     expect(down.statusReason).toMatch(/missed \d+ heartbeats/);
@@ -200,6 +201,12 @@ describe('faults', () => {
     await gpuHost.start();
     await waitFor('host ready', async () => (await host(hostIds.gpu!)).status === 'READY');
     await waitFor('pod reason cleared', async () => (await pod(id)).statusReason === null);
+    // a few more passes over the returned host: nothing was recreated (or restarted) meanwhile
+    await new Promise((r) => setTimeout(r, 1500));
+    const after = await listContainers(`gpufleet.pod=${id}`);
+    expect(after.map((c) => c.Id)).toEqual([before.Id]);
+    expect(after[0]!.State.StartedAt).toBe(before.State.StartedAt);
+    expect((await pod(id)).status).toBe('RUNNING');
     await cp.api(`/v2/pods/${id}`, { method: 'DELETE' });
   });
 

@@ -1,5 +1,7 @@
-// A control plane killed mid-provision (SIGKILL) restarts, rebuilds observed state from the host,
-// creates no duplicate container, and a persistent mount's directory survives stop but not terminate.
+// A control plane killed (SIGKILL) while `docker run` is in flight on the host restarts, rebuilds
+// observed state from the host and ends with exactly one running container per pod; a persistent
+// mount's directory survives stop but not terminate. The test host's docker wrapper
+// (harness/docker-run-gate.ts) holds `docker run` so the kill lands while it is in flight.
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -37,7 +39,7 @@ const spawn = async () =>
 
 beforeAll(async () => {
   await ensureTestImage();
-  h = await startTestHost({ name: `restart-${process.pid}`, gpus: [FIXTURE_GPUS.RTX_4090, FIXTURE_GPUS.RTX_4090] });
+  h = await startTestHost({ name: `restart-${process.pid}`, gpus: [FIXTURE_GPUS.RTX_4090, FIXTURE_GPUS.RTX_4090], dockerRunGate: true });
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-restart-'));
   await spawn();
   const res = await api('/v2/hosts', { method: 'POST', json: { ssh: `root@${h.address}:${h.port}`, privateKey: h.privateKey } });
@@ -46,6 +48,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // a run still held (a failed test) fails now instead of keeping the plane's pass waiting
+  await h?.dockerRunGate?.abort();
   await cp?.kill('SIGTERM');
   await removeContainersByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
   await removeNetworksByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
@@ -54,23 +58,65 @@ afterAll(async () => {
   await rm(storageRoot, { recursive: true, force: true });
 });
 
-test('SIGKILL mid-provision converges to one container per pod after restart', async () => {
-  const created = await Promise.all(
-    [1, 2].map((i) => api('/v2/pods', { method: 'POST', json: { name: `k${i}`, image: 'gpufleet-test/busybox:latest', args: SLEEPER, disk: 1, gpu: { id: 'NVIDIA GeForce RTX 4090' } } })),
-  );
-  for (const c of created) expect(c.status).toBe(201);
-  await cp!.kill('SIGKILL'); // while the provisioner is pulling/creating
-  await spawn();
-  for (const c of created) await waitFor(`pod ${c.body!.id} RUNNING`, async () => (await api(`/v2/pods/${c.body!.id}`)).body!.status === 'RUNNING');
-  for (const c of created) expect(await listContainers(`gpufleet.pod=${c.body!.id}`)).toHaveLength(1);
-  // and another restart adopts the running containers instead of making new ones
-  const ids = (await listContainers(`gpufleet.host=${hostId}`)).map((c) => c.Id).sort();
+/**
+ * Creates a pod with `docker run` held on the host, SIGKILLs the control plane while that run is in
+ * flight, starts the plane again and lets the held run go: before the restart, or only once the
+ * restarted plane has issued its own run for the same pod. Answers the pod id once it is RUNNING.
+ * (One pod: a host's pass creates its pods one after another, so only one run is ever in flight.)
+ */
+async function killDuringDockerRun(release: 'before restart' | 'after the restarted plane runs too'): Promise<string> {
+  const gate = h.dockerRunGate!;
+  await gate.hold();
+  const created = await api('/v2/pods', { method: 'POST', json: { name: 'k', image: 'gpufleet-test/busybox:latest', args: SLEEPER, disk: 1, gpu: { id: 'NVIDIA GeForce RTX 4090' } } });
+  expect(created.status).toBe(201);
+  const id = created.body!.id as string;
+  // the kill lands while the pod's `docker run` has reached the host and not finished: held, not
+  // released, and no container of the pod in the engine yet
+  expect(await gate.waitHeld(1)).toEqual([expect.stringContaining(id)]);
+  expect(gate.holding).toBe(true);
+  expect(await listContainers(`gpufleet.pod=${id}`)).toEqual([]);
+  await cp!.kill('SIGKILL');
+  if (release === 'before restart') {
+    await gate.release();
+    await spawn();
+  } else {
+    await spawn();
+    // the restarted plane saw no container and ran its own: two runs for the pod wait on the host
+    expect(await gate.waitHeld(2)).toEqual([expect.stringContaining(id), expect.stringContaining(id)]);
+    await gate.release();
+  }
+  await waitFor(`pod ${id} RUNNING`, async () => (await api(`/v2/pods/${id}`)).body!.status === 'RUNNING');
+  return id;
+}
+
+/** exactly one container in the engine carries the pod's label, and it runs */
+async function expectOneRunningContainer(id: string): Promise<void> {
+  const cs = await listContainers(`gpufleet.pod=${id}`);
+  expect(cs.length, `containers of pod ${id}: ${cs.map((c) => c.Name).join(', ')}`).toBe(1);
+  expect(cs[0]!.State.Running).toBe(true);
+}
+
+async function terminate(id: string): Promise<void> {
+  await api(`/v2/pods/${id}`, { method: 'DELETE' });
+  await waitFor('containers removed', async () => (await listContainers(`gpufleet.host=${hostId}`)).length === 0);
+}
+
+test('SIGKILL during docker run, released before the restart: exactly one running container for the pod, kept by a later restart', async () => {
+  const id = await killDuringDockerRun('before restart');
+  await expectOneRunningContainer(id);
+  // and another restart adopts the running container instead of making a new one
+  const containerIds = (await listContainers(`gpufleet.host=${hostId}`)).map((c) => c.Id);
   await cp!.kill('SIGKILL');
   await spawn();
   await new Promise((r) => setTimeout(r, 1500));
-  expect((await listContainers(`gpufleet.host=${hostId}`)).map((c) => c.Id).sort()).toEqual(ids);
-  for (const c of created) await api(`/v2/pods/${c.body!.id}`, { method: 'DELETE' });
-  await waitFor('containers removed', async () => (await listContainers(`gpufleet.host=${hostId}`)).length === 0);
+  expect((await listContainers(`gpufleet.host=${hostId}`)).map((c) => c.Id)).toEqual(containerIds);
+  await terminate(id);
+});
+
+test('SIGKILL during docker run, released after the restarted control plane ran its own: exactly one running container for the pod', async () => {
+  const id = await killDuringDockerRun('after the restarted plane runs too');
+  await expectOneRunningContainer(id);
+  await terminate(id);
 });
 
 test('a persistent mount is kept across stop and removed at terminate', async () => {

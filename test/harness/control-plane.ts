@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startControlPlane, type ControlPlane, type StartOptions } from '../../api/index.ts';
+import { startControlPlane, type ControlPlane, type ServerConfig, type StartOptions } from '../../api/index.ts';
 import { parseQuotas } from '../../api/rate-limit/limiter.ts';
 import type { ApiKeyScope } from '../../model/account.ts';
 
@@ -26,6 +26,12 @@ export interface TestControlPlaneOptions extends StartOptions {
   rateLimits?: string;
   reconcileIntervalMs?: number;
   metricsIntervalMs?: number;
+  /** address to listen on; default 127.0.0.1 (serverless workers in containers need one the docker bridge reaches: dockerBridgeGateway()) */
+  host?: string;
+  /** GPUFLEET_WORKER_URL; default: derived from the bound port (docs/serverless.md) */
+  workerUrl?: string;
+  /** any other setting of the control plane (webhookAllowPrivate, workerPollMs, …) */
+  config?: Partial<ServerConfig>;
 }
 
 export async function startTestControlPlane(opts: TestControlPlaneOptions = {}): Promise<TestControlPlane> {
@@ -33,7 +39,8 @@ export async function startTestControlPlane(opts: TestControlPlaneOptions = {}):
   const cp = await startControlPlane(
     {
       port: 0,
-      host: '127.0.0.1',
+      host: opts.host ?? '127.0.0.1',
+      workerUrl: opts.workerUrl,
       dataDir,
       bootstrapKey: ADMIN_KEY,
       rateLimits: parseQuotas(opts.rateLimits),
@@ -41,6 +48,7 @@ export async function startTestControlPlane(opts: TestControlPlaneOptions = {}):
       reconcileIntervalMs: opts.reconcileIntervalMs ?? 500,
       metricsIntervalMs: opts.metricsIntervalMs ?? 10_000,
       logLevel: 'silent',
+      ...opts.config,
     },
     opts,
   );
@@ -76,6 +84,8 @@ export interface SpawnedControlPlane {
   proc: ChildProcess;
   /** resolves when the process has exited */
   exited: Promise<number | null>;
+  /** what it wrote so far, stdout (its log lines, JSON) and stderr together */
+  output(): string;
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -92,10 +102,15 @@ export async function spawnControlPlane(opts: { dataDir: string; port: number; e
       GPUFLEET_LOG_LEVEL: 'warn',
       ...opts.env,
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
-  proc.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  let output = '';
+  proc.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  proc.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    output += d.toString();
+  });
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${opts.port}`;
   const deadline = Date.now() + 30_000;
@@ -115,6 +130,7 @@ export async function spawnControlPlane(opts: { dataDir: string; port: number; e
     dataDir: opts.dataDir,
     proc,
     exited,
+    output: () => output,
     async kill(signal = 'SIGTERM') {
       if (proc.exitCode === null) proc.kill(signal);
       await exited;

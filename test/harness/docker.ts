@@ -124,3 +124,15 @@ async function containerIds(labelFilter: string): Promise<string[]> {
   const { stdout } = await runDocker(['ps', '-a', '-q', '--no-trunc', '--filter', `label=${labelFilter}`]);
   return stdout.split('\n').map((s) => s.trim()).filter((s) => s.length > 0);
 }
+
+/**
+ * The address of the host on docker's default bridge (docker0), which every container reaches as
+ * `host.docker.internal` (provisioner/tenant-network.ts): a control plane that serverless workers on
+ * test hosts must call listens there.
+ */
+export async function dockerBridgeGateway(): Promise<string> {
+  const { stdout } = await runDocker(['network', 'inspect', 'bridge', '--format', '{{range .IPAM.Config}}{{.Gateway}} {{end}}']);
+  const ip = stdout.trim().split(/\s+/).find((a) => /^\d+\.\d+\.\d+\.\d+$/.test(a));
+  if (!ip) throw new Error(`docker's bridge network has no IPv4 gateway: ${stdout.trim()}`);
+  return ip;
+}

@@ -196,3 +196,53 @@ describe('test hosts', () => {
     s.end();
   });
 });
+
+describe('docker run gate', () => {
+  let h: TestHost;
+  const name = `gpufleet-gate-${process.pid}`;
+  beforeAll(async () => {
+    await ensureTestImage();
+    h = await startTestHost({ name: 'gated', dockerRunGate: true });
+  });
+  afterAll(async () => {
+    await h?.dispose();
+    await runDocker(['rm', '-f', name]).catch(() => undefined);
+  });
+
+  it('is absent unless asked for', async () => {
+    const plain = await startTestHost({ name: 'ungated' });
+    try {
+      expect(plain.dockerRunGate).toBeNull();
+      const s = await sshTo(plain);
+      expect((await s.run('command -v docker')).out).not.toContain(plain.dir);
+      s.end();
+    } finally {
+      await plain.dispose();
+    }
+  });
+
+  it('holds docker run over SSH until released, lets other docker commands through, and keeps stdin', async () => {
+    const gate = h.dockerRunGate!;
+    const s = await sshTo(h);
+    await gate.hold();
+    let finished = false;
+    const img = await ensureTestImage();
+    const runCmd = s.run(`printf 'K=v w\\n' | docker run --rm --name=${name} --env-file /dev/stdin ${img} sh -c 'echo "[$K]"'`).then((r) => {
+      finished = true;
+      return r;
+    });
+    expect(await gate.waitHeld(1)).toEqual([name]);
+    // other commands are not held, and the held run has not reached the engine
+    expect((await s.run("docker version --format '{{.Client.Version}}'")).code).toBe(0);
+    await sleep(300);
+    expect(finished).toBe(false);
+    expect(await dockerInspect(name)).toBeNull();
+    await gate.release();
+    const r = await runCmd;
+    expect(r).toEqual({ out: '[v w]\n', code: 0 });
+    // released: the next run goes straight through
+    expect((await s.run(`docker run --rm ${img} echo through`)).out).toBe('through\n');
+    expect(await gate.held()).toEqual([name]);
+    s.end();
+  });
+});

@@ -15,8 +15,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { nvidiaSmiScript, type FixtureGpu } from './nvidia-smi-fixture.ts';
+import { installDockerRunGate, type DockerRunGate } from './docker-run-gate.ts';
 
 export type { FixtureGpu } from './nvidia-smi-fixture.ts';
+export type { DockerRunGate } from './docker-run-gate.ts';
 export { FIXTURE_GPUS, fixtureGpuUuid } from './nvidia-smi-fixture.ts';
 
 const run = promisify(execFile);
@@ -31,6 +33,8 @@ export interface StartTestHostOptions {
   /** loopback address to listen on; default: the next free 127.0.0.x of this process */
   address?: string;
   sourceShellStartupFiles?: boolean;
+  /** put a `docker` wrapper first on PATH whose run/create the test can hold (docker-run-gate.ts) */
+  dockerRunGate?: boolean;
 }
 
 export interface TestHost {
@@ -46,6 +50,8 @@ export interface TestHost {
   /** temp dir holding keys, sshd_config and bin/ */
   readonly dir: string;
   readonly running: boolean;
+  /** holds `docker run`/`create` on this host on demand; null unless started with `dockerRunGate: true` */
+  readonly dockerRunGate: DockerRunGate | null;
   /** kills sshd and every session it spawned: the host becomes unreachable */
   stop(): Promise<void>;
   /** SIGSTOPs sshd and its sessions: TCP still connects, SSH never answers (a hung host) */
@@ -81,6 +87,7 @@ export async function startTestHost(opts: StartTestHostOptions): Promise<TestHos
   await writeFile(join(dir, 'authorized_keys'), await readFile(join(dir, 'client_key.pub')));
   const host = new SshdTestHost(opts, address, dir, await readFile(join(dir, 'client_key'), 'utf8'));
   await host.setGpus(opts.gpus ?? []);
+  if (opts.dockerRunGate) host.dockerRunGate = await installDockerRunGate(dir, join(dir, 'bin'));
   await host.newHostKey();
   for (let attempt = 0; ; attempt++) {
     host.port = await freePort(address);
@@ -104,6 +111,7 @@ class SshdTestHost implements TestHost {
   readonly privateKeyPath: string;
   port = 0;
   hostKeyFingerprint = '';
+  dockerRunGate: DockerRunGate | null = null;
   private proc: ChildProcess | null = null;
   private log = '';
 

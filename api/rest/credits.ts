@@ -1,0 +1,19 @@
+// `POST /v2/accounts/{id}/credits {"amount": <USD>}` (operators): adds credits to an account (a
+// negative amount takes some back) and answers the account with its usage and what is left
+// (`clientBalance`). An account with nothing left cannot submit jobs (402 CREDITS_EXHAUSTED).
+// docs/billing.md, "Credits".
+import type { FastifyInstance } from 'fastify';
+import { accountCreditSchema } from '../../model/index.ts';
+import type { AccountCredits } from '../../core/index.ts';
+import { docSchema, errorResponses, idParams } from './route-schema.ts';
+
+export function creditRoutes(app: FastifyInstance, credits: AccountCredits): void {
+  app.post(
+    '/v2/accounts/:id/credits',
+    {
+      config: { scope: 'admin', operator: true },
+      schema: { tags: ['accounts'], summary: 'Grant credits (USD; negative takes back)', params: idParams, body: docSchema(accountCreditSchema), response: errorResponses(401, 403, 404, 422, 429) },
+    },
+    async (request) => credits.grant((request.params as { id: string }).id, request.body),
+  );
+}

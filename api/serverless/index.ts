@@ -1,0 +1,64 @@
+// The public v2 serverless endpoint routes (`/v2/serverless`, runpod-compat.md 4.2) over the same
+// records as `/v1/endpoints`; core/endpoint-v2.ts maps the shapes. Lists are wrapped
+// (`{"endpoints": []}`), create answers 201, delete 204 (and cancels the endpoint's jobs).
+// `GET /v2/serverless/{id}/workers` is the worker side's (core/serverless).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { endpointV2CreateSchema, endpointV2UpdateSchema, GpufleetError } from '../../model/index.ts';
+import { createEndpointV2, toEndpointV2View, updateEndpointV2, type EndpointService } from '../../core/index.ts';
+import { principalOf } from '../auth/request-guard.ts';
+import { docSchema, errorResponses, idParams } from '../rest/route-schema.ts';
+
+const tags = ['serverless'];
+const idOf = (r: FastifyRequest) => (r.params as { id: string }).id;
+/** where the caller reached the API, for the endpoint's `requestUrls` */
+const originOf = (r: FastifyRequest) => `${r.protocol}://${r.host}`;
+
+function noQuery(r: FastifyRequest): void {
+  const keys = Object.keys((r.query ?? {}) as object);
+  if (keys.length) throw new GpufleetError('VALIDATION_FAILED', `Unknown query parameter(s): ${keys.join(', ')}`, { errors: keys.map((k) => `$.${k}: unknown query parameter`) });
+}
+
+export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointService): void {
+  app.get(
+    '/v2/serverless',
+    { config: { scope: 'read' }, schema: { tags, summary: 'List serverless endpoints', response: errorResponses(401, 422, 429) } },
+    async (request) => {
+      noQuery(request);
+      const p = principalOf(request);
+      return { endpoints: (await endpoints.list(p)).map((e) => toEndpointV2View(e, originOf(request))) };
+    },
+  );
+
+  app.post(
+    '/v2/serverless',
+    { config: { scope: 'read_write' }, schema: { tags, summary: 'Create a serverless endpoint', body: docSchema(endpointV2CreateSchema), response: errorResponses(400, 401, 403, 422, 429) } },
+    async (request, reply) => {
+      const e = await createEndpointV2(endpoints, principalOf(request), request.body);
+      return reply.code(201).send(toEndpointV2View(e, originOf(request)));
+    },
+  );
+
+  app.get(
+    '/v2/serverless/:id',
+    { config: { scope: 'read' }, schema: { tags, summary: 'Get a serverless endpoint', params: idParams, response: errorResponses(401, 404, 422, 429) } },
+    async (request) => {
+      noQuery(request);
+      return toEndpointV2View(await endpoints.get(principalOf(request), idOf(request)), originOf(request));
+    },
+  );
+
+  app.patch(
+    '/v2/serverless/:id',
+    { config: { scope: 'read_write' }, schema: { tags, summary: 'Update a serverless endpoint (only the fields sent change)', params: idParams, body: docSchema(endpointV2UpdateSchema), response: errorResponses(400, 401, 403, 404, 422, 429) } },
+    async (request) => toEndpointV2View(await updateEndpointV2(endpoints, principalOf(request), idOf(request), request.body), originOf(request)),
+  );
+
+  app.delete(
+    '/v2/serverless/:id',
+    { config: { scope: 'read_write' }, schema: { tags, summary: 'Delete a serverless endpoint: its queued and running jobs are cancelled, its workers stopped', params: idParams, response: errorResponses(401, 403, 404, 429) } },
+    async (request, reply) => {
+      await endpoints.delete(principalOf(request), idOf(request));
+      return reply.code(204).send();
+    },
+  );
+}

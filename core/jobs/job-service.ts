@@ -1,0 +1,213 @@
+// The job interface as its users see it (`/v2/{endpointId}/run`, `runsync`, `status`, …; runpod-
+// compat.md 2.1), over the JobQueue: which endpoint and job the caller may touch (their own QUEUE
+// endpoints; anything else is 404), the body's rules, credits, webhooks, and the shapes answered.
+// Every duration is in milliseconds. docs/jobs.md, "The job interface".
+import { check, compile, GpufleetError, jobRunSchema, type EndpointRecord, type JobRunInput } from '../../model/index.ts';
+import type { Store } from '../../store/index.ts';
+import type { Principal } from '../api-keys.ts';
+import type { AccountCredits } from '../credits.ts';
+import type { WorkerStateCounts } from '../serverless/worker-counts.ts';
+import { isFinal, JOB_LIMITS, type Job, type JobStatus } from './job.ts';
+import type { EndpointCounts, JobQueue } from './job-queue.ts';
+import { checkWebhookUrl, WebhookSender, type WebhookDelivery } from './webhook.ts';
+import type { WorkerPorts } from './worker-ports.ts';
+
+const validateRun = compile<JobRunInput>(jobRunSchema);
+
+/** `?wait` of runsync and status-sync (ms): the public platform's range and default */
+export const JOB_WAIT = { min: 1000, max: 300_000, default: 90_000 } as const;
+/** how long a stream poll that finds nothing new holds (ms); under runpod-python's 10 s request timeout */
+export const STREAM_HOLD_MS = 5000;
+
+/** A job as the job interface answers it (status, runsync, cancel, retry, and the webhook body). */
+export interface JobView {
+  id: string;
+  status: JobStatus;
+  /** ms from entering the queue to the take of the attempt that reported */
+  delayTime?: number;
+  /** ms from that take to the final status */
+  executionTime?: number;
+  output?: unknown;
+  error?: string;
+  workerId?: string;
+  /** times the job went back to the queue (worker lost, retry) */
+  retries?: number;
+}
+
+export function toJobView(job: Job): JobView {
+  const v: JobView = { id: job.id, status: job.status };
+  if (job.delayTime !== undefined) v.delayTime = job.delayTime;
+  if (job.executionTime !== undefined) v.executionTime = job.executionTime;
+  if (job.output !== undefined) v.output = job.output;
+  if (job.error !== undefined) v.error = job.error;
+  if (job.workerId !== undefined) v.workerId = job.workerId;
+  if (job.retries > 0) v.retries = job.retries;
+  return v;
+}
+
+export interface StreamView {
+  id: string;
+  status: JobStatus;
+  /** only the chunks no earlier poll returned; empty once a final job has given everything */
+  stream: { output: unknown }[];
+}
+
+export interface HealthView {
+  jobs: EndpointCounts;
+  workers: WorkerStateCounts;
+}
+
+export interface JobServiceOptions {
+  /** GPUFLEET_WEBHOOK_ALLOW_PRIVATE: webhooks may call private and loopback addresses */
+  webhookAllowPrivate?: boolean;
+  webhookRetryDelayMs?: number;
+  onWebhookDelivery?: (d: WebhookDelivery) => void;
+  streamHoldMs?: number;
+}
+
+/** a `?wait=` value: an integer number of ms in JOB_WAIT's range, else 400 (the public platform's answer) */
+export function parseWait(raw: unknown): number {
+  if (raw === undefined) return JOB_WAIT.default;
+  const n = typeof raw === 'string' && /^\d{1,9}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(n >= JOB_WAIT.min && n <= JOB_WAIT.max))
+    throw new GpufleetError('BAD_REQUEST', `wait is invalid; must be between ${JOB_WAIT.min} and ${JOB_WAIT.max}`, {
+      errors: [`$.wait: must be an integer number of milliseconds from ${JOB_WAIT.min} to ${JOB_WAIT.max}`],
+    });
+  return n;
+}
+
+/** a `?ttl=` value on status (ms), or undefined when absent; out of range is 400 */
+export function parseStatusTtl(raw: unknown): number | undefined {
+  if (raw === undefined) return undefined;
+  const { min, max } = JOB_LIMITS.statusTtl;
+  const n = typeof raw === 'string' && /^\d{1,10}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(n >= min && n <= max))
+    throw new GpufleetError('BAD_REQUEST', `ttl is invalid; must be between ${min} and ${max}`, {
+      errors: [`$.ttl: must be an integer number of milliseconds from ${min} to ${max}`],
+    });
+  return n;
+}
+
+export class JobService {
+  readonly webhooks: WebhookSender;
+  private readonly allowPrivate: boolean;
+  private readonly streamHoldMs: number;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly queue: JobQueue,
+    private readonly store: Store,
+    private readonly credits: AccountCredits,
+    private readonly workers: WorkerPorts,
+    opts: JobServiceOptions = {},
+  ) {
+    this.allowPrivate = opts.webhookAllowPrivate ?? false;
+    this.streamHoldMs = opts.streamHoldMs ?? STREAM_HOLD_MS;
+    this.webhooks = new WebhookSender({
+      allowPrivate: this.allowPrivate,
+      ...(opts.webhookRetryDelayMs !== undefined ? { retryDelayMs: opts.webhookRetryDelayMs } : {}),
+      ...(opts.onWebhookDelivery ? { onDelivery: opts.onWebhookDelivery } : {}),
+    });
+    this.unsubscribe = queue.onFinal((job) => {
+      if (job.webhook !== undefined) this.webhooks.send(job.webhook, job.id, toJobView(job));
+    });
+  }
+
+  /** `run` (sync false) and `runsync` (sync true, waiting up to `waitMs` for a final status) */
+  async run(principal: Principal, endpointId: string, body: unknown, opts: { sync: boolean; waitMs?: number; signal?: AbortSignal }): Promise<JobView> {
+    const endpoint = await this.endpoint(principal, endpointId);
+    const input = check(validateRun, body, 'job request');
+    await this.credits.assertCanSubmit(principal);
+    if (input.webhook !== undefined) await checkWebhookUrl(input.webhook, this.allowPrivate);
+    const job = await this.queue.enqueue({
+      endpointId: endpoint.id,
+      accountId: principal.accountId,
+      input: input.input,
+      ...(input.webhook !== undefined ? { webhook: input.webhook } : {}),
+      policy: {
+        // the endpoint's executionTimeout unless the job names one (within the queue's limits)
+        executionTimeout: input.policy?.executionTimeout ?? Math.max(JOB_LIMITS.executionTimeout.min, Math.min(JOB_LIMITS.executionTimeout.max, endpoint.executionTimeoutMs)),
+        ...(input.policy?.ttl !== undefined ? { ttl: input.policy.ttl } : {}),
+        ...(input.policy?.lowPriority !== undefined ? { lowPriority: input.policy.lowPriority } : {}),
+      },
+      sync: opts.sync,
+    });
+    if (!opts.sync) return { id: job.id, status: job.status };
+    const done = await this.queue.waitForFinal(job.id, { waitMs: opts.waitMs ?? JOB_WAIT.default, ...(opts.signal ? { signal: opts.signal } : {}) });
+    return done ? toJobView(done) : { id: job.id, status: job.status };
+  }
+
+  async status(principal: Principal, endpointId: string, jobId: string, ttlMs?: number): Promise<JobView> {
+    const job = await this.job(principal, endpointId, jobId);
+    return toJobView(ttlMs === undefined ? job : await this.queue.setTtl(job.id, ttlMs));
+  }
+
+  /** status-sync: the job once final, or as it stands when `waitMs` ends */
+  async statusSync(principal: Principal, endpointId: string, jobId: string, waitMs: number, signal?: AbortSignal): Promise<JobView> {
+    const job = await this.job(principal, endpointId, jobId);
+    if (isFinal(job.status)) return toJobView(job);
+    const now = await this.queue.waitForFinal(job.id, { waitMs, ...(signal ? { signal } : {}) });
+    if (!now) throw notFound(jobId);
+    return toJobView(now);
+  }
+
+  /** the chunks no earlier poll returned; holds a little while when there is nothing new yet */
+  async stream(principal: Principal, endpointId: string, jobId: string, signal?: AbortSignal): Promise<StreamView> {
+    await this.job(principal, endpointId, jobId);
+    const read = await this.queue.readStream(jobId, undefined, { waitMs: this.streamHoldMs, ...(signal ? { signal } : {}) });
+    if (!read) throw notFound(jobId);
+    return { id: jobId, status: read.status, stream: read.chunks.map((output) => ({ output })) };
+  }
+
+  async cancel(principal: Principal, endpointId: string, jobId: string): Promise<JobView> {
+    await this.job(principal, endpointId, jobId);
+    return toJobView(await this.queue.cancel(jobId));
+  }
+
+  /** FAILED and TIMED_OUT jobs only; the same id goes back to the queue */
+  async retry(principal: Principal, endpointId: string, jobId: string): Promise<JobView> {
+    await this.job(principal, endpointId, jobId);
+    await this.credits.assertCanSubmit(principal);
+    const job = await this.queue.retry(jobId);
+    return { id: job.id, status: job.status };
+  }
+
+  async purgeQueue(principal: Principal, endpointId: string): Promise<{ removed: number; status: 'completed' }> {
+    const e = await this.endpoint(principal, endpointId);
+    return { removed: await this.queue.purge(e.id), status: 'completed' };
+  }
+
+  async health(principal: Principal, endpointId: string): Promise<HealthView> {
+    const e = await this.endpoint(principal, endpointId);
+    const [jobs, workers] = await Promise.all([this.queue.counts(e.id), this.workers.counts(e.id)]);
+    return { jobs, workers };
+  }
+
+  close(): void {
+    this.unsubscribe();
+    this.webhooks.close();
+  }
+
+  /** the caller's QUEUE endpoint; another account's (or none) is 404, as for pods */
+  private async endpoint(principal: Principal, endpointId: string): Promise<EndpointRecord> {
+    const e = await this.store.get('endpoints', endpointId);
+    if (!e || e.accountId !== principal.accountId) throw new GpufleetError('NOT_FOUND', `Endpoint ${endpointId} was not found.`, { fields: { endpointId } });
+    if (e.type !== 'QUEUE')
+      throw new GpufleetError('BAD_REQUEST', `Endpoint ${endpointId} is a ${e.type} endpoint; the job interface serves QUEUE endpoints only.`, {
+        fields: { endpointId, type: e.type },
+      });
+    return e;
+  }
+
+  /** a job of the caller's endpoint; an unknown, expired or other endpoint's job is 404 */
+  private async job(principal: Principal, endpointId: string, jobId: string): Promise<Job> {
+    const e = await this.endpoint(principal, endpointId);
+    const job = await this.queue.get(jobId);
+    if (!job || job.endpointId !== e.id || job.accountId !== principal.accountId) throw notFound(jobId);
+    return job;
+  }
+}
+
+function notFound(jobId: string): GpufleetError {
+  return new GpufleetError('NOT_FOUND', `Job ${jobId} was not found (unknown, or its result has expired).`, { fields: { jobId } });
+}

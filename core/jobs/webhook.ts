@@ -1,0 +1,198 @@
+// Webhooks: a job's `webhook` URL is POSTed the final job (the same JSON as its status) once it is
+// final, with 2 retries 10 s apart (the public platform's rule). Private, loopback and link-local
+// addresses are refused at submission (422) and again when connecting (a name may resolve elsewhere
+// by then), unless the operator allows them (GPUFLEET_WEBHOOK_ALLOW_PRIVATE=true). Delivery is at
+// most once per attempt and kept in memory: a restart drops the retries still pending (docs/jobs.md).
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { lookup as lookupAll } from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { GpufleetError } from '../../model/index.ts';
+
+export const WEBHOOK_RETRIES = 2;
+export const WEBHOOK_RETRY_DELAY_MS = 10_000;
+export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 10_000;
+/** a name is resolved at submission at most this long; past it the URL is accepted and checked when sent */
+const SUBMIT_LOOKUP_TIMEOUT_MS = 2000;
+
+const blocked = new BlockList();
+for (const [net, bits] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
+  ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) blocked.addSubnet(net, bits, 'ipv4');
+for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64]] as const)
+  blocked.addSubnet(net, bits, 'ipv6');
+
+/** the eight 16-bit groups of an IPv6 address (net.isIP already said it is one) */
+function v6Groups(addr: string): number[] {
+  let a = addr.split('%')[0]!.toLowerCase();
+  a = a.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_m, w: string, x: string, y: string, z: string) =>
+    `${((Number(w) << 8) | Number(x)).toString(16)}:${((Number(y) << 8) | Number(z)).toString(16)}`,
+  );
+  const [head = '', tail] = a.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail !== undefined && tail !== '' ? tail.split(':') : [];
+  const fill = tail === undefined ? [] : new Array<string>(8 - h.length - t.length).fill('0');
+  return [...h, ...fill, ...t].map((g) => Number.parseInt(g, 16));
+}
+
+/** loopback, private, link-local, CGNAT, documentation, multicast and reserved ranges, v4 and v6 */
+export function isPrivateAddress(addr: string): boolean {
+  const family = isIP(addr);
+  if (family === 4) return blocked.check(addr, 'ipv4');
+  if (family !== 6) return true; // not an address: never connect to it unchecked
+  const g = v6Groups(addr);
+  // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) carry a v4 address
+  const embedsV4 = (g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0 && (g[5] === 0xffff || g[5] === 0) && !(g[5] === 0 && g[6] === 0)) ||
+    (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0);
+  if (embedsV4) return blocked.check(`${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}`, 'ipv4');
+  return blocked.check(g.map((x) => x.toString(16)).join(':'), 'ipv6');
+}
+
+function refuse(detail: string): never {
+  throw new GpufleetError('VALIDATION_FAILED', `The webhook ${detail}`, { errors: [`$.webhook: ${detail}`] });
+}
+
+/** the host of a URL as an address or a name (brackets of an IPv6 literal removed) */
+const hostOf = (u: URL): string => u.hostname.replace(/^\[(.*)\]$/, '$1');
+
+/**
+ * Checks a job's webhook at submission: an http(s) URL whose host is not a private address. A name is
+ * resolved (briefly); one that resolves to a private address is refused, one that does not resolve
+ * is accepted and checked again when the webhook is sent.
+ */
+export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promise<void> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return refuse('must be an absolute http or https URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') refuse(`must be an http or https URL, not ${url.protocol}`);
+  if (allowPrivate) return;
+  const host = hostOf(url);
+  const why = 'points at a private, loopback or link-local address, which the control plane does not call (an operator can allow it: GPUFLEET_WEBHOOK_ALLOW_PRIVATE=true)';
+  if (isIP(host)) {
+    if (isPrivateAddress(host)) refuse(why);
+    return;
+  }
+  if (host === 'localhost' || host.endsWith('.localhost')) refuse(why);
+  let addrs: LookupAddress[] = [];
+  try {
+    addrs = await Promise.race([
+      lookupAll(host, { all: true, verbatim: true }),
+      new Promise<LookupAddress[]>((_, reject) => setTimeout(() => reject(new Error('timeout')), SUBMIT_LOOKUP_TIMEOUT_MS).unref()),
+    ]);
+  } catch {
+    return; // unresolvable now: the send checks the address it connects to
+  }
+  if (addrs.some((a) => isPrivateAddress(a.address))) refuse(why);
+}
+
+/** dns lookup for the sender: fails the connection when the name resolves to a private address */
+const guardedLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+    if (err) return callback(err, '', 0);
+    const bad = addresses.find((a) => isPrivateAddress(a.address));
+    if (bad) return callback(Object.assign(new Error(`${hostname} resolves to the private address ${bad.address}`), { code: 'EPRIVATE' }), '', 0);
+    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+    const first = addresses[0]!;
+    callback(null, first.address, first.family);
+  });
+};
+
+export interface WebhookDelivery {
+  jobId: string;
+  url: string;
+  attempts: number;
+  delivered: boolean;
+  /** the last attempt's failure (HTTP status or network error) */
+  error?: string;
+}
+
+export interface WebhookSenderOptions {
+  allowPrivate: boolean;
+  /** between attempts; default 10000 */
+  retryDelayMs?: number;
+  attemptTimeoutMs?: number;
+  /** told once per delivery, when it succeeded or its last attempt failed */
+  onDelivery?: (d: WebhookDelivery) => void;
+}
+
+export class WebhookSender {
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly inFlight = new Set<AbortController>();
+  private closed = false;
+
+  constructor(private readonly opts: WebhookSenderOptions) {}
+
+  /** POSTs `body` to `url`: the first attempt now, then up to 2 retries `retryDelayMs` apart */
+  send(url: string, jobId: string, body: unknown): void {
+    if (this.closed) return;
+    const data = JSON.stringify(body);
+    const attempt = (n: number): void => {
+      void this.post(url, data).then((error) => {
+        if (error === null || n > WEBHOOK_RETRIES || this.closed) {
+          this.opts.onDelivery?.({ jobId, url, attempts: n, delivered: error === null, ...(error !== null ? { error } : {}) });
+          return;
+        }
+        const t = setTimeout(() => {
+          this.timers.delete(t);
+          attempt(n + 1);
+        }, this.opts.retryDelayMs ?? WEBHOOK_RETRY_DELAY_MS);
+        t.unref();
+        this.timers.add(t);
+      });
+    };
+    attempt(1);
+  }
+
+  /** pending retries are dropped and attempts in flight aborted */
+  close(): void {
+    this.closed = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    for (const c of this.inFlight) c.abort();
+  }
+
+  /** one attempt: null on a 2xx answer, else why it failed */
+  private post(raw: string, data: string): Promise<string | null> {
+    return new Promise((resolve) => {
+      let url: URL;
+      try {
+        url = new URL(raw);
+      } catch {
+        return resolve('not a URL');
+      }
+      const host = hostOf(url);
+      if (!this.opts.allowPrivate && isIP(host) && isPrivateAddress(host)) return resolve(`${host} is a private address`);
+      const ac = new AbortController();
+      this.inFlight.add(ac);
+      const lib = url.protocol === 'https:' ? https : http;
+      const req = lib.request(
+        url,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), 'user-agent': 'gpufleet-webhook/1' },
+          timeout: this.opts.attemptTimeoutMs ?? WEBHOOK_ATTEMPT_TIMEOUT_MS,
+          signal: ac.signal,
+          ...(this.opts.allowPrivate ? {} : { lookup: guardedLookup }),
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => done(res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300 ? null : `HTTP ${res.statusCode}`));
+          res.on('error', (e) => done(e.message));
+        },
+      );
+      const done = (r: string | null): void => {
+        this.inFlight.delete(ac);
+        resolve(r);
+      };
+      req.on('timeout', () => req.destroy(new Error('timed out')));
+      req.on('error', (e) => done(e.message));
+      req.end(data);
+    });
+  }
+}

@@ -1,0 +1,94 @@
+// JSON Schemas of the public v2 serverless routes (`/v2/serverless`, runpod-compat.md 4.2) over the
+// same endpoint records as v1. core/endpoint-v2.ts maps them onto the v1 fields (one record, one set
+// of rules); docs/endpoints.md lists what v2 accepts and what it does not.
+import { cudaVersionsSchema, envSchema, nameSchema, tagsSchema } from './common.ts';
+import { ENDPOINT_TYPES } from './endpoint.ts';
+
+const idSchema = { type: 'string', minLength: 1, maxLength: 64 } as const;
+
+export const FLASHBOOT_MODES = ['OFF', 'FLASHBOOT', 'PRIORITY_FLASHBOOT'] as const;
+
+const scalingSchema = {
+  oneOf: [
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type', 'queueDelay'],
+      properties: { type: { const: 'QUEUE_DELAY' }, queueDelay: { type: 'integer', minimum: 1, maximum: 100000, description: 'seconds a job may wait' } },
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type', 'requestCount'],
+      properties: { type: { const: 'REQUEST_COUNT' }, requestCount: { type: 'integer', minimum: 1, maximum: 100000, description: 'jobs per worker' } },
+    },
+  ],
+} as const;
+
+const v2Fields = {
+  name: nameSchema,
+  type: { type: 'string', enum: [...ENDPOINT_TYPES] },
+  templateId: idSchema,
+  scaling: scalingSchema,
+  gpu: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['pools'],
+    properties: {
+      pools: { type: 'array', minItems: 1, maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 128 }, description: 'pool or GPU type ids, in priority order' },
+      excludedTypes: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 128 } },
+      count: { type: 'integer', minimum: 1, maximum: 16 },
+      allowedCudaVersions: cudaVersionsSchema,
+    },
+  },
+  // accepted so the answer can say why (CPU endpoints are not offered yet), not "unknown property"
+  cpu: { type: 'array', maxItems: 16, items: { type: 'object' } },
+  dataCenterIds: { type: 'array', maxItems: 32, items: idSchema },
+  flashboot: { type: 'string', enum: [...FLASHBOOT_MODES] },
+  networkVolumes: { type: 'array', maxItems: 1, items: idSchema, description: 'at most one network volume' },
+  timeout: { type: 'integer', minimum: 1000, maximum: 604_800_000, description: 'execution timeout, ms' },
+  workers: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      min: { type: 'integer', minimum: 0, maximum: 1000 },
+      max: { type: 'integer', minimum: 0, maximum: 1000 },
+      idleTimeout: { type: 'integer', minimum: 1, maximum: 86400, description: 'seconds' },
+    },
+  },
+  env: envSchema,
+  tags: tagsSchema,
+} as const;
+
+export const endpointV2CreateSchema = {
+  $id: 'EndpointV2Create',
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'type', 'scaling', 'templateId'],
+  properties: v2Fields,
+} as const;
+
+export const endpointV2UpdateSchema = {
+  $id: 'EndpointV2Update',
+  type: 'object',
+  additionalProperties: false,
+  properties: v2Fields,
+} as const;
+
+export type EndpointV2Scaling = { type: 'QUEUE_DELAY'; queueDelay: number } | { type: 'REQUEST_COUNT'; requestCount: number };
+
+export interface EndpointV2Input {
+  name?: string;
+  type?: (typeof ENDPOINT_TYPES)[number];
+  templateId?: string;
+  scaling?: EndpointV2Scaling;
+  gpu?: { pools: string[]; excludedTypes?: string[]; count?: number; allowedCudaVersions?: string[] };
+  cpu?: object[];
+  dataCenterIds?: string[];
+  flashboot?: (typeof FLASHBOOT_MODES)[number];
+  networkVolumes?: string[];
+  timeout?: number;
+  workers?: { min?: number; max?: number; idleTimeout?: number };
+  env?: Record<string, string>;
+  tags?: Record<string, string>;
+}

@@ -1,0 +1,95 @@
+// Everything one account can see through the API, read through the API itself: for the fuzz tests'
+// "a rejected request changes nothing the caller can see". Each collection is kept apart so a failed
+// comparison names the one that changed.
+//
+// What legitimately moves with the clock is taken out, and nothing else: a key's `lastUsedAt`
+// (written by any authenticated request, rejected or not), the account's accrued `usage` and
+// `clientBalance`, and pod `runtime` (uptime). Billing amounts of records still open grow with the
+// clock too, so billing is read twice: amounts over a window that ends at a fixed instant (`at`,
+// taken before the request; closed history and open records up to then), and which resource is
+// billed in which bucket up to the far future, without amounts (a record opened after `at`).
+import { expect } from 'vitest';
+import type { TestControlPlane } from '../harness/control-plane.ts';
+
+export interface Observer {
+  /** a key of the account (any scope): everything but the key list */
+  key: string;
+  /** an admin key of the same account: GET /v2/keys needs it */
+  adminKey: string;
+}
+
+export type VisibleState = Record<string, unknown>;
+
+const BILLING = [
+  ['pods', 'podId'],
+  ['network-volumes', 'networkVolumeId'],
+  ['endpoints', 'endpointId'],
+] as const;
+const FAR = '2100-01-01T00:00:00.000Z';
+const EPOCH = '2000-01-01T00:00:00.000Z';
+
+async function get(cp: TestControlPlane, path: string, key: string): Promise<unknown> {
+  const res = await cp.api(path, { key });
+  const text = await res.text();
+  expect(res.status, `GET ${path} → ${res.status} ${text.slice(0, 300)}`).toBe(200);
+  return JSON.parse(text) as unknown;
+}
+
+const omit = (o: unknown, keys: readonly string[]): unknown => {
+  if (!o || typeof o !== 'object') return o;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (!keys.includes(k)) out[k] = v;
+  return out;
+};
+
+interface BillingReport {
+  records: Record<string, unknown>[];
+}
+
+/** The account's visible state as of `at` (ISO time; pass the same one to compare two reads). */
+export async function visibleState(cp: TestControlPlane, who: Observer, at: string): Promise<VisibleState> {
+  const q = (start: string, end: string) => `bucketSize=year&startTime=${encodeURIComponent(start)}&endTime=${encodeURIComponent(end)}`;
+  const reads: [string, Promise<unknown>][] = [
+    ['pods', get(cp, '/v2/pods?includeTerminated=true', who.key).then((b) => (b as { pods: unknown[] }).pods.map((p) => ({ ...(p as object), runtime: null })))],
+    ['templates', get(cp, '/v2/templates?includePublic=true', who.key)],
+    ['networkVolumes', get(cp, '/v2/network-volumes', who.key)],
+    ['registries', get(cp, '/v2/registries', who.key)],
+    ['endpoints', get(cp, '/v1/endpoints?includeTemplate=true', who.key)],
+    ['keys', get(cp, '/v2/keys', who.adminKey).then((b) => (b as { keys: unknown[] }).keys.map((k) => omit(k, ['lastUsedAt'])))],
+    ['account', get(cp, '/v2/account', who.key).then((a) => omit(a, ['usage', 'clientBalance']))],
+  ];
+  for (const [kind, idField] of BILLING) {
+    reads.push([`billing/${kind} until then`, get(cp, `/v2/billing/${kind}?${q(EPOCH, at)}`, who.key)]);
+    reads.push([
+      `billing/${kind} buckets from then on`,
+      get(cp, `/v2/billing/${kind}?${q(at, FAR)}`, who.key).then((b) => {
+        const r = b as BillingReport;
+        return { records: r.records.map((x) => ({ startTime: x.startTime, endTime: x.endTime, [idField]: x[idField] })), count: r.records.length };
+      }),
+    ]);
+  }
+  const values = await Promise.all(reads.map(([, p]) => p));
+  return Object.fromEntries(reads.map(([name], i) => [name, values[i]]));
+}
+
+/**
+ * Reads the state of every observer, runs `request`, and when `rejected(answer)` says it was refused,
+ * expects every observer's state unchanged. `unchangedAnyway` observers (other accounts) are compared
+ * whatever the answer: nothing a caller does may change what another account sees.
+ */
+export async function expectNoChangeIfRejected<A>(
+  cp: TestControlPlane,
+  what: string,
+  observers: { caller: Observer; others?: Observer[] },
+  request: () => Promise<A>,
+  rejected: (answer: A) => boolean,
+): Promise<A> {
+  const at = new Date().toISOString();
+  const all = [observers.caller, ...(observers.others ?? [])];
+  const before = await Promise.all(all.map((o) => visibleState(cp, o, at)));
+  const answer = await request();
+  const refused = rejected(answer);
+  const after = await Promise.all(all.map((o, i) => (i === 0 && !refused ? Promise.resolve(before[0]) : visibleState(cp, o, at))));
+  for (const [i, b] of before.entries()) expect(after[i], `${i === 0 ? 'caller' : `other account ${i}`}: ${what}`).toStrictEqual(b);
+  return answer;
+}
