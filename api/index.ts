@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { configWarnings, type ServerConfig } from '../core/index.ts';
 import { buildServer } from './server.ts';
-import { closeServices, createServices, type Services } from '../core/index.ts';
+import { closeServices, createServices, createTelemetry, type Services } from '../core/index.ts';
 import { LowdbStore } from '../store/index.ts';
 import type { GpufleetError } from '../model/index.ts';
 
@@ -33,13 +33,16 @@ export async function startControlPlane(config: ServerConfig, opts: StartOptions
   for (const w of configWarnings(config)) log?.warn(w);
   // what the store changes on its own at start (a torn last journal record cut, modes narrowed) is
   // logged, and so is every failure it meets on its own (a journal write, a snapshot)
+  // the metrics registry first: the store reports its commits to it
+  const telemetry = createTelemetry(config);
   const store = await LowdbStore.open({
     dir: config.dataDir,
+    observer: telemetry.store,
     ...(log
       ? { onNotice: (m: string) => log.warn(m), onError: (err: GpufleetError) => log.error({ err, code: err.code, ...err.fields }, err.message) }
       : {}),
   });
-  const services = await createServices(config, store).catch(async (e: unknown) => {
+  const services = await createServices(config, store, { telemetry }).catch(async (e: unknown) => {
     await store.close();
     throw e;
   });

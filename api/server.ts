@@ -23,6 +23,10 @@ import { graphqlPlugin } from './graphql/index.ts';
 import { creditRoutes } from './rest/credits.ts';
 import { jobInterface } from './jobs/index.ts';
 import { serverlessV2Routes } from './serverless/index.ts';
+import { registerHttpMetrics } from './observability/http-metrics.ts';
+import { healthRoutes } from './observability/health-routes.ts';
+import { podLogRoutes } from './rest/pod-logs.ts';
+import { eventRoutes } from './rest/events.ts';
 
 export interface BuildOptions {
   services: Services;
@@ -89,7 +93,8 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
 
   const allowed = routeTable(app);
   registerProblemHandlers(app, allowed);
-  registerRequestGuard(app, services.keys, new RateLimiter(services.config.rateLimits), services.workerPorts);
+  registerHttpMetrics(app, services.telemetry); // before the guard: refused requests are counted too
+  registerRequestGuard(app, services.keys, new RateLimiter(services.config.rateLimits), services.workerPorts, services.config.metricsToken);
 
   await app.register(swagger, {
     openapi: {
@@ -109,8 +114,11 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
     docs.get('/v2/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   });
   app.get('/healthz', { config: { public: true }, schema: { hide: true } }, async () => ({ ok: true }));
+  healthRoutes(app, services); // /metrics, /readyz
 
   podRoutes(app, services.pods);
+  podLogRoutes(app, services.podLogs);
+  eventRoutes(app, services.events);
   keyRoutes(app, services.keys, services.store);
   catalogRoutes(app, services);
   hostRoutes(app, services);

@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { serveCommand } from './serve.ts';
 import { keysCommand } from './keys.ts';
+import { accountsCommand } from './accounts.ts';
 import { hostsCommand } from './hosts.ts';
 import { stackCommands } from './stack-commands.ts';
 import { storeCommand } from './store.ts';
@@ -10,6 +11,7 @@ import { ApiError } from '../client/index.ts';
 const program = new Command('gpufleet').description('Your own GPU cloud on your own hosts').showHelpAfterError();
 program.addCommand(serveCommand());
 program.addCommand(keysCommand());
+program.addCommand(accountsCommand());
 program.addCommand(hostsCommand());
 program.addCommand(storeCommand());
 for (const c of stackCommands()) program.addCommand(c);

@@ -5,14 +5,14 @@ import { configFromEnv } from '../core/index.ts';
 export function serveCommand(): Command {
   return new Command('serve').description('serve the control plane (PORT, HOST, GPUFLEET_DATA_DIR, …)').action(async () => {
     // loaded here, not at the top: every other command is a small API client and starts faster without it
-    const [{ default: pino }, { startControlPlane, LOG_REDACT }, { provisioner }] = await Promise.all([
-      import('pino'),
+    const [{ serveLogger }, { startControlPlane }, { provisioner }] = await Promise.all([
+      import('./serve-logger.ts'),
       import('../api/index.ts'),
       import('../provisioner/index.ts'),
     ]);
     const config = configFromEnv();
     // no line of any component (server, provisioner) may hold an API key: docs/auth.md
-    const logger = pino({ level: config.logLevel, redact: LOG_REDACT });
+    const logger = serveLogger(config.logLevel);
     const cp = await startControlPlane(config, { logger, background: config.provisioner ? [provisioner({ logger })] : [] });
     if (cp.bootstrapKey && !config.bootstrapKey)
       process.stdout.write(`\nNo API key existed, so an admin key was created. It is shown this once:\n\n  ${cp.bootstrapKey}\n\n`);

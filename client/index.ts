@@ -1,2 +1,3 @@
 // The public surface of client/: what other layers import.
 export * from './api-client.ts';
+export * from './accounts.ts';

@@ -61,7 +61,8 @@ export class NetworkVolumeService {
   constructor(private readonly store: Store) {}
 
   async create(principal: Principal, body: unknown): Promise<NetworkVolumeRecord> {
-    return this.createFromInput(principal, body as NetworkVolumeCreateInput);
+    // the schema check first (the same error createFromInput's would be), so the body is typed, not cast
+    return this.createFromInput(principal, check(validateCreate, body, 'network volume'));
   }
 
   /** Shaped input (GraphQL, constructs); validated against the same schema. */

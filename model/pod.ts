@@ -103,6 +103,13 @@ export interface PodRecord extends PodSpec {
   worker?: WorkerFields;
 }
 
+/** A pod record that is a serverless worker (model/worker.ts). */
+export type WorkerPod = PodRecord & { endpointId: string; worker: WorkerFields };
+
+export function isWorker(pod: PodRecord): pod is WorkerPod {
+  return typeof pod.endpointId === 'string' && pod.worker !== undefined;
+}
+
 export interface PodView {
   id: string;
   name: string;

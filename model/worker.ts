@@ -1,8 +1,6 @@
 // Serverless workers (docs/serverless.md). A worker is a pod record with `endpointId` and `worker`
 // set: it reuses placement, the provisioner and per-second accrual, but users see it only under its
-// endpoint, never as a pod.
-import type { PodRecord } from './pod.ts';
-
+// endpoint, never as a pod (`WorkerPod` and `isWorker` are in pod.ts).
 /** The public v2 `Worker.status` values. */
 export const WORKER_STATES = ['INITIALIZING', 'IDLE', 'RUNNING', 'THROTTLED', 'UNHEALTHY'] as const;
 export type WorkerState = (typeof WORKER_STATES)[number];
@@ -21,11 +19,4 @@ export interface WorkerFields {
   retiredReason: string | null;
   /** it was taken out for a fault (crash, unhealthy, silent, host lost), not by scaling or a recycle */
   failed: boolean;
-}
-
-export type WorkerPod = PodRecord & { endpointId: string; worker: WorkerFields };
-
-/** A pod record that is a serverless worker. */
-export function isWorker(pod: PodRecord): pod is WorkerPod {
-  return typeof pod.endpointId === 'string' && pod.worker !== undefined;
 }

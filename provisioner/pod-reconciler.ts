@@ -1,5 +1,6 @@
 // One pod on one host: from the pod's desired status and the container the host shows, decide the
 // command (pull, create, start, stop, restart, remove) and record the status the host then shows.
+import type { Logger } from 'pino';
 import type { HostRecord } from '../model/index.ts';
 import type { PodObserved, PodRecord, RuntimePort } from '../model/index.ts';
 import type { ProvisionerObserver, Services } from '../core/index.ts';
@@ -48,6 +49,7 @@ export class PodReconciler {
     private readonly s: Services,
     private readonly metricsIntervalMs: number,
     private readonly observer?: ProvisionerObserver,
+    private readonly log?: Pick<Logger, 'warn'>,
   ) {}
 
   async reconcile(host: HostRecord, docker: HostDocker, pod: PodRecord, container: ObservedContainer | null, metrics: Map<string, PodMetrics> | null): Promise<void> {
@@ -196,7 +198,8 @@ export class PodReconciler {
       this.lastSample.set(host.id, Date.now());
       void this.sample(host, docker, running)
         .then((m) => this.samples.set(host.id, m))
-        .catch(() => undefined);
+        // the last finished sample stays in use; the next interval tries again
+        .catch((err: unknown) => this.log?.warn({ err, hostId: host.id, code: isGpufleetError(err) ? err.code : 'INTERNAL' }, 'metrics sampling failed'));
     }
     return this.samples.get(host.id) ?? null;
   }

@@ -43,7 +43,7 @@ export class Reconciler {
     private readonly opts: ReconcilerOptions,
   ) {
     this.health = new HostHealth(s.store, opts.unreachableAfter ?? 3);
-    this.pods = new PodReconciler(s, opts.metricsIntervalMs ?? 10_000, opts.observer);
+    this.pods = new PodReconciler(s, opts.metricsIntervalMs ?? 10_000, opts.observer, opts.logger);
   }
 
   /** started and not stopped: what /readyz reports for the provisioner */

@@ -7,7 +7,7 @@ import { check, compile } from '../../model/index.ts';
 import { parseSshAddress } from '../../fleet/index.ts';
 import type { Services } from '../../core/index.ts';
 import { docSchema, idParams, queryFlag, type RestTypeProvider } from './route-schema.ts';
-import { isGpufleetError } from '../../model/index.ts';
+import { GpufleetError, isGpufleetError } from '../../model/index.ts';
 import { toProblem } from '../errors/problem.ts';
 
 const validateEnroll = compile<HostEnrollInput>(hostEnrollSchema);
@@ -43,7 +43,10 @@ export function hostRoutes(fastify: FastifyInstance, s: Services): void {
         const host = await s.fleet.enroll(enroll, (step) => line({ progress: step }));
         line({ host: hostView(host) });
       } catch (e) {
-        line({ problem: isGpufleetError(e) ? toProblem(e) : { title: 'Internal Server Error', status: 500, detail: 'enrollment failed' } });
+        // the stream is already 200: the problem goes in its last line, through the registry like any other
+        const err = isGpufleetError(e) ? e : new GpufleetError('INTERNAL', 'Enrollment failed with an internal error; it has been logged.', { cause: e });
+        if (err.status >= 500) request.log.error({ err: e, code: err.code }, 'host enrollment failed');
+        line({ problem: toProblem(err) });
       }
       reply.raw.end();
     },

@@ -109,7 +109,10 @@ export function podRoutes(fastify: FastifyInstance, pods: PodService): void {
       config: { scope: 'read' },
       schema: { tags, summary: 'Get a pod', params: idParams, response: { 200: podViewSchema, ...errorResponses(401, 403, 404, 429) } },
     },
-    async (request) => toPodView(await pods.get(principalOf(request), request.params.id)),
+    async (request) => {
+      const pod = await pods.get(principalOf(request), request.params.id);
+      return { ...toPodView(pod), events: pods.recentEvents(pod.id) };
+    },
   );
 
   app.patch(

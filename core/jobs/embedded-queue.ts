@@ -206,7 +206,7 @@ export class EmbeddedJobQueue extends QueueCore implements JobQueue {
     return this.run(() => this.table.find(jobId, this.now()));
   }
 
-  setTtl(jobId: string, ttlMs: number): Promise<Job> {
+  async setTtl(jobId: string, ttlMs: number): Promise<Job> {
     const lim = JOB_LIMITS.statusTtl;
     if (!Number.isInteger(ttlMs) || ttlMs < lim.min || ttlMs > lim.max) {
       throw new GpufleetError('VALIDATION_FAILED', `ttl must be an integer number of milliseconds from ${lim.min} to ${lim.max}`, {

@@ -7,8 +7,8 @@ import type { Store } from '../../store/index.ts';
 import type { JobQueue } from '../jobs/index.ts';
 import { decideScale, type ScalerWorker } from './autoscaler.ts';
 import { assessWorker } from './worker-health.ts';
-import { workerState } from './worker-liveness.ts';
-import { inService, retired, type WorkerService } from './worker-service.ts';
+import { inService, retired, workerState } from './worker-liveness.ts';
+import type { WorkerService } from './worker-service.ts';
 
 export interface AutoscalerOptions {
   /** ms between ticks; default 500 */

@@ -43,11 +43,6 @@ export class LivenessTable {
   forget(workerId: string): void {
     this.byWorker.delete(workerId);
   }
-
-  /** drops entries of workers no longer in `live` */
-  retain(live: ReadonlySet<string>): void {
-    for (const id of this.byWorker.keys()) if (!live.has(id)) this.byWorker.delete(id);
-  }
 }
 
 /**
@@ -60,4 +55,14 @@ export function workerState(pod: WorkerPod, l: Liveness | undefined): WorkerStat
   if (pod.worker.retiredReason !== null || pod.desiredStatus !== 'RUNNING') return 'UNHEALTHY';
   if (pod.worker.readyAt === null) return 'INITIALIZING';
   return l && l.inProgress.length > 0 ? 'RUNNING' : 'IDLE';
+}
+
+/** In service: not retired, and still meant to run (a crashed container is out until it is retired). */
+export function inService(pod: WorkerPod): boolean {
+  return pod.worker.retiredReason === null && pod.desiredStatus === 'RUNNING';
+}
+
+/** Taken out by the autoscaler or the protocol (terminated); its record goes once its container is gone. */
+export function retired(pod: WorkerPod): boolean {
+  return pod.worker.retiredReason !== null || pod.desiredStatus === 'TERMINATED';
 }

@@ -14,11 +14,15 @@ import { DEFAULT_BACKOFF, EndpointBackoff, type BackoffOptions } from './worker-
 import type { WorkerCountsSource } from './worker-counts.ts';
 import type { WorkerDirectory, WorkerHealthReport, WorkerIdentity } from './worker-directory.ts';
 import { DEFAULT_PING_INTERVAL_MS, workerContainerEnv } from './worker-env.ts';
-import { initializingReason, type HealthOptions } from './worker-health.ts';
-import { LivenessTable, workerState } from './worker-liveness.ts';
+import type { HealthOptions } from './worker-health.ts';
+import { inService, LivenessTable, retired } from './worker-liveness.ts';
+import { WorkerListing, type EndpointWorkerStatus, type WorkerPodView } from './worker-listing.ts';
 import { placeWorker, workerDraft, newWorkerId } from './worker-record.ts';
 import { tokenMatches, tokenSealContext, tokenWorkerId } from './worker-token.ts';
-import { emptyCounts, toWorkerPodView, toWorkerView, type WorkerCounts, type WorkerView } from './worker-view.ts';
+import type { WorkerCounts, WorkerView } from './worker-view.ts';
+
+export type { EndpointWorkerStatus } from './worker-listing.ts';
+export { inService, retired } from './worker-liveness.ts';
 
 export interface WorkerServiceOptions {
   /** ms since the epoch; injectable for tests (record timestamps follow it too) */
@@ -43,14 +47,6 @@ export interface WorkerServiceDeps {
   queue?: JobQueue;
 }
 
-export interface EndpointWorkerStatus {
-  /** why the endpoint has fewer workers than it wants, or what its workers wait for; null when nothing */
-  reason: string | null;
-  throttled: number;
-  /** no new worker starts before this (replacement backoff), or null */
-  backoffUntil: string | null;
-}
-
 const RETIRED_RECORD_MAX_MS = 10 * 60_000;
 const LATE_TAKE_GRACE_MS = 2_000;
 
@@ -66,6 +62,7 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
   private readonly throttled = new Map<string, { count: number; reason: string }>();
   private readonly readyWrites = new Map<string, Promise<void>>();
   private readonly kickListeners = new Set<(endpointId: string) => void>();
+  private readonly listing: WorkerListing;
 
   constructor(
     private readonly deps: WorkerServiceDeps,
@@ -77,6 +74,15 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
     this.pingIntervalMs = opts.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS;
     this.health = { initTimeoutMs: opts.initTimeoutMs ?? 10 * 60_000, silentTimeoutMs: opts.silentTimeoutMs ?? 6 * this.pingIntervalMs };
     this.unhealthyShownMs = opts.unhealthyShownMs ?? 60_000;
+    this.listing = new WorkerListing({
+      workersOf: (id) => this.workersOf(id),
+      liveness: this.liveness,
+      backoff: this.backoff,
+      throttled: (id) => this.throttled.get(id),
+      origin: () => this.origin(),
+      clock: this.clock,
+      unhealthyShownMs: this.unhealthyShownMs,
+    });
     if (deps.queue) this.useQueue(deps.queue);
   }
 
@@ -165,15 +171,20 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
     let made = 0;
     for (; made < n; made++) {
       try {
-        await this.deps.store.transact(async (tx) => {
-          const t = await tx.get('templates', e.templateId);
-          if (!t || (t.accountId !== e.accountId && !t.public))
-            throw new GpufleetError('NOT_FOUND', `the endpoint's template ${e.templateId} is not readable by its account`);
+        const placed = await this.deps.store.transact(async (tx) => {
+          // as the endpoint is now: a change or a delete since the tick read it wins
+          const cur = await tx.get('endpoints', e.id);
+          if (!cur) return null;
+          const t = await tx.get('templates', cur.templateId);
+          if (!t || (t.accountId !== cur.accountId && !t.public))
+            throw new GpufleetError('NOT_FOUND', `the endpoint's template ${cur.templateId} is not readable by its account`);
           const iso = this.iso();
-          const placed = await placeWorker(tx, this.deps.placer, e, workerDraft(e, t, newWorkerId(), this.deps.secretBox, iso));
+          const placed = await placeWorker(tx, this.deps.placer, cur, workerDraft(cur, t, newWorkerId(), this.deps.secretBox, iso));
           tx.put('pods', placed);
           await accruePod(tx, null, placed, iso);
+          return placed;
         });
+        if (!placed) return made;
       } catch (err) {
         if (!isGpufleetError(err)) throw err;
         const capacity = err.code === 'CAPACITY_UNAVAILABLE' || err.code === 'PLACEMENT_IMPOSSIBLE';
@@ -232,13 +243,17 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
     await this.queue?.workerLost(workerId, reason).catch((err: unknown) => this.opts.logger?.warn({ err, workerId }, 'workerLost failed'));
   }
 
-  /** Deletes retired records once the provisioner removed their containers (failed ones are shown a while first). */
+  /**
+   * Deletes retired records once the provisioner removed their containers and a minute has passed
+   * (failed ones are listed as UNHEALTHY meanwhile; the others stay readable in the store, for whoever
+   * asks why a worker went), or after 10 minutes whatever the host did.
+   */
   async forgetRetired(pods: readonly WorkerPod[]): Promise<void> {
     const now = this.clock();
     const gone = pods.filter((p) => {
       if (!retired(p)) return false;
       const age = now - Date.parse(p.terminatedAt ?? p.updatedAt);
-      return (p.hostId === null && age >= (p.worker.failed ? this.unhealthyShownMs : 0)) || age >= RETIRED_RECORD_MAX_MS;
+      return (p.hostId === null && age >= this.unhealthyShownMs) || age >= RETIRED_RECORD_MAX_MS;
     });
     if (!gone.length) return;
     await this.deps.store.transact(async (tx) => {
@@ -258,73 +273,30 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
     return workerContainerEnv(pod, { origin: this.origin(), token, pingIntervalMs: this.pingIntervalMs });
   }
 
-  // ---- what users see -------------------------------------------------------------------------------
+  // ---- what users see (worker-listing.ts) ----------------------------------------------------------
 
   /** GET /v2/serverless/{id}/workers: the caller's endpoint's workers (404 for another account's). */
   async list(principal: Principal, endpointId: string): Promise<WorkerView[]> {
-    return this.views(await ownEndpoint(this.deps.store, principal, endpointId));
+    return this.listing.views(await ownEndpoint(this.deps.store, principal, endpointId));
   }
 
-  async views(e: EndpointRecord): Promise<WorkerView[]> {
-    return (await this.shownPods(e)).map(({ pod }) => this.view(pod, e));
+  views(e: EndpointRecord): Promise<WorkerView[]> {
+    return this.listing.views(e);
   }
 
   /** v1 `includeWorkers`: the workers as v1 pods. */
-  async podViews(e: EndpointRecord) {
-    return (await this.shownPods(e)).map(({ pod }) => toWorkerPodView(pod, this.view(pod, e)));
+  podViews(e: EndpointRecord): Promise<WorkerPodView[]> {
+    return this.listing.podViews(e);
   }
 
   /** health `workers`: counts by state, throttled included. */
-  async counts(endpointId: string): Promise<WorkerCounts> {
-    const c = emptyCounts();
-    const e = await this.deps.store.get('endpoints', endpointId);
-    if (!e) return c;
-    for (const { pod } of await this.shownPods(e)) {
-      const s = workerState(pod, this.liveness.of(pod.id));
-      if (s === 'IDLE') c.idle++;
-      else if (s === 'RUNNING') c.running++;
-      else if (s === 'INITIALIZING') c.initializing++;
-      else if (s === 'UNHEALTHY') c.unhealthy++;
-    }
-    c.ready = c.idle + c.running;
-    c.throttled = this.throttled.get(endpointId)?.count ?? 0;
-    return c;
+  counts(endpointId: string): Promise<WorkerCounts> {
+    return this.listing.counts(endpointId);
   }
 
   /** Why the endpoint has fewer workers than it wants (backoff, capacity) or what they wait for. */
-  async status(endpointId: string): Promise<EndpointWorkerStatus> {
-    const now = this.clock();
-    const b = this.backoff.until(endpointId, now);
-    const t = this.throttled.get(endpointId);
-    const reasons: string[] = [];
-    if (b.until > now)
-      reasons.push(`new workers wait until ${new Date(b.until).toISOString()} after ${b.faults} worker fault(s) in the last 10 minutes; last: ${b.reason}`);
-    if (t) reasons.push(`${t.count} worker(s) wanted but not started: ${t.reason}`);
-    if (!reasons.length)
-      for (const p of await this.workersOf(endpointId)) {
-        const why = inService(p) ? initializingReason(p, now, this.origin()) : null;
-        // a worker that has not called after a minute probably cannot reach the control plane
-        if (why && p.startedAt && now - Date.parse(p.startedAt) > 60_000) {
-          reasons.push(`worker ${p.id}: ${why}`);
-          break;
-        }
-      }
-    return { reason: reasons.length ? reasons.join('; ') : null, throttled: t?.count ?? 0, backoffUntil: b.until > now ? new Date(b.until).toISOString() : null };
-  }
-
-  private async shownPods(e: EndpointRecord): Promise<{ pod: WorkerPod }[]> {
-    const now = this.clock();
-    return (await this.workersOf(e.id))
-      .filter((p) => !retired(p) || (p.worker.failed && now - Date.parse(p.terminatedAt ?? p.updatedAt) < this.unhealthyShownMs))
-      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1))
-      .map((pod) => ({ pod }));
-  }
-
-  private view(pod: WorkerPod, e: EndpointRecord): WorkerView {
-    const now = this.clock();
-    const state = workerState(pod, inService(pod) ? this.liveness.of(pod.id) : undefined);
-    const reason = pod.worker.retiredReason ?? initializingReason(pod, now, this.origin()) ?? pod.statusReason;
-    return toWorkerView(pod, state, e.version, reason, now);
+  status(endpointId: string): Promise<EndpointWorkerStatus> {
+    return this.listing.status(endpointId);
   }
 
   private async markReady(workerId: string): Promise<void> {
@@ -351,16 +323,6 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
     this.unsubscribeQueue?.();
     this.unsubscribeQueue = null;
   }
-}
-
-/** In service: not retired, and still meant to run (a crashed container is out until it is retired). */
-export function inService(pod: WorkerPod): boolean {
-  return pod.worker.retiredReason === null && pod.desiredStatus === 'RUNNING';
-}
-
-/** Taken out by the autoscaler or the protocol (terminated); its record goes once its container is gone. */
-export function retired(pod: WorkerPod): boolean {
-  return pod.worker.retiredReason !== null || pod.desiredStatus === 'TERMINATED';
 }
 
 async function ownEndpoint(store: Store, principal: Principal, id: string): Promise<EndpointRecord> {

@@ -27,7 +27,7 @@ afterAll(async () => cp?.close());
 const concrete = (url: string) => url.replace(/:[^/]+/g, 'x1').replace(/\*/g, 'x');
 /** every letter and digit percent-encoded (`/v2/pods` → `/%76%32/%70%6f%64%73`) */
 const percentEncoded = (p: string) => p.replace(/[A-Za-z0-9]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-const isPublicUrl = (url: string) => url === '/healthz' || url === '/v2/openapi.json' || url === '/v2/docs' || url.startsWith('/v2/docs/');
+const isPublicUrl = (url: string) => url === '/healthz' || url === '/readyz' || url === '/v2/openapi.json' || url === '/v2/docs' || url.startsWith('/v2/docs/');
 
 function spellings(p: string, url: string): [string, string][] {
   const forms: [string, string][] = [
@@ -54,7 +54,15 @@ describe('the route table', () => {
     expect(publicOnes.map(key).filter((k) => !isPublicUrl(k.split(' ')[1]!))).toEqual([]);
     // the docs plugin's own routes (registered by @fastify/swagger-ui, not by us) are public too
     expect(publicOnes.filter((r) => r.url.startsWith('/v2/docs/')).length).toBeGreaterThan(2);
-    expect(routes.filter((r) => !r.public && r.scope === undefined).map(key)).toEqual([]);
+    // worker protocol routes name no scope: they take a worker's own token, never an API key
+    expect(routes.filter((r) => !r.public && !r.worker && r.scope === undefined).map(key)).toEqual([]);
+    const workerRoutes = routes.filter((r) => r.worker);
+    expect(workerRoutes.map(key).sort()).toEqual(
+      ['GET job-stop/:workerId', 'GET job-take-batch/:workerId', 'GET job-take/:workerId', 'GET ping/:workerId', 'POST job-done/:workerId/:jobId', 'POST job-stream/:workerId/:jobId'].map(
+        (k) => k.replace(' ', ' /v2/:endpointId/'),
+      ),
+    );
+    expect(workerRoutes.every((r) => !r.public && r.scope === undefined && !r.operator)).toBe(true);
     expect(routes.filter((r) => !r.public).length).toBeGreaterThan(60);
   });
 });
@@ -90,7 +98,7 @@ describe('anonymous requests to protected routes', () => {
   });
 
   test('public routes answer without a key in the same spellings', async () => {
-    for (const target of ['/healthz', 'http://x/healthz', '/%68ealthz', '/healthz/', '/v2/openapi.json', 'http://x/v2/docs/json']) {
+    for (const target of ['/healthz', 'http://x/healthz', '/%68ealthz', '/healthz/', '/readyz', 'http://x/readyz', '/v2/openapi.json', 'http://x/v2/docs/json']) {
       const a = await sendRaw(cp.url, { method: 'GET', target });
       expect(a.status, target).toBe(200);
     }

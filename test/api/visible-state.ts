@@ -3,7 +3,8 @@
 // comparison names the one that changed.
 //
 // What legitimately moves with the clock is taken out, and nothing else: a key's `lastUsedAt`
-// (written by any authenticated request, rejected or not), the account's accrued `usage` and
+// (written by any authenticated request, rejected or not, at most once a minute; the write also
+// moves the key in the list, so keys are compared by id), the account's accrued `usage` and
 // `clientBalance`, and pod `runtime` (uptime). Billing amounts of records still open grow with the
 // clock too, so billing is read twice: amounts over a window that ends at a fixed instant (`at`,
 // taken before the request; closed history and open records up to then), and which resource is
@@ -55,7 +56,8 @@ export async function visibleState(cp: TestControlPlane, who: Observer, at: stri
     ['networkVolumes', get(cp, '/v2/network-volumes', who.key)],
     ['registries', get(cp, '/v2/registries', who.key)],
     ['endpoints', get(cp, '/v1/endpoints?includeTemplate=true', who.key)],
-    ['keys', get(cp, '/v2/keys', who.adminKey).then((b) => (b as { keys: unknown[] }).keys.map((k) => omit(k, ['lastUsedAt'])))],
+    // by id: writing lastUsedAt moves a key to the end of the store's list
+    ['keys', get(cp, '/v2/keys', who.adminKey).then((b) => (b as { keys: { id: string }[] }).keys.sort((x, y) => x.id.localeCompare(y.id)).map((k) => omit(k, ['lastUsedAt'])))],
     ['account', get(cp, '/v2/account', who.key).then((a) => omit(a, ['usage', 'clientBalance']))],
   ];
   for (const [kind, idField] of BILLING) {
@@ -90,6 +92,7 @@ export async function expectNoChangeIfRejected<A>(
   const answer = await request();
   const refused = rejected(answer);
   const after = await Promise.all(all.map((o, i) => (i === 0 && !refused ? Promise.resolve(before[0]) : visibleState(cp, o, at))));
-  for (const [i, b] of before.entries()) expect(after[i], `${i === 0 ? 'caller' : `other account ${i}`}: ${what}`).toStrictEqual(b);
+  for (const [i, b] of before.entries())
+    for (const [name, v] of Object.entries(b)) expect(after[i]![name], `${i === 0 ? 'caller' : `other account ${i}`}: ${name} changed by ${what}`).toStrictEqual(v);
   return answer;
 }

@@ -4,7 +4,7 @@
 // and the queue, the level this side owns; runsync-e2e.test.ts runs real workers over HTTP.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import {
   dockerBridgeGateway,
@@ -65,6 +65,7 @@ async function endpoint(body: Record<string, unknown>): Promise<string> {
   const res = await asUser('/v1/endpoints', { method: 'POST', json: { gpuTypeIds: [H100], ...body } });
   const e = await json(res);
   expect(res.status, JSON.stringify(e)).toBe(200);
+  endpoints.push(e.id as string);
   return e.id as string;
 }
 const workerRecords = async (endpointId: string) =>
@@ -81,6 +82,13 @@ const containersOf = async (endpointId: string) => {
   const ids = new Set((await workerRecords(endpointId)).map((w) => w.id));
   return (await listContainers('gpufleet.pod')).filter((c) => ids.has(c.Config.Labels?.['gpufleet.pod'] ?? ''));
 };
+/** deletes the endpoint and waits for its containers to go, so a failed test leaves the next its GPUs */
+async function removeEndpoint(ep: string): Promise<void> {
+  const res = await asUser(`/v1/endpoints/${ep}`, { method: 'DELETE' });
+  expect([204, 404]).toContain(res.status);
+  await waitFor(`no container of ${ep} left`, async () => (await containersOf(ep)).length === 0, 20_000);
+}
+const endpoints: string[] = [];
 const tokenOf = (w: WorkerPod) => cp.services.workers.containerEnv(w).RUNPOD_AI_API_KEY!;
 /** what a worker's job-take and job-done do, through the same ports the protocol routes use */
 async function workLikeAWorker(w: WorkerPod, endpointId: string): Promise<string> {
@@ -101,6 +109,11 @@ beforeAll(async () => {
   hostIds.b = await enroll(hostB);
   user = await cp.newAccount();
   sleeperTemplate = await template('sleeper', SLEEPER);
+});
+
+// a test that failed half-way still gives its GPUs back to the next
+afterEach(async () => {
+  for (const ep of endpoints.splice(0)) await removeEndpoint(ep).catch(() => undefined);
 });
 
 afterAll(async () => {
@@ -150,6 +163,7 @@ describe('workers as containers on test hosts', () => {
       expect(text.includes(token), file).toBe(false);
     }
     console.log(`[workers-on-hosts] enqueue → worker container running on a test host: ${startedIn} ms`);
+    await removeEndpoint(ep);
   });
 
   test('an idle worker stops after idleTimeout, never below workersMin; workers are not pods and bill to the endpoint', async () => {
@@ -187,6 +201,7 @@ describe('workers as containers on test hosts', () => {
     // workersMin 0: the last one goes too
     expect((await asUser(`/v1/endpoints/${ep}`, { method: 'PATCH', json: { workersMin: 0 } })).status).toBe(200);
     await waitFor('no worker container left', async () => (await containersOf(ep)).length === 0, 15_000);
+    await removeEndpoint(ep);
   });
 
   test('a crashing worker is replaced only after a backoff that doubles, is never fed, and the endpoint says why', async () => {
@@ -209,8 +224,7 @@ describe('workers as containers on test hosts', () => {
     expect(all.length).toBeLessThanOrEqual(3);
     expect(starts[1]! - faults[0]!).toBeGreaterThanOrEqual(5_000);
     if (all.length === 3) expect(starts[2]! - faults[1]!).toBeGreaterThanOrEqual(10_000);
-    expect((await asUser(`/v1/endpoints/${ep}`, { method: 'DELETE' })).status).toBe(204);
-    await waitFor('no crasher container left', async () => (await containersOf(ep)).length === 0, 15_000);
+    await removeEndpoint(ep);
   });
 
   test("a lost host: its worker's job goes back to the queue (workerLost) and the worker is replaced on another host", async () => {
@@ -237,5 +251,6 @@ describe('workers as containers on test hosts', () => {
     } finally {
       await lost.start();
     }
+    await removeEndpoint(ep);
   });
 });
