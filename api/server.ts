@@ -129,7 +129,7 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   stackLockRoutes(app, services.stackLocks);
   billingRoutes(app, services.billing);
   creditRoutes(app, services.credits);
-  serverlessV2Routes(app, services.endpoints);
+  serverlessV2Routes(app, services.endpoints, services.workers);
   await jobInterface(app, services);
   await app.register(graphqlPlugin, { services });
   return app;

@@ -53,7 +53,7 @@ export class PodService {
     return this.store.transact(fn, { actor: userActor(principal.keyId) });
   }
 
-  /** The pod's newest events, for its view (GET /v2/pods/{id}); the caller already read the pod. */
+  /** The pod's newest events, for a single pod's view (REST); the caller already read the pod. */
   recentEvents(podId: string): EventView[] {
     return this.events?.recentForPod(podId) ?? [];
   }

@@ -139,7 +139,7 @@ export interface PodView {
   statusReason: string | null;
   machineId: string | null;
   tags: Record<string, string>;
-  /** GET /v2/pods/{id} only: the last few events of the pod (docs/events.md) */
+  /** one pod's answers (create, get, update, action): its last few events; not in lists (docs/events.md) */
   events?: EventView[];
 }
 

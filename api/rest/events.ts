@@ -50,6 +50,8 @@ export function eventRoutes(app: FastifyInstance, events: EventService): void {
     '/v2/events',
     {
       config: { scope: 'read' },
+      // a HEAD with Accept: text/event-stream would hold a subscription nobody reads
+      exposeHeadRoute: false,
       schema: {
         tags: ['events'],
         summary: 'List status-change events (Accept: text/event-stream follows them live)',

@@ -24,6 +24,8 @@ export function podLogRoutes(app: FastifyInstance, podLogs: PodLogService): void
     '/v2/pods/:id/logs',
     {
       config: { scope: 'read' },
+      // a HEAD would start a follow whose output nobody reads, until the container stops
+      exposeHeadRoute: false,
       schema: {
         tags: ['pods'],
         summary: "Stream a pod's logs (server-sent events)",

@@ -1,6 +1,6 @@
 // v2 pods: create, list, get, update, delete and actions (spec 2.1, 3, 4.1).
 import type { FastifyInstance } from 'fastify';
-import { POD_STATUSES, toPodView } from '../../model/index.ts';
+import { POD_STATUSES, toPodView, type PodRecord } from '../../model/index.ts';
 import { podActionSchema, podCreateSchema, podUpdateSchema } from '../../model/index.ts';
 import { podViewSchema } from '../../model/index.ts';
 import { GpufleetError } from '../../model/index.ts';
@@ -62,6 +62,8 @@ export function parsePodListQuery(q: Record<string, unknown>): PodListFilter {
 
 export function podRoutes(fastify: FastifyInstance, pods: PodService): void {
   const app = fastify.withTypeProvider<RestTypeProvider>();
+  /** one pod (create, get, update, action): its view with its last few events (docs/events.md); lists carry none */
+  const onePod = (pod: PodRecord) => ({ ...toPodView(pod), events: pods.recentEvents(pod.id) });
   app.post(
     '/v2/pods',
     {
@@ -80,7 +82,7 @@ export function podRoutes(fastify: FastifyInstance, pods: PodService): void {
         throw new GpufleetError('BAD_REQUEST', 'Idempotency-Key must be one value of 1 to 255 characters.');
       const { pod, replayed } = await pods.create(principalOf(request), request.body, key);
       if (replayed) reply.header('idempotent-replayed', 'true');
-      return reply.code(201).send(toPodView(pod));
+      return reply.code(201).send(onePod(pod));
     },
   );
 
@@ -111,7 +113,7 @@ export function podRoutes(fastify: FastifyInstance, pods: PodService): void {
     },
     async (request) => {
       const pod = await pods.get(principalOf(request), request.params.id);
-      return { ...toPodView(pod), events: pods.recentEvents(pod.id) };
+      return onePod(pod);
     },
   );
 
@@ -127,7 +129,7 @@ export function podRoutes(fastify: FastifyInstance, pods: PodService): void {
         response: { 200: podViewSchema, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
       },
     },
-    async (request) => toPodView(await pods.update(principalOf(request), request.params.id, request.body)),
+    async (request) => onePod(await pods.update(principalOf(request), request.params.id, request.body)),
   );
 
   app.delete(
@@ -157,7 +159,7 @@ export function podRoutes(fastify: FastifyInstance, pods: PodService): void {
     async (request, reply) => {
       const pod = await pods.act(principalOf(request), request.params.id, request.body);
       if (pod.status === 'TERMINATED') return reply.code(204).send();
-      return toPodView(pod);
+      return onePod(pod);
     },
   );
 }

@@ -1,10 +1,10 @@
 // The public v2 serverless endpoint routes (`/v2/serverless`, runpod-compat.md 4.2) over the same
 // records as `/v1/endpoints`; core/endpoint-v2.ts maps the shapes. Lists are wrapped
 // (`{"endpoints": []}`), create answers 201, delete 204 (and cancels the endpoint's jobs).
-// `GET /v2/serverless/{id}/workers` is the worker side's (core/serverless).
+// `GET /v2/serverless/{id}/workers` lists the endpoint's workers (core/serverless/worker-service.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { endpointV2CreateSchema, endpointV2UpdateSchema, GpufleetError } from '../../model/index.ts';
-import { createEndpointV2, toEndpointV2View, updateEndpointV2, type EndpointService } from '../../core/index.ts';
+import { createEndpointV2, toEndpointV2View, updateEndpointV2, type EndpointService, type WorkerService } from '../../core/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { docSchema, errorResponses, idParams } from '../rest/route-schema.ts';
 
@@ -18,7 +18,7 @@ function noQuery(r: FastifyRequest): void {
   if (keys.length) throw new GpufleetError('VALIDATION_FAILED', `Unknown query parameter(s): ${keys.join(', ')}`, { errors: keys.map((k) => `$.${k}: unknown query parameter`) });
 }
 
-export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointService): void {
+export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointService, workers: WorkerService): void {
   app.get(
     '/v2/serverless',
     { config: { scope: 'read' }, schema: { tags, summary: 'List serverless endpoints', response: errorResponses(401, 422, 429) } },
@@ -59,6 +59,15 @@ export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointServ
     async (request, reply) => {
       await endpoints.delete(principalOf(request), idOf(request));
       return reply.code(204).send();
+    },
+  );
+
+  app.get(
+    '/v2/serverless/:id/workers',
+    { config: { scope: 'read' }, schema: { tags, summary: "List a serverless endpoint's workers with their state", params: idParams, response: errorResponses(401, 404, 422, 429) } },
+    async (request) => {
+      noQuery(request);
+      return { workers: await workers.list(principalOf(request), idOf(request)) };
     },
   );
 }

@@ -132,6 +132,7 @@ export class JobService {
       },
       sync: opts.sync,
     });
+    this.workers.notifyQueued(endpoint.id);
     if (!opts.sync) return { id: job.id, status: job.status };
     const done = await this.queue.waitForFinal(job.id, { waitMs: opts.waitMs ?? JOB_WAIT.default, ...(opts.signal ? { signal: opts.signal } : {}) });
     return done ? toJobView(done) : { id: job.id, status: job.status };
@@ -169,6 +170,7 @@ export class JobService {
     await this.job(principal, endpointId, jobId);
     await this.credits.assertCanSubmit(principal);
     const job = await this.queue.retry(jobId);
+    this.workers.notifyQueued(job.endpointId);
     return { id: job.id, status: job.status };
   }
 

@@ -44,6 +44,10 @@ export class WorkerPorts implements WorkerDirectory, WorkerCountsSource {
     return this.directory ? this.directory.recycle(workerId, reason) : Promise.resolve();
   }
 
+  notifyQueued(endpointId: string): void {
+    this.directory?.notifyQueued?.(endpointId);
+  }
+
   counts(endpointId: string): Promise<WorkerStateCounts> {
     return this.counter ? this.counter.counts(endpointId) : Promise.resolve(noWorkerCounts());
   }

@@ -51,8 +51,20 @@ export class WorkerProtocol {
   /** job-take (max 1) and job-take-batch: long poll; [] when nothing came within the poll */
   async take(w: WorkerIdentity, opts: { max: number; signal?: AbortSignal }): Promise<TakenJob[]> {
     await this.endpointExists(w);
-    await this.workers.seen(w.workerId, { healthy: true, inProgress: await this.queue.heldBy(w.workerId) });
-    const jobs = await this.queue.take(w.endpointId, w.workerId, { max: opts.max, waitMs: this.pollMs, ...(opts.signal ? { signal: opts.signal } : {}) });
+    const held = await this.queue.heldBy(w.workerId);
+    // parked before the worker side hears of the call: if `seen` retires the worker (and reports it
+    // lost to the queue), the parked take is answered [] rather than handed a job afterwards
+    const failed = new AbortController();
+    const signal = opts.signal ? AbortSignal.any([opts.signal, failed.signal]) : failed.signal;
+    const taking = this.queue.take(w.endpointId, w.workerId, { max: opts.max, waitMs: this.pollMs, signal });
+    try {
+      await this.workers.seen(w.workerId, { healthy: true, inProgress: held });
+    } catch (e) {
+      failed.abort();
+      await taking.catch(() => undefined);
+      throw e;
+    }
+    const jobs = await taking;
     if (jobs.length > 0) this.background(this.report(w.workerId), 'seen');
     return jobs.map((j) => ({ id: j.id, input: j.input }));
   }

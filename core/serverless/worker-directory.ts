@@ -22,4 +22,6 @@ export interface WorkerDirectory {
   /** job-done with `stopPod: true`, or a job past its executionTimeout: stop this worker and
    *  start a fresh one if the endpoint still needs it */
   recycle(workerId: string, reason: string): Promise<void>;
+  /** a job was queued for the endpoint: scale from zero now rather than at the next autoscaler tick */
+  notifyQueued?(endpointId: string): void;
 }

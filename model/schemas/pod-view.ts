@@ -78,7 +78,7 @@ export const podViewSchema = {
     statusReason: nullableString,
     machineId: nullableString,
     tags: { type: 'object', additionalProperties: { type: 'string' } },
-    /** GET /v2/pods/{id} only: the pod's last few events, oldest first (docs/events.md) */
+    /** one pod's answers (create, get, update, action): its last few events, oldest first; not in lists (docs/events.md) */
     events: { type: 'array', maxItems: 5, items: eventViewSchema },
   },
 } as const;

@@ -47,12 +47,15 @@ interface BillingReport {
   records: Record<string, unknown>[];
 }
 
-/** The account's visible state as of `at` (ISO time; pass the same one to compare two reads). */
-export async function visibleState(cp: TestControlPlane, who: Observer, at: string): Promise<VisibleState> {
+/**
+ * The account's visible state as of `at` (ISO time; pass the same one to compare two reads).
+ * `ownOnly`: templates of this account only, not the public ones of others (which their owners change).
+ */
+export async function visibleState(cp: TestControlPlane, who: Observer, at: string, ownOnly = false): Promise<VisibleState> {
   const q = (start: string, end: string) => `bucketSize=year&startTime=${encodeURIComponent(start)}&endTime=${encodeURIComponent(end)}`;
   const reads: [string, Promise<unknown>][] = [
     ['pods', get(cp, '/v2/pods?includeTerminated=true', who.key).then((b) => (b as { pods: unknown[] }).pods.map((p) => ({ ...(p as object), runtime: null })))],
-    ['templates', get(cp, '/v2/templates?includePublic=true', who.key)],
+    ['templates', get(cp, ownOnly ? '/v2/templates' : '/v2/templates?includePublic=true', who.key)],
     ['networkVolumes', get(cp, '/v2/network-volumes', who.key)],
     ['registries', get(cp, '/v2/registries', who.key)],
     ['endpoints', get(cp, '/v1/endpoints?includeTemplate=true', who.key)],
@@ -76,8 +79,8 @@ export async function visibleState(cp: TestControlPlane, who: Observer, at: stri
 
 /**
  * Reads the state of every observer, runs `request`, and when `rejected(answer)` says it was refused,
- * expects every observer's state unchanged. `unchangedAnyway` observers (other accounts) are compared
- * whatever the answer: nothing a caller does may change what another account sees.
+ * expects the caller's state unchanged. `others` (other accounts) are compared whatever the answer:
+ * nothing a caller does may change another account's records (its own templates, not others' public ones).
  */
 export async function expectNoChangeIfRejected<A>(
   cp: TestControlPlane,
@@ -88,10 +91,11 @@ export async function expectNoChangeIfRejected<A>(
 ): Promise<A> {
   const at = new Date().toISOString();
   const all = [observers.caller, ...(observers.others ?? [])];
-  const before = await Promise.all(all.map((o) => visibleState(cp, o, at)));
+  const read = (o: Observer, i: number) => visibleState(cp, o, at, i > 0);
+  const before = await Promise.all(all.map(read));
   const answer = await request();
   const refused = rejected(answer);
-  const after = await Promise.all(all.map((o, i) => (i === 0 && !refused ? Promise.resolve(before[0]) : visibleState(cp, o, at))));
+  const after = await Promise.all(all.map((o, i) => (i === 0 && !refused ? Promise.resolve(before[0]) : read(o, i))));
   for (const [i, b] of before.entries())
     for (const [name, v] of Object.entries(b)) expect(after[i]![name], `${i === 0 ? 'caller' : `other account ${i}`}: ${name} changed by ${what}`).toStrictEqual(v);
   return answer;

@@ -157,6 +157,13 @@ describe('pod logs', () => {
     expect(await followers(pods.printer!)).toEqual([]);
   });
 
+  test('HEAD on the logs route is 405 and starts nothing on the host', async () => {
+    const res = await cp.api(`/v2/pods/${pods.printer}/logs`, { key: user.key, method: 'HEAD' });
+    expect(res.status).toBe(405);
+    expect(await followers(pods.printer!)).toEqual([]);
+    expect(cp.services.sshPool.openStreams(hostId)).toBe(0);
+  });
+
   test("source=system streams the pod's events; the provisioner is the actor of RUNNING", async () => {
     const s = await logs(pods.printer!, 'source=system');
     const first = data(await s.next());

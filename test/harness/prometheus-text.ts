@@ -18,10 +18,11 @@ const NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*';
 const SAMPLE = new RegExp(`^(${NAME})(?:\\{(.*)\\})? (\\S+)(?: (-?\\d+))?$`);
 const LABEL = /^([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"(,|$)/;
 
+/** As Prometheus reads a value (Go's ParseFloat): Inf and NaN in any case (prom-client writes `Nan`). */
 function parseValue(v: string, line: string): number {
-  if (v === '+Inf') return Infinity;
-  if (v === '-Inf') return -Infinity;
-  if (v === 'NaN') return NaN;
+  if (/^\+?inf$/i.test(v)) return Infinity;
+  if (/^-inf$/i.test(v)) return -Infinity;
+  if (/^nan$/i.test(v)) return NaN;
   if (!/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(v)) throw new Error(`bad sample value in: ${line}`);
   return Number(v);
 }

@@ -243,6 +243,21 @@ describe('autoscaler ticks', () => {
     expect(r.worker!.failed).toBe(true);
   });
 
+  test('a running worker that has not called for a minute is named in the endpoint reason, with the URL it was given', async () => {
+    fx = await openWorkerFixture();
+    const e = await fx.endpoint({ workersMin: 1 });
+    await fx.scaler.tick();
+    const [w] = await fx.live(e.id);
+    await fx.markRunning(w!.id);
+    fx.advance(30_000);
+    expect((await fx.workers.status(e.id)).reason).toBeNull();
+    fx.advance(31_000);
+    await fx.scaler.tick();
+    expect((await fx.workers.status(e.id)).reason).toBe(`worker ${w!.id}: container running for 61 s; waiting for the worker's first job-take or ping at ${ORIGIN}`);
+    // still in service: a slow start is not a fault until initTimeout (10 min by default)
+    expect(await fx.live(e.id)).toHaveLength(1);
+  });
+
   test('a job past its executionTimeout recycles its worker and counts as a fault', async () => {
     fx = await openWorkerFixture();
     const e = await fx.endpoint({ workersMin: 1 });
