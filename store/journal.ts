@@ -69,7 +69,9 @@ async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
 
 export class Journal {
   private segments: Segment[] = [];
-  private writing: Promise<void> | null = null;
+  /** the drain loop under way (`draining`), for close and dropThrough to wait on */
+  private writing: Promise<void> = Promise.resolve();
+  private draining = false;
   private durableSeq = 0;
   /** appended lines not yet on disk, in seq order */
   private tickets: Ticket[] = [];
@@ -130,9 +132,11 @@ export class Journal {
     seg.lastSeq = entry.seq;
     const done = new Promise<void>((resolve, reject) => this.tickets.push({ seq: entry.seq, resolve, reject }));
     done.catch(() => undefined); // the appender handles it; a line nobody awaits must not crash the process
-    this.writing ??= this.drain().finally(() => {
-      this.writing = null;
-    });
+    if (!this.draining) {
+      // set before drain runs, and cleared by drain itself as it returns: no append falls between
+      this.draining = true;
+      this.writing = this.drain();
+    }
     return done;
   }
 
@@ -145,7 +149,7 @@ export class Journal {
   async dropThrough(seq: number): Promise<void> {
     // no write may be in flight to a segment while it is closed: wait until none is, then pick the
     // segments synchronously so a drain starting later never sees them
-    while (this.writing) await this.writing;
+    while (this.draining) await this.writing;
     const dropped: Segment[] = [];
     while (this.segments.length > 1) {
       const seg = this.segments[0]!;
@@ -160,54 +164,95 @@ export class Journal {
   }
 
   async close(): Promise<void> {
-    while (this.writing) await this.writing;
+    while (this.draining) await this.writing;
     if (this.broken) await this.repair().catch(() => undefined);
     for (const seg of this.segments) await seg.fh?.close();
     this.segments = [];
   }
 
+  /**
+   * Writes batches until nothing is pending. Pipelined: the batch just made durable is announced
+   * (the store moves it into its tables and tells its listeners, then the appenders' promises
+   * resolve) while the next batch is already being written, so that work overlaps the disk's.
+   */
   private async drain(): Promise<void> {
-    while (this.tickets.length > 0) {
-      try {
-        if (this.broken) await this.repair();
-      } catch (e) {
-        this.drop(e);
-        continue;
-      }
-      // Take every pending line and the highest appended seq in one synchronous step: lines
-      // appended while this batch is being written wait for the next pass, so `upto` never
-      // covers a line that is not on disk yet.
-      let upto = this.durableSeq;
-      const batch: { seg: Segment; buf: Buffer }[] = [];
-      for (const seg of this.segments) {
-        upto = Math.max(upto, seg.lastSeq);
-        if (seg.pending.length === 0) continue;
-        batch.push({ seg, buf: Buffer.from(seg.pending.join('')) });
-        seg.pending = [];
-      }
-      try {
-        for (const { seg, buf } of batch) {
-          if (!seg.fh) {
-            seg.fh = await open(seg.file, 'a', 0o600);
-            seg.size = (await seg.fh.stat()).size;
+    /** on disk, not yet announced */
+    let written: number | null = null;
+    try {
+      for (;;) {
+        if (this.broken) {
+          try {
+            await this.repair();
+          } catch (e) {
+            this.drop(e);
+            if (!this.hasPending()) return;
+            continue;
           }
-          await writeAll(seg.fh, buf);
-          if (this.fsync) await seg.fh.datasync();
         }
-      } catch (e) {
-        this.drop(e);
-        // cut back at once, so no refused line lingers on disk; if that fails too, the next write retries it
-        await this.repair().catch(() => undefined);
-        continue;
+        const batch = this.takeBatch();
+        const io = batch ? this.writeBatch(batch.parts) : null;
+        if (written !== null) this.finish(written);
+        written = null;
+        if (!batch || !io) {
+          if (this.hasPending()) continue;
+          return;
+        }
+        try {
+          await io;
+        } catch (e) {
+          this.drop(e);
+          // cut back at once, so no refused line lingers on disk; if that fails too, the next write retries it
+          await this.repair().catch(() => undefined);
+          if (!this.hasPending()) return;
+          continue;
+        }
+        // the whole batch is on disk: only now do the sizes that a failed write is cut back to move
+        for (const { seg, buf } of batch.parts) seg.size += buf.length;
+        written = batch.upto;
       }
-      // the whole batch is on disk: only now do the sizes that a failed write is cut back to move
-      for (const { seg, buf } of batch) seg.size += buf.length;
-      this.durableSeq = upto;
-      this.hooks.durable?.(upto);
-      let n = 0;
-      while (n < this.tickets.length && this.tickets[n]!.seq <= upto) this.tickets[n++]!.resolve();
-      this.tickets.splice(0, n);
+    } finally {
+      this.draining = false;
     }
+  }
+
+  private hasPending(): boolean {
+    return this.segments.some((s) => s.pending.length > 0);
+  }
+
+  /**
+   * Every pending line and the highest appended seq, in one synchronous step: lines appended while
+   * this batch is being written wait for the next one, so `upto` never covers a line not yet on disk.
+   */
+  private takeBatch(): { parts: { seg: Segment; buf: Buffer }[]; upto: number } | null {
+    let upto = this.durableSeq;
+    const parts: { seg: Segment; buf: Buffer }[] = [];
+    for (const seg of this.segments) {
+      upto = Math.max(upto, seg.lastSeq);
+      if (seg.pending.length === 0) continue;
+      parts.push({ seg, buf: Buffer.from(seg.pending.join('')) });
+      seg.pending = [];
+    }
+    return parts.length > 0 ? { parts, upto } : null;
+  }
+
+  private async writeBatch(parts: { seg: Segment; buf: Buffer }[]): Promise<void> {
+    for (const { seg, buf } of parts) {
+      if (!seg.fh) {
+        seg.fh = await open(seg.file, 'a', 0o600);
+        seg.size = (await seg.fh.stat()).size;
+      }
+      await writeAll(seg.fh, buf);
+      if (this.fsync) await seg.fh.datasync();
+    }
+  }
+
+  /** Lines up to `upto` are on disk: tell the store, then the appenders. */
+  private finish(upto: number): void {
+    this.durableSeq = upto;
+    this.hooks.durable?.(upto);
+    let n = 0;
+    while (n < this.tickets.length && this.tickets[n]!.seq <= upto) this.tickets[n++]!.resolve();
+    this.tickets.splice(0, n);
   }
 
   /**

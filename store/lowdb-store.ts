@@ -237,14 +237,16 @@ export class LowdbStore implements Store {
     const epoch = this.epoch;
     const overlay = new Map<string, Map<string, AnyRecord | null>>();
     const staged = (c: string) => overlay.get(c) ?? overlay.set(c, new Map()).get(c)!;
-    const latest = (c: string, id: string): AnyRecord | undefined => {
-      const o = overlay.get(c);
-      if (o?.has(id)) return o.get(id) ?? undefined;
+    /** the version before this transaction: pending, else durable */
+    const before = (c: string, id: string): AnyRecord | undefined => {
       const p = this.pending.get(c, id);
       return p === undefined ? this.table(c).rows.get(id) : (p ?? undefined);
     };
     const tx: StoreTx = {
-      get: async (c, id) => latest(c, id) as never,
+      get: async (c, id) => {
+        const o = overlay.get(c);
+        return (o?.has(id) ? (o.get(id) ?? undefined) : before(c, id)) as never;
+      },
       list: async (c, where) => {
         const w = Object.entries((where ?? {}) as Record<string, unknown>).filter(([, v]) => v !== undefined);
         const base = this.table(c).select(where as Record<string, unknown> | undefined);
@@ -266,7 +268,7 @@ export class LowdbStore implements Store {
     for (const [c, rows] of overlay) for (const [id, v] of rows) ops.push({ c, id, v });
     if (ops.length === 0) return { value, line: this.lastLine, appliedAt: 0 };
     // sealed before staging: an unchanged env reuses the ciphertext of the version it replaces
-    const stored = ops.map((o) => (o.v === null ? o : { ...o, v: this.codec.encode(o.c, o.v as StoredRecord, latest(o.c, o.id)) }));
+    const stored = ops.map((o) => (o.v === null ? o : { ...o, v: this.codec.encode(o.c, o.v as StoredRecord, before(o.c, o.id)) }));
     const seq = ++this.seq;
     const appliedAt = performance.now();
     this.pending.stage({ seq, ops, commit });

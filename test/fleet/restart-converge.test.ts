@@ -60,11 +60,13 @@ afterAll(async () => {
 
 /**
  * Creates a pod with `docker run` held on the host, SIGKILLs the control plane while that run is in
- * flight, starts the plane again and lets the held run go: before the restart, or only once the
- * restarted plane has issued its own run for the same pod. Answers the pod id once it is RUNNING.
+ * flight, starts the plane again and lets the held run go: before the restart (the plane comes back
+ * to the container the killed plane's run made), or only once the restarted plane has issued its own
+ * run for the same pod (the two race for it). Answers the pod id once it is RUNNING, and the id of
+ * the container the killed plane's run made before the restart, if any.
  * (One pod: a host's pass creates its pods one after another, so only one run is ever in flight.)
  */
-async function killDuringDockerRun(release: 'before restart' | 'after the restarted plane runs too'): Promise<string> {
+async function killDuringDockerRun(release: 'before restart' | 'after the restarted plane runs too'): Promise<{ id: string; orphan: string | null }> {
   const gate = h.dockerRunGate!;
   await gate.hold();
   const created = await api('/v2/pods', { method: 'POST', json: { name: 'k', image: 'gpufleet-test/busybox:latest', args: SLEEPER, disk: 1, gpu: { id: 'NVIDIA GeForce RTX 4090' } } });
@@ -76,8 +78,12 @@ async function killDuringDockerRun(release: 'before restart' | 'after the restar
   expect(gate.holding).toBe(true);
   expect(await listContainers(`gpufleet.pod=${id}`)).toEqual([]);
   await cp!.kill('SIGKILL');
+  let orphan: string | null = null;
   if (release === 'before restart') {
     await gate.release();
+    // the held command outlives the plane that sent it
+    await waitFor("the killed plane's run to make its container", async () => (await listContainers(`gpufleet.pod=${id}`)).length > 0);
+    orphan = (await listContainers(`gpufleet.pod=${id}`))[0]!.Id;
     await spawn();
   } else {
     await spawn();
@@ -86,7 +92,7 @@ async function killDuringDockerRun(release: 'before restart' | 'after the restar
     await gate.release();
   }
   await waitFor(`pod ${id} RUNNING`, async () => (await api(`/v2/pods/${id}`)).body!.status === 'RUNNING');
-  return id;
+  return { id, orphan };
 }
 
 /** exactly one container in the engine carries the pod's label, and it runs */
@@ -101,9 +107,10 @@ async function terminate(id: string): Promise<void> {
   await waitFor('containers removed', async () => (await listContainers(`gpufleet.host=${hostId}`)).length === 0);
 }
 
-test('SIGKILL during docker run, released before the restart: exactly one running container for the pod, kept by a later restart', async () => {
-  const id = await killDuringDockerRun('before restart');
+test("SIGKILL during docker run, released before the restart: exactly one running container for the pod, the killed plane's, kept by a later restart", async () => {
+  const { id, orphan } = await killDuringDockerRun('before restart');
   await expectOneRunningContainer(id);
+  expect((await listContainers(`gpufleet.pod=${id}`))[0]!.Id).toBe(orphan);
   // and another restart adopts the running container instead of making a new one
   const containerIds = (await listContainers(`gpufleet.host=${hostId}`)).map((c) => c.Id);
   await cp!.kill('SIGKILL');
@@ -114,7 +121,7 @@ test('SIGKILL during docker run, released before the restart: exactly one runnin
 });
 
 test('SIGKILL during docker run, released after the restarted control plane ran its own: exactly one running container for the pod', async () => {
-  const id = await killDuringDockerRun('after the restarted plane runs too');
+  const { id } = await killDuringDockerRun('after the restarted plane runs too');
   await expectOneRunningContainer(id);
   await terminate(id);
 });

@@ -3,6 +3,7 @@
 // (503), is logged, leaves nothing of itself in memory or on disk (no reader ever saw it), and the
 // store goes on by itself once there is space again; a restart replays every acknowledged write and
 // no refused one.
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { GpufleetError } from '../../model/errors.ts';
@@ -32,6 +33,9 @@ describe.skipIf(!canMount)('store on a full disk', () => {
     const s = await LowdbStore.open({ dir, snapshotIntervalMs: 3_600_000, onNotice: () => undefined, onError: (e) => errors.push(e) });
     const committed: string[] = [];
     s.onCommit((changes) => committed.push(...changes.map((c) => c.id)));
+    // what an index that transactions read (the placer) is told: each staged version, then the take-back
+    const staged: string[] = [];
+    s.onStage((changes) => staged.push(...changes.map((c) => `${c.id}:${c.deleted ? 'gone' : 'put'}`)));
     await s.transact((tx) => tx.put('accounts', account('before')));
 
     await fs.fill();
@@ -63,6 +67,7 @@ describe.skipIf(!canMount)('store on a full disk', () => {
     expect(errors.map((e) => [e.code, e.fields.errno])).toEqual([['STORE_UNAVAILABLE', 'ENOSPC']]);
     expect((errors[0]!.cause as NodeJS.ErrnoException).code).toBe('ENOSPC');
     expect(committed).toEqual(['before']);
+    expect(staged).toEqual(['before:put', 'big:put', 'small:put', 'big:gone', 'small:gone']);
     // a transaction sees the state before them too
     expect(await s.transact(async (tx) => (await tx.list('accounts')).map((a) => a.id))).toEqual(['before']);
     // and the journal holds no trace of them: no torn line, no refused record
@@ -85,6 +90,35 @@ describe.skipIf(!canMount)('store on a full disk', () => {
     expect((await again.list('accounts')).map((a) => a.id).sort()).toEqual(['after', 'before']);
   });
 });
+
+describe.skipIf(!canMount)('snapshot on a full disk', () => {
+  test('a snapshot that cannot be written is logged, leaves no temp file behind, and is written once there is room', async () => {
+    fs = await mountSmallFs(4);
+    const dir = path.join(fs.dir, 'data');
+    const errors: GpufleetError[] = [];
+    const s = await LowdbStore.open({ dir, snapshotIntervalMs: 500, onNotice: () => undefined, onError: (e) => errors.push(e) });
+    stop.push(() => s.close());
+    await s.transact((tx) => tx.put('accounts', account('a1')));
+    await fs.fill(); // before the snapshot timer fires
+    for (let i = 0; i < 50 && errors.length === 0; i++) await sleep(100);
+    expect(errors.map((e) => e.code)).toEqual(['STORE_UNAVAILABLE']);
+    expect(errors[0]!.message).toMatch(/could not write its snapshot .*no space left on device/);
+    expect(existsSync(path.join(dir, '.gpufleet.json.tmp'))).toBe(false);
+    await fs.free();
+    await s.transact((tx) => tx.put('accounts', account('a2')));
+    for (let i = 0; i < 50 && !snapshotHas(dir, 'a2'); i++) await sleep(100);
+    expect(snapshotHas(dir, 'a2')).toBe(true);
+  });
+});
+
+function snapshotHas(dir: string, id: string): boolean {
+  try {
+    const snap = JSON.parse(readFileSync(path.join(dir, 'gpufleet.json'), 'utf8')) as { collections: Record<string, Record<string, unknown>> };
+    return snap.collections.accounts?.[id] !== undefined;
+  } catch {
+    return false;
+  }
+}
 
 describe.skipIf(!canMount)('control plane on a full disk', () => {
   const SLOW = { timeout: 120_000 };
