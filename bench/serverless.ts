@@ -12,6 +12,9 @@
 //    is the median of the pairs. A job needs three requests (run, take, done), so 0.33 is the
 //    ceiling; floor ≥ 0.15.
 //   npx tsx bench/serverless.ts
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import Fastify from 'fastify';
 import { startTestControlPlane } from '../test/harness/control-plane.ts';
 import { StoreWorkerDirectory } from '../test/job-interface/store-worker-directory.ts';
@@ -62,6 +65,10 @@ async function main(): Promise<void> {
     const added: number[] = [];
     const dispatch: number[] = [];
     const bareRt: number[] = [];
+    const syncOnly: number[] = [];
+    const scratch = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-bench-sls-'));
+    const fh = await open(path.join(scratch, 'bare.log'), 'a', 0o600);
+    const record = Buffer.from(JSON.stringify({ t: 'enq', input: INPUT }) + '\n');
     let notParked = 0;
     for (let i = 0; i < SAMPLES + 50; i++) {
       const taking = fetch(takeUrl, { headers: { authorization: token } });
@@ -87,15 +94,23 @@ async function main(): Promise<void> {
       t = performance.now();
       await (await fetch(bareUrl)).arrayBuffer();
       const b = performance.now() - t;
+      t = performance.now();
+      await fh.appendFile(record);
+      await fh.datasync();
+      const f = performance.now() - t;
       if (i >= 50) {
+        syncOnly.push(f);
         dispatch.push(d); // the first 50 warm up
         bareRt.push(b);
         added.push(d - b);
       }
     }
+    await fh.close();
+    await rm(scratch, { recursive: true, force: true });
     console.log(
       `dispatch: run → parked worker's job-take answer p50 ${median(dispatch).toFixed(2)} ms, p99 ${pct(dispatch, 99).toFixed(2)} ms; ` +
-        `bare HTTP round trip p50 ${median(bareRt).toFixed(2)} ms, p99 ${pct(bareRt, 99).toFixed(2)} ms; ${SAMPLES} samples` +
+        `bare HTTP round trip p50 ${median(bareRt).toFixed(2)} ms, p99 ${pct(bareRt, 99).toFixed(2)} ms; ` +
+        `for scale (no floor), one bare append+fdatasync on this disk p50 ${median(syncOnly).toFixed(2)} ms, p99 ${pct(syncOnly, 99).toFixed(2)} ms; ${SAMPLES} samples` +
         (notParked ? `; ${notParked} takes not seen parked within 200 ms` : ''),
     );
 

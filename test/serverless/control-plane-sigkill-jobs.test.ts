@@ -99,6 +99,15 @@ test('the control plane SIGKILLed with jobs queued and running: after restart ev
 
   await cp!.kill('SIGKILL');
   expect(cp!.proc.signalCode).toBe('SIGKILL');
+  // what the dead control plane's log held at the kill: some jobs taken and not final (running), some never taken (queued)
+  const atKill = await Promise.all(
+    ids.map(async (id) => {
+      const recs = await jobRecords(dataDir, id);
+      return recs.some((r) => r.t === 'fin') ? 'final' : recs.some((r) => r.t === 'take') ? 'running' : 'queued';
+    }),
+  );
+  expect(atKill).toContain('running');
+  expect(atKill).toContain('queued');
   await spawn();
 
   const after = await waitFor(
@@ -110,7 +119,9 @@ test('the control plane SIGKILLed with jobs queued and running: after restart ev
     180_000,
     500,
   );
-  console.log(`[cp-sigkill-jobs] at the kill: ${before.join(',')}; after restart retries: ${after.map((j) => j.retries ?? 0).join(',')}`);
+  console.log(`[cp-sigkill-jobs] at the kill: ${before.join(',')} (log: ${atKill.join(',')}); after restart retries: ${after.map((j) => j.retries ?? 0).join(',')}`);
+  const requeues = (await Promise.all(ids.map((id) => jobRecords(dataDir, id)))).flat().filter((r) => r.t === 'rq');
+  console.log(`[cp-sigkill-jobs] requeues after restart: ${JSON.stringify(requeues)}`);
   ids.forEach((id, i) => expect(after[i]).toMatchObject({ id, status: 'COMPLETED', output: { i } }));
   for (const id of ids) {
     const fins = (await jobRecords(dataDir, id)).filter((r) => r.t === 'fin');
