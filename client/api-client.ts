@@ -48,6 +48,43 @@ export class ApiClient {
     return data as T;
   }
 
+  /** follows a server-sent event stream: each event as it comes, until the server ends it or `signal` aborts */
+  async *sse(path: string, signal?: AbortSignal): AsyncGenerator<{ event: string; id?: string; data: string }> {
+    const res = await fetch(this.url + path, { headers: { authorization: `Bearer ${this.apiKey}`, accept: 'text/event-stream' }, signal });
+    if (!res.ok || !res.body) {
+      const p = (await res.json().catch(() => ({}))) as { code?: string; detail?: string; errors?: string[]; title?: string };
+      throw new ApiError(res.status, p.code ?? 'HTTP_' + res.status, p.detail ?? p.title ?? res.statusText, p.errors ?? []);
+    }
+    const decoder = new TextDecoder();
+    let buf = '';
+    try {
+      for await (const chunk of res.body) {
+        buf += decoder.decode(chunk as Uint8Array, { stream: true }).replace(/\r\n?/g, '\n');
+        let end: number;
+        while ((end = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, end);
+          buf = buf.slice(end + 2);
+          let event = 'message';
+          let id: string | undefined;
+          const data: string[] = [];
+          for (const line of block.split('\n')) {
+            const colon = line.indexOf(':');
+            if (colon === 0) continue; // a comment (keep-alive)
+            const field = colon < 0 ? line : line.slice(0, colon);
+            const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+            if (field === 'event') event = value;
+            else if (field === 'id') id = value;
+            else if (field === 'data') data.push(value);
+          }
+          if (data.length) yield { event, ...(id !== undefined ? { id } : {}), data: data.join('\n') };
+        }
+      }
+    } catch (e) {
+      if (signal?.aborted) return;
+      throw e;
+    }
+  }
+
   get<T>(path: string): Promise<T> {
     return this.request<T>('GET', path);
   }

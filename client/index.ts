@@ -1,3 +1,6 @@
 // The public surface of client/: what other layers import.
 export * from './api-client.ts';
 export * from './accounts.ts';
+export * from './pods.ts';
+export * from './endpoints.ts';
+export * from './jobs.ts';

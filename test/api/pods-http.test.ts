@@ -46,7 +46,8 @@ describe('problem+json for what no route answers', () => {
 
   test('bad JSON → 400 on every route with a body', async () => {
     for (const [method, path] of [['POST', '/v2/pods'], ['PATCH', `/v2/pods/${podId}`], ['POST', `/v2/pods/${podId}/action`]] as const) {
-      for (const body of ['{', '[1,', '{"a":1}x', '']) {
+      // an empty body is no body, not bad JSON (issue 9): test/api/empty-json-body.test.ts
+      for (const body of ['{', '[1,', '{"a":1}x', ' ']) {
         const c = await call(cp, path, { method, key: user.key, headers: { 'content-type': 'application/json' }, body });
         expectProblem(c, 400);
       }
