@@ -22,7 +22,7 @@ import { billingRoutes } from './rest/billing.ts';
 import { graphqlPlugin } from './graphql/index.ts';
 import { creditRoutes } from './rest/credits.ts';
 import { jobInterface } from './jobs/index.ts';
-import { serverlessV2Routes } from './serverless/index.ts';
+import { serverlessV2Routes, workerLogRoutes } from './serverless/index.ts';
 import { registerHttpMetrics } from './observability/http-metrics.ts';
 import { healthRoutes } from './observability/health-routes.ts';
 import { podLogRoutes } from './rest/pod-logs.ts';
@@ -130,6 +130,7 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   billingRoutes(app, services.billing);
   creditRoutes(app, services.credits);
   serverlessV2Routes(app, services.endpoints, services.workers);
+  workerLogRoutes(app, services.podLogs);
   await jobInterface(app, services);
   await app.register(graphqlPlugin, { services });
   return app;

@@ -1,11 +1,14 @@
 // `gpufleet`: serve the control plane, manage keys and hosts, plan/apply/destroy stacks, check the store.
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { serveCommand } from './serve.ts';
 import { keysCommand } from './keys.ts';
 import { accountsCommand } from './accounts.ts';
 import { hostsCommand } from './hosts.ts';
 import { stackCommands } from './stack-commands.ts';
 import { storeCommand } from './store.ts';
+import { podsCommand } from './pods.ts';
+import { endpointsCommand } from './endpoints.ts';
+import { jobsCommand } from './jobs.ts';
 import { ApiError } from '../client/index.ts';
 
 const program = new Command('gpufleet').description('Your own GPU cloud on your own hosts').showHelpAfterError();
@@ -15,6 +18,16 @@ program.addCommand(accountsCommand());
 program.addCommand(hostsCommand());
 program.addCommand(storeCommand());
 for (const c of stackCommands()) program.addCommand(c);
+program.addCommand(podsCommand());
+program.addCommand(endpointsCommand());
+program.addCommand(jobsCommand());
+
+/** wrong usage exits 2 (1 is an error from the API or a failed job); commander would exit 1 */
+function usageExits2(c: Command): void {
+  c.exitOverride();
+  for (const sub of c.commands) usageExits2(sub);
+}
+usageExits2(program);
 
 try {
   await program.parseAsync(process.argv);
@@ -22,5 +35,8 @@ try {
   if (e instanceof ApiError) {
     process.stderr.write(`error: ${e.message} (HTTP ${e.status} ${e.code})\n`);
     process.exitCode = 1;
+  } else if (e instanceof CommanderError) {
+    // commander has printed the message (or the help) already
+    process.exitCode = e.exitCode === 0 ? 0 : 2;
   } else throw e;
 }

@@ -1,7 +1,7 @@
 // Turns a validated create request into a pod record: template fields first, the body's fields over
 // them, then defaults; then the rules that need other records (catalogs, template, volume, registry).
 import type { PodCreateInput } from '../model/index.ts';
-import type { PodRecord } from '../model/index.ts';
+import { unplaced, type PodRecord } from '../model/index.ts';
 import { fail400, fail422 } from '../model/index.ts';
 import { checkPodShape } from '../model/index.ts';
 import { gpuTypeById } from '../fleet/index.ts';
@@ -71,18 +71,7 @@ export async function buildPodRecord(
     desiredStatus: 'RUNNING',
     dataCenterIds: input.dataCenterIds ?? [],
     allowedCudaVersions: input.gpu?.allowedCudaVersions ?? template?.allowedCudaVersions ?? [],
-    hostId: null,
-    dataCenterId: null,
-    gpuUuids: [],
-    allocated: false,
-    reservedVcpu: 0,
-    reservedMemoryGb: 0,
-    costPerHr: 0,
-    cudaVersion: null,
-    restartGeneration: 0,
-    restartedGeneration: 0,
-    specGeneration: 0,
-    observed: null,
+    ...unplaced(),
     tags: input.tags ?? {},
     createdAt: now,
     updatedAt: now,

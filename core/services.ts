@@ -25,6 +25,7 @@ import { JobService } from './jobs/job-service.ts';
 import { WorkerPorts } from './jobs/worker-ports.ts';
 import { WorkerProtocol } from './jobs/worker-protocol.ts';
 import { Telemetry } from './telemetry/telemetry.ts';
+import { registerServerlessMetrics } from './telemetry/serverless-metrics.ts';
 import { Readiness, storeReadiness } from './readiness.ts';
 import { EventLog } from './events/event-log.ts';
 import { EventService } from './events/event-service.ts';
@@ -127,6 +128,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     podLogs: new PodLogService(s, events),
   };
   workerPorts.register(services.workers);
+  registerServerlessMetrics(telemetry.registry, { store: s, queue: jobQueue, workers: services.workers });
   // deleting an endpoint cancels its queued and running jobs, then drops their history (spec 4.3)
   services.endpoints.onDeleted(async (e) => {
     await jobQueue.deleteEndpoint(e.id);

@@ -197,3 +197,20 @@ export function toPodView(pod: PodRecord, now = Date.now()): PodView {
   else if (pod.cpu) view.cpu = pod.cpu;
   return view;
 }
+
+/** The runtime fields of a pod record not yet placed on a host (pods and serverless workers alike). */
+type UnplacedFields = 'hostId' | 'dataCenterId' | 'gpuUuids' | 'allocated' | 'reservedVcpu' | 'reservedMemoryGb' | 'costPerHr' | 'cudaVersion' | 'restartGeneration' | 'restartedGeneration' | 'specGeneration' | 'observed';
+export const unplaced = (): Pick<PodRecord, UnplacedFields> => ({
+  hostId: null,
+  dataCenterId: null,
+  gpuUuids: [],
+  allocated: false,
+  reservedVcpu: 0,
+  reservedMemoryGb: 0,
+  costPerHr: 0,
+  cudaVersion: null,
+  restartGeneration: 0,
+  restartedGeneration: 0,
+  specGeneration: 0,
+  observed: null,
+});

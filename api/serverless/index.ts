@@ -8,6 +8,8 @@ import { createEndpointV2, toEndpointV2View, updateEndpointV2, type EndpointServ
 import { principalOf } from '../auth/request-guard.ts';
 import { docSchema, errorResponses, idParams } from '../rest/route-schema.ts';
 
+export { workerLogRoutes } from './worker-logs.ts';
+
 const tags = ['serverless'];
 const idOf = (r: FastifyRequest) => (r.params as { id: string }).id;
 /** where the caller reached the API, for the endpoint's `requestUrls` */

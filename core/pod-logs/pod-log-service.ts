@@ -70,6 +70,24 @@ export class PodLogService {
     const pod = await this.store.get('pods', podId);
     if (!pod || pod.accountId !== principal.accountId || pod.endpointId !== undefined)
       throw new GpufleetError('NOT_FOUND', `Pod ${podId} was not found.`);
+    return this.openRecord(pod, q);
+  }
+
+  /**
+   * A serverless worker's log (GET /v2/serverless/{id}/workers/{workerId}/logs): a worker is a pod
+   * record with `endpointId`, read the same way. Another account's endpoint, or a worker of another
+   * endpoint, is 404 as if it did not exist.
+   */
+  async openWorker(principal: Principal, endpointId: string, workerId: string, q: PodLogQuery): Promise<PodLogStream> {
+    const endpoint = await this.store.get('endpoints', endpointId);
+    if (!endpoint || endpoint.accountId !== principal.accountId) throw new GpufleetError('NOT_FOUND', `Endpoint ${endpointId} was not found.`);
+    const pod = await this.store.get('pods', workerId);
+    if (!pod || pod.endpointId !== endpointId || pod.accountId !== principal.accountId)
+      throw new GpufleetError('NOT_FOUND', `Worker ${workerId} of endpoint ${endpointId} was not found.`);
+    return this.openRecord(pod, q);
+  }
+
+  private async openRecord(pod: PodRecord, q: PodLogQuery): Promise<PodLogStream> {
     const host = q.sources.includes('container') ? await this.containerHost(pod, q.sources.length === 1) : null;
     let lines: AsyncIterator<ContainerLogLine> | null = null;
     if (host) {
@@ -78,7 +96,7 @@ export class PodLogService {
         throw new GpufleetError('UNAVAILABLE', 'Container logs are read by the provisioner, which does not run in this control plane process (GPUFLEET_PROVISIONER=off).');
       const [tail, since] = q.after ? ['all' as const, q.after.ts] : q.since ? ['all' as const, q.since] : [q.tail, null];
       try {
-        lines = (await source.follow({ host, podId, tail, since }))[Symbol.asyncIterator]();
+        lines = (await source.follow({ host, podId: pod.id, tail, since }))[Symbol.asyncIterator]();
       } catch (e) {
         if (isGpufleetError(e) && (e.code === 'HOST_UNREACHABLE' || e.code === 'HOST_KEY_MISMATCH')) throw unavailable(pod, host, e);
         throw e;

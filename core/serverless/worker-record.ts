@@ -1,6 +1,7 @@
 // A new worker as a pod record: the endpoint's template (image, args, disk, ports, registry), the
 // template's env under the endpoint's, the endpoint's GPU count, CUDA versions and network volume;
 // placed by the same placer as pods, over the endpoint's GPU types in priority order.
+import { unplaced } from '../../model/index.ts';
 import { randomBytes } from 'node:crypto';
 import type { EndpointRecord, PodRecord, TemplateRecord, WorkerPod } from '../../model/index.ts';
 import type { SecretBox, StoreTx } from '../../store/index.ts';
@@ -43,18 +44,7 @@ export function workerDraft(e: EndpointRecord, t: TemplateRecord, id: string, se
     desiredStatus: 'RUNNING',
     dataCenterIds: e.dataCenterIds,
     allowedCudaVersions: e.allowedCudaVersions.length ? e.allowedCudaVersions : t.allowedCudaVersions,
-    hostId: null,
-    dataCenterId: null,
-    gpuUuids: [],
-    allocated: false,
-    reservedVcpu: 0,
-    reservedMemoryGb: 0,
-    costPerHr: 0,
-    cudaVersion: null,
-    restartGeneration: 0,
-    restartedGeneration: 0,
-    specGeneration: 0,
-    observed: null,
+    ...unplaced(),
     tags: {},
     createdAt: now,
     updatedAt: now,

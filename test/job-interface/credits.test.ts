@@ -132,7 +132,8 @@ describe('gpufleet accounts', () => {
     expect(down.code, down.stderr).toBe(0);
     expect(JSON.parse(down.stdout)).toMatchObject({ balance: 5.5, clientBalance: 5.5 });
     const bad = await cli('accounts', 'credit', a.id, 'lots');
-    expect(bad.code).toBe(1);
+    // a malformed argument is a usage error: exit 2, as commander's own (issue 13's exit codes)
+    expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/amount in USD/);
     const unknown = await cli('accounts', 'credit', 'acct_nope', '1');
     expect(unknown.code).toBe(1);

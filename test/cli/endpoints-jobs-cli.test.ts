@@ -1,0 +1,117 @@
+// `gpufleet endpoints …` and `gpufleet jobs …` run as the real bin against a listening control plane
+// whose endpoint is served by the TypeScript worker SDK in this process (test/job-interface).
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startJobWorld, type JobWorld } from '../job-interface/in-process-workers.ts';
+import { runCli } from './run-cli.ts';
+
+let world: JobWorld;
+let env: { url: string; key: string };
+
+beforeAll(async () => {
+  world = await startJobWorld();
+  env = { url: world.cp.url, key: world.user.key };
+});
+afterAll(async () => world?.close());
+
+const api = async (path: string, init: RequestInit & { json?: unknown } = {}) => {
+  const res = await world.cp.api(path, { key: env.key, ...init });
+  return { status: res.status, body: res.status === 204 ? undefined : ((await res.json()) as Record<string, unknown>) };
+};
+
+describe('gpufleet endpoints', () => {
+  test('create, list, get, update, workers, delete: --json parses and matches the API', async () => {
+    const created = await runCli(['endpoints', 'create', '--name', 'cli-ep', '--template', world.templateId, '--gpu', 'ADA_24', '--workers-max', '2', '--json'], env);
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    const ep = JSON.parse(created.stdout) as Record<string, unknown> & { id: string };
+    expect(ep).toMatchObject({ name: 'cli-ep', type: 'QUEUE', templateId: world.templateId });
+    expect(ep).toEqual((await api(`/v2/serverless/${ep.id}`)).body);
+
+    const list = await runCli(['endpoints', 'list', '--json'], env);
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout)).toEqual((await api('/v2/serverless')).body?.endpoints);
+    expect((JSON.parse(list.stdout) as { id: string }[]).map((e) => e.id)).toContain(ep.id);
+
+    const got = await runCli(['endpoints', 'get', ep.id, '--json'], env);
+    expect(got.code).toBe(0);
+    expect(JSON.parse(got.stdout)).toEqual((await api(`/v2/serverless/${ep.id}`)).body);
+
+    const updated = await runCli(['endpoints', 'update', ep.id, '--name', 'cli-ep-2', '--json'], env);
+    expect(updated.code).toBe(0);
+    expect(JSON.parse(updated.stdout)).toMatchObject({ id: ep.id, name: 'cli-ep-2' });
+    expect((await api(`/v2/serverless/${ep.id}`)).body?.name).toBe('cli-ep-2');
+
+    const workers = await runCli(['endpoints', 'workers', ep.id, '--json'], env);
+    expect(workers.code).toBe(0);
+    expect(JSON.parse(workers.stdout)).toEqual((await api(`/v2/serverless/${ep.id}/workers`)).body?.workers);
+
+    const deleted = await runCli(['endpoints', 'delete', ep.id], env);
+    expect(deleted.code).toBe(0);
+    expect((await api(`/v2/serverless/${ep.id}`)).status).toBe(404);
+
+    const again = await runCli(['endpoints', 'get', ep.id], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/HTTP 404/);
+  }, 60_000);
+
+  test('create without the required --template exits 2 and sends nothing', async () => {
+    const before = (await api('/v2/serverless')).body?.endpoints as unknown[];
+    const r = await runCli(['endpoints', 'create', '--name', 'no-template'], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--template/);
+    expect((await api('/v2/serverless')).body?.endpoints).toHaveLength(before.length);
+  }, 30_000);
+});
+
+describe('gpufleet jobs', () => {
+  let endpointId: string;
+  beforeAll(async () => {
+    endpointId = await world.newEndpoint();
+    await world.startWorker(endpointId);
+  });
+
+  test('run --sync prints the COMPLETED job with the output the worker returned, exit 0', async () => {
+    const r = await runCli(['jobs', 'run', endpointId, '--input', '{"output":{"answer":42}}', '--sync', '--json'], env);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const job = JSON.parse(r.stdout) as { id: string; status: string; output: unknown };
+    expect(job).toMatchObject({ status: 'COMPLETED', output: { answer: 42 } });
+    expect((await api(`/v2/${endpointId}/status/${job.id}`)).body).toMatchObject({ id: job.id, status: 'COMPLETED', output: { answer: 42 } });
+
+    const status = await runCli(['jobs', 'status', endpointId, job.id, '--json'], env);
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ id: job.id, status: 'COMPLETED', output: { answer: 42 } });
+  }, 60_000);
+
+  test('run --sync of a job that FAILED exits 1 and prints its error', async () => {
+    const r = await runCli(['jobs', 'run', endpointId, '--input', '{"fail":"boom from the handler"}', '--sync'], env);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/ FAILED/);
+    expect(r.stderr).toContain('boom from the handler');
+  }, 60_000);
+
+  test('run --stream prints each stream chunk in order, then the final status', async () => {
+    const r = await runCli(['jobs', 'run', endpointId, '--input', '{"stream":["a","b","c"],"stream_delay_ms":50}', '--stream'], env);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines.slice(0, 3)).toEqual(['"a"', '"b"', '"c"']);
+    expect(lines[3]).toMatch(/ COMPLETED$/);
+  }, 60_000);
+
+  test('run without --sync queues and answers the id; cancel cancels it', async () => {
+    const r = await runCli(['jobs', 'run', endpointId, '--input', '{"sleep_ms":20000}', '--json'], env);
+    expect(r.code).toBe(0);
+    const job = JSON.parse(r.stdout) as { id: string; status: string };
+    expect(job.id).toBeTruthy();
+    const c = await runCli(['jobs', 'cancel', endpointId, job.id, '--json'], env);
+    expect(c.code).toBe(0);
+    expect(JSON.parse(c.stdout)).toMatchObject({ id: job.id, status: 'CANCELLED' });
+    expect((await api(`/v2/${endpointId}/status/${job.id}`)).body?.status).toBe('CANCELLED');
+  }, 60_000);
+
+  test('--input that is not JSON exits 2 before any request', async () => {
+    const r = await runCli(['jobs', 'run', endpointId, '--input', '{not json', '--sync'], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/valid JSON/);
+  }, 30_000);
+});
