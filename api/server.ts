@@ -26,6 +26,7 @@ import { serverlessV2Routes, workerLogRoutes } from './serverless/index.ts';
 import { registerHttpMetrics } from './observability/http-metrics.ts';
 import { healthRoutes } from './observability/health-routes.ts';
 import { podLogRoutes } from './rest/pod-logs.ts';
+import { podExecRoutes } from './rest/pod-exec.ts';
 import { eventRoutes } from './rest/events.ts';
 
 export interface BuildOptions {
@@ -118,6 +119,7 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
 
   podRoutes(app, services.pods);
   podLogRoutes(app, services.podLogs);
+  podExecRoutes(app, services.podExec);
   eventRoutes(app, services.events);
   keyRoutes(app, services.keys, services.store);
   catalogRoutes(app, services);

@@ -1,4 +1,4 @@
-// `gpufleet pods create|list|get|start|stop|restart|terminate|logs` for users (a read_write key of
+// `gpufleet pods create|list|get|start|stop|restart|terminate|logs|exec` for users (a read_write key of
 // their account): the public /v2/pods routes through client/. `--data '{…}'` sends any other field
 // of the create body (model/schemas/pod.ts); the named options win over it.
 import { Command, Option } from 'commander';
@@ -113,6 +113,33 @@ export function podsCommand(): Command {
           }
           if (o.json) console.log(JSON.stringify(e.event === 'message' ? data : { event: e.event, ...data }));
           else if (e.event === 'message') console.log(data.source === 'system' ? `[system] ${data.line ?? ''}` : (data.line ?? ''));
+        }
+      } finally {
+        process.off('SIGINT', onSigint);
+      }
+    });
+  pods
+    .command('exec')
+    .description("run a command in a pod's container: gpufleet pods exec <id> -- <argv…>; exits with its exit code")
+    .argument('<id>', 'pod id')
+    .argument('<argv...>', 'the program and its arguments (put -- before them)')
+    .action(async (id: string, argv: string[]) => {
+      const abort = new AbortController();
+      const onSigint = () => abort.abort();
+      process.once('SIGINT', onSigint);
+      let exited = false;
+      try {
+        for await (const e of api().exec(id, argv, abort.signal)) {
+          const data = JSON.parse(e.data) as { stream?: string; text?: string; code?: number; status?: number; detail?: string; errors?: string[] };
+          if (e.event === 'output') (data.stream === 'stderr' ? process.stderr : process.stdout).write(data.text ?? '');
+          else if (e.event === 'exit') (exited = true), (process.exitCode = data.code ?? 1);
+          else if (e.event === 'problem')
+            throw new ApiError(data.status ?? 500, (data as { code?: string }).code ?? 'INTERNAL', data.detail ?? 'the command failed', data.errors ?? []);
+        }
+        if (abort.signal.aborted) process.exitCode = 130;
+        else if (!exited) {
+          process.stderr.write('error: the output ended before the command\'s exit code came\n');
+          process.exitCode = 1;
         }
       } finally {
         process.off('SIGINT', onSigint);

@@ -48,9 +48,14 @@ export class ApiClient {
     return data as T;
   }
 
-  /** follows a server-sent event stream: each event as it comes, until the server ends it or `signal` aborts */
-  async *sse(path: string, signal?: AbortSignal): AsyncGenerator<{ event: string; id?: string; data: string }> {
-    const res = await fetch(this.url + path, { headers: { authorization: `Bearer ${this.apiKey}`, accept: 'text/event-stream' }, signal });
+  /** follows a server-sent event stream (a GET, or a POST of `body`): each event as it comes, until the server ends it or `signal` aborts */
+  async *sse(path: string, signal?: AbortSignal, body?: unknown): AsyncGenerator<{ event: string; id?: string; data: string }> {
+    const res = await fetch(this.url + path, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { authorization: `Bearer ${this.apiKey}`, accept: 'text/event-stream', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
     if (!res.ok || !res.body) {
       const p = (await res.json().catch(() => ({}))) as { code?: string; detail?: string; errors?: string[]; title?: string };
       throw new ApiError(res.status, p.code ?? 'HTTP_' + res.status, p.detail ?? p.title ?? res.statusText, p.errors ?? []);

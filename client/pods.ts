@@ -44,6 +44,11 @@ export class PodsApi {
     return this.client.post<PodView | undefined>(`/v2/pods/${encodeURIComponent(id)}/action`, { action });
   }
 
+  /** runs `argv` in the pod's container: `output` events `{stream, text}`, then `exit` `{code}` (or `problem`) */
+  exec(id: string, argv: string[], signal?: AbortSignal): AsyncGenerator<PodLogEvent> {
+    return this.client.sse(`/v2/pods/${encodeURIComponent(id)}/exec`, signal, { command: argv });
+  }
+
   /** follows the pod's log until it ends or `signal` aborts */
   logs(id: string, query: { tail?: number; source?: string } = {}, signal?: AbortSignal): AsyncGenerator<PodLogEvent> {
     const q = new URLSearchParams();

@@ -31,6 +31,7 @@ import { EventLog } from './events/event-log.ts';
 import { EventService } from './events/event-service.ts';
 import { recordStatusEvents } from './events/status-events.ts';
 import { PodLogService } from './pod-logs/pod-log-service.ts';
+import { PodExecService } from './pod-exec/pod-exec-service.ts';
 
 export interface Services {
   config: ServerConfig;
@@ -67,6 +68,8 @@ export interface Services {
   events: EventService;
   /** GET /v2/pods/{id}/logs; the provisioner gives it the container log source */
   podLogs: PodLogService;
+  /** POST /v2/pods/{id}/exec; the provisioner gives it the runner */
+  podExec: PodExecService;
 }
 
 export interface CreateServicesOptions {
@@ -126,6 +129,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     readiness,
     events,
     podLogs: new PodLogService(s, events),
+    podExec: new PodExecService(s, events),
   };
   workerPorts.register(services.workers);
   registerServerlessMetrics(telemetry.registry, { store: s, queue: jobQueue, workers: services.workers });

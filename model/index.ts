@@ -23,6 +23,7 @@ export * from './schemas/input-type.ts';
 export * from './schemas/network-volume.ts';
 export * from './schemas/pod-view.ts';
 export * from './schemas/pod.ts';
+export * from './schemas/pod-exec.ts';
 export * from './schemas/registry.ts';
 export * from './schemas/stack-lock.ts';
 export * from './schemas/template.ts';

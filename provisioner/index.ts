@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { Autoscaler, type Services } from '../core/index.ts';
 import { Reconciler } from './reconciler.ts';
 import { ContainerLogs } from './container-logs.ts';
+import { ContainerExecs } from './container-exec.ts';
 
 export { Reconciler } from './reconciler.ts';
 export { runSpec, splitArgs, containerName } from './container-spec.ts';
@@ -19,6 +20,7 @@ export function provisioner(opts: { logger?: Logger } = {}) {
     services.readiness.set('provisioner', () => (r.isRunning ? null : 'the reconcile loop is stopped'));
     // pod logs are read on the hosts by the process that reaches them
     services.podLogs.useSource(new ContainerLogs(services));
+    services.podExec.useRunner(new ContainerExecs(services));
     // serverless workers are pods to the reconciler; the autoscaler decides how many (docs/serverless.md)
     const queue = services.workers.jobQueue;
     const scaler = queue ? new Autoscaler(services.workers, services.store, queue, opts.logger ? { logger: opts.logger } : {}) : null;
@@ -26,6 +28,7 @@ export function provisioner(opts: { logger?: Logger } = {}) {
     scaler?.start();
     return async () => {
       services.podLogs.useSource(null);
+      services.podExec.useRunner(null);
       await scaler?.stop();
       await r.stop();
       await services.sshPool.closeAll();

@@ -2,7 +2,7 @@
 // The provisioner runs it over SSH (ContainerExecRunner); this decides who may and when: another
 // account's pod is 404, a pod that is not RUNNING 409, no runner or an unreachable host 503, all
 // before any output. Every exec is an event of the pod (`pod.exec`, the argv in the reason).
-import { GpufleetError, userActor, type HostRecord } from '../../model/index.ts';
+import { check, compile, GpufleetError, podExecSchema, userActor, type HostRecord, type PodExecInput } from '../../model/index.ts';
 import type { StoreReader } from '../../store/index.ts';
 import type { Principal } from '../api-keys.ts';
 import type { EventService } from '../events/event-service.ts';
@@ -33,6 +33,8 @@ export interface ContainerExecRunner {
   exec(req: ContainerExecRequest): Promise<ContainerExec>;
 }
 
+const validateExec = compile<PodExecInput>(podExecSchema);
+
 /** the argv as one readable string for the event (each word JSON-quoted, so nothing is ambiguous) */
 const argvText = (argv: readonly string[]) => argv.map((a) => JSON.stringify(a)).join(' ').slice(0, 512);
 
@@ -49,7 +51,10 @@ export class PodExecService {
     this.runner = runner;
   }
 
-  async exec(principal: Principal, podId: string, argv: readonly string[]): Promise<ContainerExec> {
+  /** `body` is the request's, unchecked: `{command: [argv…]}` (model/schemas/pod-exec.ts) */
+  async exec(principal: Principal, podId: string, body: unknown): Promise<ContainerExec> {
+    const argv = check(validateExec, body, 'exec').command;
+    if (argv[0] === '') throw new GpufleetError('VALIDATION_FAILED', 'The command needs a program.', { errors: ['$.command[0]: must not be empty'] });
     const pod = await this.store.get('pods', podId);
     if (!pod || pod.accountId !== principal.accountId || pod.endpointId !== undefined) throw new GpufleetError('NOT_FOUND', `Pod ${podId} was not found.`);
     if (pod.status !== 'RUNNING' || !pod.hostId)

@@ -2,11 +2,12 @@
 // engine, the control plane with its provisioner and autoscaler. The worker container prints a line
 // and sleeps; its log is read over SSE through GET /v2/serverless/{id}/workers/{workerId}/logs and
 // its status changes through GET /v2/events?resourceId=<workerId>, as the endpoint's owner and as
-// anyone else (404).
+// anyone else (404); and gpufleet_workers counts it.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import { ADMIN_KEY, startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { dockerBridgeGateway, dockerInspect, ensureTestImage, FIXTURE_GPUS, listContainers, removeContainersByLabel, removeNetworksByLabel, startTestHost, type TestHost } from '../harness/index.ts';
 import { readSse } from '../harness/sse-reader.ts';
+import { parsePrometheusText, samplesOf } from '../harness/prometheus-text.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { isWorker, type WorkerPod } from '../../model/index.ts';
 
@@ -76,7 +77,7 @@ afterAll(async () => {
   await host?.dispose();
 }, 60_000);
 
-test("the endpoint's owner follows a worker container's output over SSE, as a pod's", async () => {
+test("the endpoint's owner follows a worker container's output over SSE, as a pod's, and resumes it with Last-Event-ID", async () => {
   const sse = await readSse(logsUrl(endpointId, worker.id, '?source=container'), auth(owner.key));
   try {
     expect(sse.status, sse.text).toBe(200);
@@ -84,6 +85,14 @@ test("the endpoint's owner follows a worker container's output over SSE, as a po
     const e = await sse.next(20_000);
     expect(e.id).toBeTruthy();
     expect(JSON.parse(e.data)).toMatchObject({ source: 'container', stream: 'stdout', line: GREETING });
+    // resuming after that line with Last-Event-ID repeats nothing (the container printed nothing since)
+    const resumed = await readSse(logsUrl(endpointId, worker.id, '?source=container'), { headers: { authorization: `Bearer ${owner.key}`, 'last-event-id': e.id! } });
+    try {
+      expect(resumed.status, resumed.text).toBe(200);
+      await expect(resumed.next(1_500)).rejects.toThrow(/no event/);
+    } finally {
+      resumed.close();
+    }
   } finally {
     sse.close();
   }
@@ -133,4 +142,13 @@ test("another account's endpoint, a worker of another endpoint, an unknown worke
   expect(await status(logsUrl(endpointId, worker.id, '?tail=99999'), owner.key)).toBe(422);
   expect(await status(logsUrl(endpointId, worker.id, '?source=kernel'), owner.key)).toBe(422);
   expect(await status(logsUrl(endpointId, worker.id), '')).toBe(401);
+});
+
+test('gpufleet_workers counts the worker container by state: one initializing (it never called the control plane), none elsewhere', async () => {
+  const res = await cp.api('/metrics', { key: ADMIN_KEY });
+  expect(res.status).toBe(200);
+  const m = parsePrometheusText(await res.text());
+  const states = (ep: string) => Object.fromEntries(samplesOf(m, 'gpufleet_workers', { endpoint: ep }).map((s) => [s.labels.state, s.value]));
+  expect(states(endpointId)).toEqual({ idle: 0, initializing: 1, running: 0, unhealthy: 0, throttled: 0 });
+  expect(states(otherEndpointId)).toEqual({ idle: 0, initializing: 0, running: 0, unhealthy: 0, throttled: 0 });
 });

@@ -67,7 +67,13 @@ describe.skipIf(!canMount)('store on a full disk', () => {
     expect(errors.map((e) => [e.code, e.fields.errno])).toEqual([['STORE_UNAVAILABLE', 'ENOSPC']]);
     expect((errors[0]!.cause as NodeJS.ErrnoException).code).toBe('ENOSPC');
     expect(committed).toEqual(['before']);
-    expect(staged).toEqual(['before:put', 'big:put', 'small:put', 'big:gone', 'small:gone']);
+    // the dependent transaction stages only if the failing write is still under way after its 100 ms
+    // (a loaded machine): either way every refused version staged is taken back, after it was staged
+    expect(staged.slice(0, 3)).toEqual(['before:put', 'big:put', 'small:put']);
+    const refusedPuts = staged.filter((x) => x.endsWith(':put') && x !== 'before:put').map((x) => x.split(':')[0]);
+    expect(refusedPuts.slice(0, 2)).toEqual(['big', 'small']);
+    for (const id of refusedPuts) expect(staged.indexOf(`${id}:gone`), id).toBeGreaterThan(staged.indexOf(`${id}:put`));
+    expect(staged.filter((x) => x.endsWith(':gone')).sort()).toEqual(refusedPuts.map((id) => `${id}:gone`).sort());
     // a transaction sees the state before them too
     expect(await s.transact(async (tx) => (await tx.list('accounts')).map((a) => a.id))).toEqual(['before']);
     // and the journal holds no trace of them: no torn line, no refused record
