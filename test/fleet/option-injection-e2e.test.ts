@@ -8,6 +8,7 @@ import { provisioner } from '../../provisioner/index.ts';
 import { END_OF_OPTIONS, podStorageDir, runSpec } from '../../provisioner/container-spec.ts';
 import { HostDocker } from '../../provisioner/host-docker.ts';
 import type { PodRecord } from '../../model/pod.ts';
+import { waitFor } from '../harness/wait-for.ts';
 
 let cp: TestControlPlane;
 let host: TestHost;
@@ -17,15 +18,6 @@ let user: { accountId: string; key: string };
 const H100 = 'NVIDIA H100 80GB HBM3';
 const SLEEPER = `sh -c 'trap "exit 0" TERM; sleep 3600 & wait'`;
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 const pod = async (id: string) => (await (await cp.api(`/v2/pods/${id}`, { key: user.key })).json()) as Record<string, any>;
 const podIn = (id: string, status: string) =>

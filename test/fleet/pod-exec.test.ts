@@ -8,6 +8,7 @@ import { ensureTestImage, FIXTURE_GPUS, removeContainersByLabel, removeNetworksB
 import { readSse, type SseEvent } from '../harness/sse-reader.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { runCli } from '../cli/run-cli.ts';
+import { waitFor as waitForHarness } from '../harness/wait-for.ts';
 
 const run = promisify(execFile);
 let cp: TestControlPlane;
@@ -19,15 +20,7 @@ let podId: string;
 
 const IDLE = `sh -c 'trap "exit 0" TERM; sleep 3600 & wait'`;
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const waitFor = <T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> => waitForHarness(what, fn, timeoutMs, 100);
 
 async function createPod(name: string, key = user.key): Promise<string> {
   const res = await cp.api('/v2/pods', { key, method: 'POST', json: { name, image, args: IDLE, disk: 1, gpu: { id: 'NVIDIA H100 80GB HBM3', count: 1 } } });

@@ -8,6 +8,7 @@ import { ensureTestImage, FIXTURE_GPUS, removeContainersByLabel, removeNetworksB
 import { parsePrometheusText, sampleValue, samplesOf } from '../harness/prometheus-text.ts';
 import { readSse, type SseEvent, type SseStream } from '../harness/sse-reader.ts';
 import { provisioner } from '../../provisioner/index.ts';
+import { waitFor as waitForHarness } from '../harness/wait-for.ts';
 
 const run = promisify(execFile);
 let cp: TestControlPlane;
@@ -22,15 +23,7 @@ const PRINTER = `sh -c 'i=1; while [ $i -le 30 ]; do echo line-$i; i=$((i+1)); d
 // a numbered line every 50 ms, for as long as it runs
 const TICKER = `sh -c 'trap "exit 0" TERM; i=0; while true; do i=$((i+1)); echo tick-$i; sleep 0.05; done'`;
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const waitFor = <T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> => waitForHarness(what, fn, timeoutMs, 100);
 
 async function createPod(name: string, args: string): Promise<string> {
   const res = await cp.api('/v2/pods', { key: user.key, method: 'POST', json: { name, image, args, disk: 1, gpu: { id: 'NVIDIA H100 80GB HBM3', count: 1 } } });

@@ -19,6 +19,7 @@ import {
   type TestHost,
 } from '../harness/index.ts';
 import { provisioner } from '../../provisioner/index.ts';
+import { waitFor as waitForHarness } from '../harness/wait-for.ts';
 
 type J = Record<string, any>;
 type Account = { accountId: string; key: string };
@@ -41,20 +42,7 @@ let bob: Account;
 let carol: Account;
 const creds: Record<string, string> = {};
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const waitFor = <T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 60_000): Promise<T> => waitForHarness(what, fn, timeoutMs, 200);
 
 /** Creates a pod and waits until it settles in RUNNING or ERROR. */
 async function settledPod(who: Account, name: string, image: string, registryId: string | null): Promise<J> {

@@ -4,6 +4,7 @@ import { startTestControlPlane, type TestControlPlane } from '../harness/control
 import { dockerInspect, ensureTestImage, FIXTURE_GPUS, fixtureGpuUuid, listContainers, removeContainersByLabel, removeNetworksByLabel, runDocker, startTestHost, type TestHost } from '../harness/index.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { volumeHostPath } from '../../model/network-volume.ts';
+import { waitFor } from '../harness/wait-for.ts';
 
 let cp: TestControlPlane;
 let gpuHost: TestHost;
@@ -13,20 +14,6 @@ let image: string;
 const SLEEPER = `sh -c 'trap "exit 0" TERM; sleep 3600 & wait'`;
 const hostIds: Record<string, string> = {};
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 const pod = async (id: string) => (await (await cp.api(`/v2/pods/${id}`)).json()) as Record<string, any>;
 const podIn = (id: string, status: string) => waitFor(`pod ${id} ${status}`, async () => ((await pod(id)).status === status ? pod(id) : null));

@@ -11,6 +11,7 @@ import { startTestControlPlane, type TestControlPlane } from '../harness/control
 import { dockerInspect, ensureTestImage, FIXTURE_GPUS, removeContainersByLabel, removeNetworksByLabel, runDocker, startTestHost, type TestHost } from '../harness/index.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { tenantNetworkName } from '../../provisioner/tenant-network.ts';
+import { waitFor } from '../harness/wait-for.ts';
 
 type J = Record<string, any>;
 const GPU = 'NVIDIA H100 80GB HBM3';
@@ -31,20 +32,6 @@ let bob: { accountId: string; key: string };
 let hostServer: Server;
 let hostPort = 0;
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 const pod = async (key: string, id: string) => (await (await cp.api(`/v2/pods/${id}`, { key })).json()) as J;
 

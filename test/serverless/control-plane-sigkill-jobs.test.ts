@@ -12,6 +12,7 @@ import { freePort, spawnControlPlane, type SpawnedControlPlane } from '../harnes
 import { dockerBridgeGateway, FIXTURE_GPUS, removeContainersByLabel, removeNetworksByLabel, startTestHost, type TestHost } from '../harness/index.ts';
 import { ensureNodeWorkerImage } from '../harness/worker-images.ts';
 import { jobRecords } from './job-log.ts';
+import { waitFor } from '../harness/wait-for.ts';
 
 let h: TestHost;
 let dataDir: string;
@@ -30,15 +31,6 @@ async function api(p: string, init: { method?: string; json?: unknown } = {}) {
   return { status: res.status, body: res.status === 204 ? null : ((await res.json()) as Record<string, any>) };
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, everyMs = 200): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => null);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 // listens on every address so the test reaches it on loopback and the worker containers on the bridge gateway
 const spawn = async () =>

@@ -10,6 +10,7 @@ import { ensurePythonWorkerImage } from '../harness/worker-images.ts';
 import { RunpodPythonEndpoint } from '../job-interface/runpod-python-endpoint.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { isWorker } from '../../model/index.ts';
+import { waitFor } from '../harness/wait-for.ts';
 
 let cp: TestControlPlane;
 let host: TestHost;
@@ -23,15 +24,6 @@ const json = async (res: Response) => (await res.json()) as Record<string, any>;
 const asUser = (p: string, init: Parameters<TestControlPlane['api']>[1] = {}) => cp.api(p, { key: user.key, ...init });
 const op = (o: Parameters<RunpodPythonEndpoint['call']>[0]) => py.call({ endpoint: endpointId, apiKey: user.key, ...o });
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, everyMs = 150): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => null);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 beforeAll(async () => {
   image = await ensurePythonWorkerImage();

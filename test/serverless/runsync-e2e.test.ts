@@ -8,6 +8,7 @@ import { dockerBridgeGateway, dockerInspect, FIXTURE_GPUS, removeContainersByLab
 import { ensureNodeWorkerImage } from '../harness/worker-images.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { isWorker } from '../../model/index.ts';
+import { waitFor as waitForHarness } from '../harness/wait-for.ts';
 
 let cp: TestControlPlane;
 let host: TestHost;
@@ -18,15 +19,7 @@ let image: string;
 const json = async (res: Response) => (await res.json()) as Record<string, any>;
 const asUser = (p: string, init: Parameters<TestControlPlane['api']>[1] = {}) => cp.api(p, { key: user.key, ...init });
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => null);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
+const waitFor = <T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> => waitForHarness(what, fn, timeoutMs, 150);
 
 beforeAll(async () => {
   image = await ensureNodeWorkerImage();

@@ -11,6 +11,7 @@ import { dockerBridgeGateway, dockerInspect, FIXTURE_GPUS, removeContainersByLab
 import { ensureNodeWorkerImage } from '../harness/worker-images.ts';
 import { jobRecords } from './job-log.ts';
 import { provisioner } from '../../provisioner/index.ts';
+import { waitFor } from '../harness/wait-for.ts';
 
 const run = promisify(execFile);
 let cp: TestControlPlane;
@@ -22,15 +23,6 @@ let image: string;
 const json = async (res: Response) => (await res.json()) as Record<string, any>;
 const asUser = (p: string, init: Parameters<TestControlPlane['api']>[1] = {}) => cp.api(p, { key: user.key, ...init });
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => null);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 beforeAll(async () => {
   image = await ensureNodeWorkerImage();

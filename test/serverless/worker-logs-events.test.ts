@@ -10,6 +10,7 @@ import { readSse } from '../harness/sse-reader.ts';
 import { parsePrometheusText, samplesOf } from '../harness/prometheus-text.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { isWorker, type WorkerPod } from '../../model/index.ts';
+import { waitFor as waitForHarness } from '../harness/wait-for.ts';
 
 const H100 = 'NVIDIA H100 80GB HBM3';
 const GREETING = 'hello-from-worker-logs-test';
@@ -24,15 +25,7 @@ let endpointId = '';
 let otherEndpointId = '';
 let worker: WorkerPod;
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => null);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
+const waitFor = <T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 60_000): Promise<T> => waitForHarness(what, fn, timeoutMs, 150);
 const json = async (res: Response) => (await res.json()) as Record<string, any>;
 const logsUrl = (ep: string, w: string, query = '') => `${cp.url}/v2/serverless/${ep}/workers/${w}/logs${query}`;
 const auth = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });

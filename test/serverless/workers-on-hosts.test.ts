@@ -20,6 +20,7 @@ import {
 import { provisioner } from '../../provisioner/index.ts';
 import { tenantNetworkName } from '../../provisioner/tenant-network.ts';
 import { isWorker, type WorkerPod } from '../../model/index.ts';
+import { waitFor as waitForHarness } from '../harness/wait-for.ts';
 
 const H100 = 'NVIDIA H100 80GB HBM3';
 const SLEEPER = `sh -c 'trap "exit 0" TERM; sleep 3600 & wait'`;
@@ -31,20 +32,7 @@ let user: { accountId: string; key: string };
 let sleeperTemplate: string;
 let image: string;
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
+const waitFor = <T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> => waitForHarness(what, fn, timeoutMs, 150);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const asUser = (p: string, init: Parameters<TestControlPlane['api']>[1] = {}) => cp.api(p, { key: user.key, ...init });
 const json = async (res: Response) => (await res.json()) as Record<string, any>;
