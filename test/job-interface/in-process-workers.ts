@@ -3,52 +3,20 @@
 // ping/job-stop routes, with a token from StoreWorkerDirectory. The handler answers the same job
 // inputs as the test worker images (docs/worker-sdk.md): {sleep_ms, progress, fail, output, refresh,
 // stream, stream_delay_ms}. Also the fixture most job tests start from.
-import { progressUpdate, startWorker, type Job, type JobContext, type WorkerHandle } from '../../worker/index.ts';
+import { startWorker, type Job, type JobContext, type WorkerHandle } from '../../worker/index.ts';
+import { testJobHandler, type TestInput } from '../harness/worker-handlers/test-job-handler.ts';
 import { startTestControlPlane, type TestControlPlane, type TestControlPlaneOptions } from '../harness/control-plane.ts';
 import { StoreWorkerDirectory } from './store-worker-directory.ts';
 
-export interface TestInput {
-  sleep_ms?: number;
-  progress?: unknown[];
-  fail?: string;
-  output?: unknown;
-  refresh?: boolean;
-  stream?: unknown[];
-  stream_delay_ms?: number;
-}
+export type { TestInput };
 
 /** what the handlers saw: job ids started, and the ids whose signal the platform aborted (job-stop) */
 export const handlerLog = { started: [] as string[], stopped: [] as string[] };
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
-}
-
-async function* streamItems(input: TestInput, signal: AbortSignal): AsyncGenerator<unknown> {
-  for (const item of input.stream ?? []) {
-    if (input.stream_delay_ms) await sleep(input.stream_delay_ms, signal);
-    yield item;
-  }
-  if (input.fail) throw new Error(input.fail);
-}
-
-async function respond(job: Job<TestInput>, input: TestInput, signal: AbortSignal): Promise<unknown> {
-  if (input.sleep_ms) await sleep(input.sleep_ms, signal);
-  for (const p of input.progress ?? []) await progressUpdate(job, p);
-  if (input.fail) throw new Error(input.fail);
-  const out = 'output' in input ? input.output : { echo: job.input };
-  return input.refresh && typeof out === 'object' && out !== null ? { ...out, refresh_worker: true } : out;
-}
-
 export function testHandler(job: Job<TestInput>, ctx: JobContext): unknown {
   handlerLog.started.push(job.id);
   ctx.signal.addEventListener('abort', () => handlerLog.stopped.push(job.id), { once: true });
-  const input: TestInput = typeof job.input === 'object' && job.input !== null ? job.input : {};
-  if (Array.isArray(input.stream)) return streamItems(input, ctx.signal);
-  return respond(job, input, ctx.signal);
+  return testJobHandler(job, ctx);
 }
 
 const quiet = { debug: () => undefined, info: () => undefined, error: () => undefined };

@@ -1,53 +1,11 @@
-// The handler baked into the Node test worker image (and run by the SDK's SIGTERM test). What it does
-// is chosen by the job input, with the same vocabulary as python_test_handler.py:
-//   {sleep_ms, progress: [..], fail: "msg", output: X, refresh: true, stream: [..], stream_delay_ms}
-// in that order: sleep (honouring job-stop), send each progress value, throw `fail`, then return
-// `output` (default {"echo": input}) with refresh_worker when `refresh`; with `stream` it yields the
-// items instead (then throws `fail` if set). Worker options come from GPUFLEET_TEST_CONCURRENCY,
-// GPUFLEET_TEST_REFRESH_WORKER=true and GPUFLEET_TEST_AGGREGATE_STREAM=true.
-import { progressUpdate, startWorker, type Job, type JobContext } from '../../../worker/index.ts';
-
-interface TestInput {
-  sleep_ms?: number;
-  progress?: unknown[];
-  fail?: string;
-  output?: unknown;
-  refresh?: boolean;
-  stream?: unknown[];
-  stream_delay_ms?: number;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
-}
-
-async function* streamItems(input: TestInput, signal: AbortSignal): AsyncGenerator<unknown> {
-  for (const item of input.stream ?? []) {
-    if (input.stream_delay_ms) await sleep(input.stream_delay_ms, signal);
-    yield item;
-  }
-  if (input.fail) throw new Error(input.fail);
-}
-
-async function respond(job: Job<TestInput>, input: TestInput, signal: AbortSignal): Promise<unknown> {
-  if (input.sleep_ms) await sleep(input.sleep_ms, signal);
-  for (const p of input.progress ?? []) await progressUpdate(job, p);
-  if (input.fail) throw new Error(input.fail);
-  const out = 'output' in input ? input.output : { echo: job.input };
-  return input.refresh && typeof out === 'object' && out !== null ? { ...out, refresh_worker: true } : out;
-}
-
-function handler(job: Job<TestInput>, ctx: JobContext): unknown {
-  const input: TestInput = typeof job.input === 'object' && job.input !== null ? job.input : {};
-  if (Array.isArray(input.stream)) return streamItems(input, ctx.signal);
-  return respond(job, input, ctx.signal);
-}
+// The entry point of the Node test worker image (and of the SDK's SIGTERM test): the shared test
+// handler (test-job-handler.ts) under the worker SDK. Worker options come from
+// GPUFLEET_TEST_CONCURRENCY, GPUFLEET_TEST_REFRESH_WORKER=true and GPUFLEET_TEST_AGGREGATE_STREAM=true.
+import { startWorker } from '../../../worker/index.ts';
+import { testJobHandler, type TestInput } from './test-job-handler.ts';
 
 startWorker<TestInput>({
-  handler,
+  handler: testJobHandler,
   concurrency: Number(process.env.GPUFLEET_TEST_CONCURRENCY ?? '1'),
   refreshWorker: process.env.GPUFLEET_TEST_REFRESH_WORKER === 'true',
   returnAggregateStream: process.env.GPUFLEET_TEST_AGGREGATE_STREAM === 'true',
