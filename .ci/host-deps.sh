@@ -26,7 +26,11 @@ need=()
 # docker-registry + apache2-utils (htpasswd): a private registry with password auth that the
 # private-image tests start and stop themselves (test/harness/private-registry.ts); nothing starts it here
 # debootstrap: builds the Debian root filesystem of the Python test worker image (test/harness/python-worker-image.ts)
-for pkg in docker.io openssh-server openssh-client busybox-static iproute2 iptables jq docker-registry apache2-utils debootstrap; do
+# postgresql: the PostgreSQL store and queue tests start their own cluster (initdb, pg_ctl) in a temp dir;
+#   nothing starts the packaged one here
+# espeak-ng: the text-to-speech model worker of the public model endpoints and its tests
+for pkg in docker.io openssh-server openssh-client busybox-static iproute2 iptables jq docker-registry apache2-utils debootstrap \
+  postgresql espeak-ng; do
   installed "$pkg" || need+=("$pkg")
 done
 # runpod-python's dependencies from Debian: test/graphql runs the unmodified client with /usr/bin/python3
