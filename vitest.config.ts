@@ -10,5 +10,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     maxWorkers: 3,
     pool: 'forks',
+    // GPUFLEET_TEST_STORE=postgres (npm run test:postgres): one PostgreSQL cluster for the run
+    globalSetup: ['test/harness/postgres-global-setup.ts'],
   },
 });

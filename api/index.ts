@@ -3,11 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { configWarnings, type ServerConfig } from '../core/index.ts';
 import { buildServer } from './server.ts';
-import { closeServices, createServices, createTelemetry, type Services } from '../core/index.ts';
-import { LowdbStore } from '../store/index.ts';
+import type { OriginMount } from './origin-mount.ts';
+import { closeServices, createServices, createTelemetry, openStore, type Services } from '../core/index.ts';
 import type { GpufleetError } from '../model/index.ts';
 
 export { buildServer } from './server.ts';
+export type { OriginMount, MountContext } from './origin-mount.ts';
 export { createServices, type Services } from '../core/index.ts';
 export { configFromEnv, type ServerConfig } from '../core/index.ts';
 export { LOG_REDACT } from './logging.ts';
@@ -26,6 +27,10 @@ export interface StartOptions {
   logger?: Logger;
   /** hooks that run beside the server (the provisioner); each returns its stop function */
   background?: ((services: Services) => Promise<() => Promise<void>>)[];
+  /** served on the API's origin ahead of its routes (the load-balancing gateway, gateway/) */
+  mounts?: ((services: Services) => OriginMount)[];
+  /** the clock of media URL expiry and its sweeper (tests move it; docs/media.md) */
+  mediaClock?: () => number;
 }
 
 export async function startControlPlane(config: ServerConfig, opts: StartOptions = {}): Promise<ControlPlane> {
@@ -35,19 +40,19 @@ export async function startControlPlane(config: ServerConfig, opts: StartOptions
   // logged, and so is every failure it meets on its own (a journal write, a snapshot)
   // the metrics registry first: the store reports its commits to it
   const telemetry = createTelemetry(config);
-  const store = await LowdbStore.open({
-    dir: config.dataDir,
+  // the embedded store, or PostgreSQL with GPUFLEET_DATABASE_URL (core/store-wiring.ts)
+  const store = await openStore(config, {
     observer: telemetry.store,
     ...(log
       ? { onNotice: (m: string) => log.warn(m), onError: (err: GpufleetError) => log.error({ err, code: err.code, ...err.fields }, err.message) }
       : {}),
   });
-  const services = await createServices(config, store, { telemetry }).catch(async (e: unknown) => {
+  const services = await createServices(config, store, { telemetry, ...(opts.mediaClock ? { mediaClock: opts.mediaClock } : {}) }).catch(async (e: unknown) => {
     await store.close();
     throw e;
   });
   const bootstrapKey = await services.keys.bootstrap(config.bootstrapKey);
-  const app = await buildServer({ services, logger: opts.logger ?? false });
+  const app = await buildServer({ services, logger: opts.logger ?? false, mounts: (opts.mounts ?? []).map((m) => m(services)) });
   await app.listen({ port: config.port, host: config.host });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;

@@ -23,7 +23,7 @@ export const LOG_REDACT: NonNullable<LoggerOptions['redact']> = {
   censor: CENSOR,
 };
 
-/** `url` with the value of every `api_key` query parameter censored (names compared decoded, any case). */
+/** `url` with the value of every `api_key` (and media `signature`) query parameter censored (names compared decoded, any case). */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
   if (q < 0) return url;
@@ -43,7 +43,11 @@ export function redactUrl(url: string): string {
   return changed ? `${url.slice(0, q)}?${parts.join('&')}` : url;
 }
 
-const isKeyName = (name: string): boolean => name.trim().toLowerCase().includes('api_key');
+// `signature`: a media URL's signature is its credential (docs/media.md)
+const isKeyName = (name: string): boolean => {
+  const n = name.trim().toLowerCase();
+  return n.includes('api_key') || n === 'signature';
+};
 
 /** Fastify's request serializer, with the URL censored; anything else logged as `req` passes (redact still applies). */
 export function serializeRequest(req: unknown): unknown {

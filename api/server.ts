@@ -1,11 +1,12 @@
 // Builds the Fastify app: one origin serving REST v2, v1 endpoints, GraphQL and the docs.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawRequestDefaultExpression } from 'fastify';
 import type { Logger } from 'pino';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { fromFastifyError, registerProblemHandlers, sendProblem } from './errors/problem.ts';
 import { GpufleetError } from '../model/index.ts';
-import { registerRequestGuard } from './auth/request-guard.ts';
+import { principalOf, registerRequestGuard } from './auth/request-guard.ts';
+import type { OriginMount } from './origin-mount.ts';
 import { serverLogger } from './logging.ts';
 import { RateLimiter } from './rate-limit/limiter.ts';
 import type { Services } from '../core/index.ts';
@@ -27,11 +28,16 @@ import { registerHttpMetrics } from './observability/http-metrics.ts';
 import { healthRoutes } from './observability/health-routes.ts';
 import { podLogRoutes } from './rest/pod-logs.ts';
 import { podExecRoutes } from './rest/pod-exec.ts';
+import { podExecSocketRoutes } from './rest/pod-exec-socket.ts';
 import { eventRoutes } from './rest/events.ts';
+import { publicEndpointRoutes, v2RouteNames } from './rest/public-endpoints.ts';
+import { mediaRoutes } from './rest/media.ts';
 
 export interface BuildOptions {
   services: Services;
   logger?: Logger | false;
+  /** served on this origin ahead of the API's routes (the load-balancing gateway, docs/gateway.md) */
+  mounts?: OriginMount[];
 }
 
 /** Registered routes as [regex, method], so the not-found handler can tell 404 from 405. */
@@ -43,6 +49,17 @@ function routeTable(app: FastifyInstance): (path: string) => string[] {
     routes.push({ re, method: String(r.method) });
   });
   return (path) => [...new Set(routes.filter((r) => r.re.test(path)).map((r) => r.method))];
+}
+
+function mountRewrite(mounts: OriginMount[]): (req: RawRequestDefaultExpression) => string {
+  return (req) => {
+    const url = req.url ?? '/';
+    for (const m of mounts) {
+      const to = m.rewriteUrl(url, req.headers.host);
+      if (to !== undefined) return to;
+    }
+    return url;
+  };
 }
 
 /** A body schema that an empty object satisfies (no required field): there, no body means `{}`. */
@@ -58,6 +75,8 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
     // whatever logger is given, the server's lines go through the API-key redaction (api/logging.ts)
     ...(opts.logger ? { loggerInstance: serverLogger(opts.logger) as FastifyBaseLogger } : { logger: false }),
     bodyLimit: 1024 * 1024,
+    // a mount may claim a request before routing (a load-balancing endpoint's id, docs/gateway.md)
+    ...(opts.mounts?.length ? { rewriteUrl: mountRewrite(opts.mounts) } : {}),
     routerOptions: { ignoreTrailingSlash: true },
     forceCloseConnections: true,
     ajv: { customOptions: { strict: false } },
@@ -93,6 +112,8 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   });
 
   const allowed = routeTable(app);
+  // public model slugs may not take a route name: the catalog reads them from this table
+  services.publicEndpoints.useReservedNames(v2RouteNames(app));
   registerProblemHandlers(app, allowed);
   registerHttpMetrics(app, services.telemetry); // before the guard: refused requests are counted too
   registerRequestGuard(app, services.keys, new RateLimiter(services.config.rateLimits), services.workerPorts, services.config.metricsToken);
@@ -120,6 +141,7 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   podRoutes(app, services.pods);
   podLogRoutes(app, services.podLogs);
   podExecRoutes(app, services.podExec);
+  await podExecSocketRoutes(app, services.podExec);
   eventRoutes(app, services.events);
   keyRoutes(app, services.keys, services.store);
   catalogRoutes(app, services);
@@ -127,13 +149,16 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   templateRoutes(app, services.templates);
   networkVolumeRoutes(app, services.networkVolumes);
   registryRoutes(app, services.registries);
-  endpointRoutes(app, services.endpoints, services.templates, services.workers);
+  endpointRoutes(app, services.endpoints, services.templates, services.workers, services.config.lbDomain);
   stackLockRoutes(app, services.stackLocks);
   billingRoutes(app, services.billing);
   creditRoutes(app, services.credits);
-  serverlessV2Routes(app, services.endpoints, services.workers);
+  publicEndpointRoutes(app, services.publicEndpoints);
+  mediaRoutes(app, services.media);
+  serverlessV2Routes(app, services.endpoints, services.workers, services.config.lbDomain);
   workerLogRoutes(app, services.podLogs);
   await jobInterface(app, services);
   await app.register(graphqlPlugin, { services });
+  for (const m of opts.mounts ?? []) await m.register(app, { principalOf });
   return app;
 }

@@ -17,6 +17,7 @@ const BENCHES: { name: string; file: string; floor: string }[] = [
   { name: 'provision', file: 'provision.ts', floor: 'create-to-RUNNING ≤ 1.5× bare docker run' },
   { name: 'graphql', file: 'graphql.ts', floor: 'GraphQL ≥ 0.5× REST' },
   { name: 'plan', file: 'plan.ts', floor: 'plan ≤ 2× list' },
+  { name: 'gateway', file: 'gateway.ts', floor: 'load balancer req/s ≥ 0.7× the worker called directly; added latency p50 ≤ 1 ms' },
   { name: 'serverless', file: 'serverless.ts', floor: 'dispatch added latency p50 ≤ 2 ms, p99 ≤ 10 ms; jobs/s ≥ 0.15× bare Fastify req/s' },
 ];
 

@@ -20,6 +20,7 @@ import { startTestControlPlane } from '../test/harness/control-plane.ts';
 import { StoreWorkerDirectory } from '../test/job-interface/store-worker-directory.ts';
 import { workerEnv } from '../test/job-interface/in-process-workers.ts';
 import { startWorker, type WorkerHandle } from '../worker/index.ts';
+import { startProfile } from './profile.ts';
 import { checkTarget } from './target.ts';
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 1500);
@@ -159,6 +160,7 @@ async function main(): Promise<void> {
     };
     await jobsRound(); // warm-up
     await bareRound();
+    const profile = await startProfile(process.env.BENCH_CPU_PROFILE);
     const ratios: number[] = [];
     const jobRates: number[] = [];
     const bareRates: number[] = [];
@@ -177,6 +179,7 @@ async function main(): Promise<void> {
       ratios.push(j / b);
     }
     unsubscribe();
+    await profile.stop();
     console.log(
       `throughput: ${median(jobRates).toFixed(0)} jobs/s run→job-done (${WORKERS} SDK workers, ${IN_FLIGHT} run lanes, fsync on); ` +
         `bare Fastify ${median(bareRates).toFixed(0)} req/s; ratios ${ratios.map((x) => x.toFixed(3)).join(', ')}`,

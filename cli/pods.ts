@@ -120,30 +120,64 @@ export function podsCommand(): Command {
     });
   pods
     .command('exec')
-    .description("run a command in a pod's container: gpufleet pods exec <id> -- <argv…>; exits with its exit code")
+    .description(
+      "run a command in a pod's container: gpufleet pods exec <id> -- <argv…>; on a terminal interactively (gpufleet pods exec <id> -- sh), " +
+        'otherwise with stdin piped to it; exits with its exit code',
+    )
     .argument('<id>', 'pod id')
     .argument('<argv...>', 'the program and its arguments (put -- before them)')
     .action(async (id: string, argv: string[]) => {
-      const abort = new AbortController();
-      const onSigint = () => abort.abort();
-      process.once('SIGINT', onSigint);
-      let exited = false;
-      try {
-        for await (const e of api().exec(id, argv, abort.signal)) {
-          const data = JSON.parse(e.data) as { stream?: string; text?: string; code?: number; status?: number; detail?: string; errors?: string[] };
-          if (e.event === 'output') (data.stream === 'stderr' ? process.stderr : process.stdout).write(data.text ?? '');
-          else if (e.event === 'exit') (exited = true), (process.exitCode = data.code ?? 1);
-          else if (e.event === 'problem')
-            throw new ApiError(data.status ?? 500, (data as { code?: string }).code ?? 'INTERNAL', data.detail ?? 'the command failed', data.errors ?? []);
-        }
-        if (abort.signal.aborted) process.exitCode = 130;
-        else if (!exited) {
-          process.stderr.write('error: the output ended before the command\'s exit code came\n');
-          process.exitCode = 1;
-        }
-      } finally {
-        process.off('SIGINT', onSigint);
-      }
+      process.exitCode = await execSession(id, argv);
     });
   return pods;
+}
+
+/**
+ * One interactive session (GET /v2/pods/{id}/exec/ws, docs/pods.md "Interactive exec"). With stdin
+ * and stdout on a terminal: a terminal in the pod too, this one in raw mode (Ctrl-C and Ctrl-D go
+ * to the command), resized with it (SIGWINCH). Otherwise stdin is piped to the command until EOF,
+ * stdout and stderr come apart, and Ctrl-C leaves (130). Answers the exit code to exit with.
+ */
+async function execSession(id: string, argv: string[]): Promise<number> {
+  const stdin = process.stdin;
+  const tty = stdin.isTTY === true && process.stdout.isTTY === true;
+  const size = () => ({ cols: process.stdout.columns || 80, rows: process.stdout.rows || 24 });
+  const session = await api().execSession(id, argv, tty ? { tty: true, ...size() } : {}, {
+    stdout: (d) => process.stdout.write(d),
+    stderr: (d) => process.stderr.write(d),
+  });
+  let interrupted = false;
+  const onData = (d: Buffer) => session.write(d);
+  const onEnd = () => session.endInput();
+  const onResize = () => {
+    const { cols, rows } = size();
+    session.resize(cols, rows);
+  };
+  const onSigint = () => {
+    interrupted = true;
+    session.close();
+  };
+  if (tty) {
+    stdin.setRawMode(true);
+    process.on('SIGWINCH', onResize);
+  } else process.on('SIGINT', onSigint);
+  stdin.on('data', onData);
+  stdin.on('end', onEnd);
+  stdin.resume();
+  try {
+    const end = await session.ended;
+    if (end.code !== null) return end.code;
+    if (interrupted) return 130;
+    process.stderr.write(`error: the session ended before the command did (${end.reason})\n`);
+    return 1;
+  } finally {
+    if (tty) stdin.setRawMode(false);
+    process.off('SIGWINCH', onResize);
+    process.off('SIGINT', onSigint);
+    stdin.off('data', onData);
+    stdin.off('end', onEnd);
+    stdin.pause();
+    // a terminal's or a pipe's read keeps the process alive otherwise
+    stdin.destroy();
+  }
 }

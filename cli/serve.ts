@@ -5,15 +5,17 @@ import { configFromEnv } from '../core/index.ts';
 export function serveCommand(): Command {
   return new Command('serve').description('serve the control plane (PORT, HOST, GPUFLEET_DATA_DIR, …)').action(async () => {
     // loaded here, not at the top: every other command is a small API client and starts faster without it
-    const [{ serveLogger }, { startControlPlane }, { provisioner }] = await Promise.all([
+    const [{ serveLogger }, { startControlPlane }, { provisioner }, { loadBalancerGateway }] = await Promise.all([
       import('./serve-logger.ts'),
       import('../api/index.ts'),
       import('../provisioner/index.ts'),
+      import('../gateway/index.ts'),
     ]);
     const config = configFromEnv();
     // no line of any component (server, provisioner) may hold an API key: docs/auth.md
     const logger = serveLogger(config.logLevel);
-    const cp = await startControlPlane(config, { logger, background: config.provisioner ? [provisioner({ logger })] : [] });
+    // load-balancing endpoints are served on the same origin, through their hosts' SSH connections (docs/gateway.md)
+    const cp = await startControlPlane(config, { logger, background: config.provisioner ? [provisioner({ logger })] : [], mounts: [loadBalancerGateway()] });
     if (cp.bootstrapKey && !config.bootstrapKey)
       process.stdout.write(`\nNo API key existed, so an admin key was created. It is shown this once:\n\n  ${cp.bootstrapKey}\n\n`);
     logger.info({ url: cp.url, dataDir: config.dataDir }, 'gpufleet control plane listening');

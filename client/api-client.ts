@@ -1,5 +1,7 @@
 // The public-API client the CLI and the declarative engine use (GPUFLEET_URL, GPUFLEET_API_KEY).
 // Problem+json answers become ApiError with the server's status, code, detail and errors.
+// WebSockets come from `ws`: Node 20 has no WebSocket client of its own.
+import WebSocket from 'ws';
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -88,6 +90,11 @@ export class ApiClient {
       if (signal?.aborted) return;
       throw e;
     }
+  }
+
+  /** a WebSocket to `path` with the key in the Authorization header (interactive exec, pod-exec-socket.ts) */
+  webSocket(path: string): WebSocket {
+    return new WebSocket(this.url.replace(/^http/, 'ws') + path, { headers: { authorization: `Bearer ${this.apiKey}` } });
   }
 
   get<T>(path: string): Promise<T> {

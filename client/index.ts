@@ -2,5 +2,6 @@
 export * from './api-client.ts';
 export * from './accounts.ts';
 export * from './pods.ts';
+export * from './pod-exec-socket.ts';
 export * from './endpoints.ts';
 export * from './jobs.ts';

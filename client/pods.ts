@@ -1,6 +1,7 @@
 // Typed calls for pods (`/v2/pods`, runpod-compat.md "REST v2 … Pods"): create, list, get, the
 // start/stop/restart/terminate actions, and the log as server-sent events. Used by `gpufleet pods`.
 import type { ApiClient } from './api-client.ts';
+import { PodExecSocket, type ExecSessionHandlers, type ExecSessionOptions } from './pod-exec-socket.ts';
 
 /** the fields of a pod view the CLI reads; the API answers more (model/schemas/pod-view.ts) */
 export interface PodView {
@@ -47,6 +48,11 @@ export class PodsApi {
   /** runs `argv` in the pod's container: `output` events `{stream, text}`, then `exit` `{code}` (or `problem`) */
   exec(id: string, argv: string[], signal?: AbortSignal): AsyncGenerator<PodLogEvent> {
     return this.client.sse(`/v2/pods/${encodeURIComponent(id)}/exec`, signal, { command: argv });
+  }
+
+  /** an interactive session (GET /v2/pods/{id}/exec/ws): stdin, a terminal if asked, the exit code */
+  execSession(id: string, argv: readonly string[], opts: ExecSessionOptions, out: ExecSessionHandlers): Promise<PodExecSocket> {
+    return PodExecSocket.open(this.client, id, argv, opts, out);
   }
 
   /** follows the pod's log until it ends or `signal` aborts */

@@ -3,7 +3,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { SCOPE_RANK, type AccountRecord, type ApiKeyRecord, type ApiKeyScope } from '../model/index.ts';
 import { GpufleetError } from '../model/index.ts';
-import type { Store } from '../store/index.ts';
+import type { Store, StoreTx } from '../store/index.ts';
 
 export interface Principal {
   accountId: string;
@@ -98,21 +98,23 @@ export class ApiKeys {
   }
 
   async createAccount(input: { email: string; name?: string; operator?: boolean; balance?: number }): Promise<AccountRecord> {
-    return this.store.transact(async (tx) => {
-      if ((await tx.list('accounts', { email: input.email })).length > 0)
-        throw new GpufleetError('CONFLICT', `An account with email ${input.email} already exists.`);
-      const account: AccountRecord = {
-        id: newId('acct_'),
-        email: input.email,
-        name: input.name ?? input.email,
-        operator: input.operator ?? false,
-        balance: input.balance ?? 0,
-        pubKey: '',
-        createdAt: new Date().toISOString(),
-      };
-      tx.put('accounts', account);
-      return account;
-    });
+    return this.store.transact((tx) => this.createAccountIn(tx, input));
+  }
+
+  private async createAccountIn(tx: StoreTx, input: { email: string; name?: string; operator?: boolean; balance?: number }): Promise<AccountRecord> {
+    if ((await tx.list('accounts', { email: input.email })).length > 0)
+      throw new GpufleetError('CONFLICT', `An account with email ${input.email} already exists.`);
+    const account: AccountRecord = {
+      id: newId('acct_'),
+      email: input.email,
+      name: input.name ?? input.email,
+      operator: input.operator ?? false,
+      balance: input.balance ?? 0,
+      pubKey: '',
+      createdAt: new Date().toISOString(),
+    };
+    tx.put('accounts', account);
+    return account;
   }
 
   /** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
@@ -124,26 +126,15 @@ export class ApiKeys {
     key?: string;
   }): Promise<{ key: string; record: ApiKeyRecord }> {
     const key = input.key ?? generateKey();
-    const record: ApiKeyRecord = {
-      id: newId('key_'),
-      accountId: input.accountId,
-      name: input.name,
-      prefix: key.slice(0, 8),
-      hash: hashKey(key),
-      scope: input.scope,
-      expiresAt: input.expiresAt ?? null,
-      revokedAt: null,
-      lastUsedAt: null,
-      createdAt: new Date().toISOString(),
-    };
-    await this.store.transact(async (tx) => {
-      if (!(await tx.get('accounts', input.accountId)))
-        throw new GpufleetError('NOT_FOUND', `Account ${input.accountId} does not exist.`);
-      if ((await tx.list('apiKeys', { hash: record.hash })).length > 0)
-        throw new GpufleetError('CONFLICT', 'That key value is already in use.');
-      tx.put('apiKeys', record);
-    });
+    const record = newKeyRecord(input.accountId, input.name, input.scope, key, input.expiresAt ?? null);
+    await this.store.transact((tx) => this.putKeyIn(tx, record));
     return { key, record };
+  }
+
+  private async putKeyIn(tx: StoreTx, record: ApiKeyRecord): Promise<void> {
+    if (!(await tx.get('accounts', record.accountId))) throw new GpufleetError('NOT_FOUND', `Account ${record.accountId} does not exist.`);
+    if ((await tx.list('apiKeys', { hash: record.hash })).length > 0) throw new GpufleetError('CONFLICT', 'That key value is already in use.');
+    tx.put('apiKeys', record);
   }
 
   async revoke(keyId: string, by: Principal): Promise<ApiKeyRecord> {
@@ -162,12 +153,32 @@ export class ApiKeys {
    * this value are created. Without a value a key is generated and returned so the caller prints it once.
    */
   async bootstrap(value: string | undefined): Promise<string | null> {
-    if ((await this.store.count('apiKeys')) > 0) return null;
-    let [operator] = await this.store.list('accounts', { operator: true });
-    operator ??= await this.createAccount({ email: 'admin@gpufleet.local', name: 'operator', operator: true, balance: 0 });
-    const { key } = await this.createKey({ accountId: operator.id, name: 'bootstrap', scope: 'admin', key: value });
-    return key;
+    // one transaction: replicas starting together on one empty database create one key between them
+    // (the others' transactions conflict, run again, and find it)
+    return this.store.transact(async (tx) => {
+      if ((await tx.count('apiKeys')) > 0) return null;
+      let [operator] = await tx.list('accounts', { operator: true });
+      operator ??= await this.createAccountIn(tx, { email: 'admin@gpufleet.local', name: 'operator', operator: true, balance: 0 });
+      const key = value ?? generateKey();
+      await this.putKeyIn(tx, newKeyRecord(operator.id, 'bootstrap', 'admin', key, null));
+      return key;
+    });
   }
+}
+
+function newKeyRecord(accountId: string, name: string, scope: ApiKeyScope, key: string, expiresAt: string | null): ApiKeyRecord {
+  return {
+    id: newId('key_'),
+    accountId,
+    name,
+    prefix: key.slice(0, 8),
+    hash: hashKey(key),
+    scope,
+    expiresAt,
+    revokedAt: null,
+    lastUsedAt: null,
+    createdAt: new Date().toISOString(),
+  };
 }
 
 // (a value that does not parse counts as stale, so it gets rewritten)

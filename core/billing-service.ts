@@ -14,6 +14,8 @@ export type BillingKind = BillingRecord['kind'];
 
 export interface BillingQuery {
   kind: BillingKind;
+  /** kinds listed together with `kind` (GET /v2/billing/endpoints: serverless and public model usage) */
+  also?: BillingKind[];
   resourceId?: string;
   /** RFC 3339; default endTime − 30 days */
   startTime?: string;
@@ -35,18 +37,20 @@ export interface BillingBucket extends BillingAmounts {
   podId?: string;
   networkVolumeId?: string;
   endpointId?: string;
+  /** public model usage: the model's slug (also its `endpointId`) */
+  slug?: string;
 }
 
 export interface BillingReport {
   records: BillingBucket[];
   metadata: {
-    query: { startTime: string; endTime: string; bucketSize: BucketSize; kind: BillingKind; resourceId: string | null };
+    query: { startTime: string; endTime: string; bucketSize: BucketSize; kind: BillingKind; also?: BillingKind[]; resourceId: string | null };
     recordCount: number;
     totals: BillingAmounts;
   };
 }
 
-const RESOURCE_FIELD = { pod: 'podId', networkVolume: 'networkVolumeId', endpoint: 'endpointId' } as const;
+const RESOURCE_FIELD = { pod: 'podId', networkVolume: 'networkVolumeId', endpoint: 'endpointId', 'public-endpoint': 'endpointId' } as const;
 const DEFAULT_RANGE_MS = 30 * 24 * 3_600_000;
 /** a year of hourly buckets is still one answer; beyond that ask for a coarser bucket */
 const MAX_BUCKETS = 9000;
@@ -90,7 +94,7 @@ export function billingQueryFromParams(kind: BillingKind, params: unknown): Bill
   const p = check(validateQuery, params ?? {}, 'billing query');
   const q: BillingQuery = { kind };
   const resourceId = kind === 'pod' ? p.podId : kind === 'networkVolume' ? p.networkVolumeId : (p.endpointId ?? p.serverlessId);
-  const filters: (keyof BillingQueryInput)[] = kind === 'endpoint' ? ['endpointId', 'serverlessId'] : [RESOURCE_FIELD[kind]];
+  const filters: (keyof BillingQueryInput)[] = kind === 'endpoint' || kind === 'public-endpoint' ? ['endpointId', 'serverlessId'] : [RESOURCE_FIELD[kind]];
   const wrong = (['podId', 'networkVolumeId', 'endpointId', 'serverlessId'] as const).filter((f) => p[f] !== undefined && !filters.includes(f));
   if (wrong.length)
     throw new GpufleetError('VALIDATION_FAILED', `This billing route does not filter by ${wrong.join(', ')}.`, {
@@ -126,10 +130,26 @@ export class BillingService {
           errors: ['$.bucketSize: too many buckets for this range'],
         });
 
-    const where = { accountId: principal.accountId, kind: q.kind, ...(q.resourceId !== undefined ? { resourceId: q.resourceId } : {}) };
     const buckets = new Map<string, BillingBucket>();
     const totals = zero();
-    for (const rec of await this.store.list('billing', where)) {
+    // one-off charges (public models) are summed in integer micro-dollars, so their totals are exact
+    const micros = new Map<string, number>();
+    let totalMicros = 0;
+    const records: BillingRecord[] = [];
+    for (const kind of [q.kind, ...(q.also ?? [])])
+      records.push(...(await this.store.list('billing', { accountId: principal.accountId, kind, ...(q.resourceId !== undefined ? { resourceId: q.resourceId } : {}) })));
+    for (const rec of records) {
+      if (rec.amountMicros !== undefined) {
+        const at = Date.parse(rec.startedAt);
+        if (at < start || at >= end) continue;
+        const b = bucketStart(at, size);
+        const key = `${b}|${rec.resourceId}`;
+        if (!buckets.has(key))
+          buckets.set(key, { startTime: new Date(b).toISOString(), endTime: new Date(nextBucket(b, size)).toISOString(), ...zero(), endpointId: rec.resourceId, slug: rec.resourceId });
+        micros.set(key, (micros.get(key) ?? 0) + rec.amountMicros);
+        totalMicros += rec.amountMicros;
+        continue;
+      }
       const s = Math.max(Date.parse(rec.startedAt), start);
       const e = Math.min(rec.endedAt ? Date.parse(rec.endedAt) : now, end);
       for (let b = bucketStart(s, size); b < e; b = nextBucket(b, size)) {
@@ -148,15 +168,15 @@ export class BillingService {
         }
       }
     }
-    const records = [...buckets.values()]
-      .map((b) => ({ ...b, totalAmount: round(b.totalAmount), gpuAmount: round(b.gpuAmount), cpuAmount: round(b.cpuAmount), diskAmount: round(b.diskAmount) }))
+    const rows = [...buckets.entries()]
+      .map(([key, b]) => ({ ...b, totalAmount: round(b.totalAmount + (micros.get(key) ?? 0) / 1e6), gpuAmount: round(b.gpuAmount), cpuAmount: round(b.cpuAmount), diskAmount: round(b.diskAmount) }))
       .sort((a, b) => (a.startTime < b.startTime ? -1 : a.startTime > b.startTime ? 1 : resourceOf(a) < resourceOf(b) ? -1 : 1));
     return {
-      records,
+      records: rows,
       metadata: {
-        query: { startTime: new Date(start).toISOString(), endTime: new Date(end).toISOString(), bucketSize: size, kind: q.kind, resourceId: q.resourceId ?? null },
-        recordCount: records.length,
-        totals: { totalAmount: round(totals.totalAmount), gpuAmount: round(totals.gpuAmount), cpuAmount: round(totals.cpuAmount), diskAmount: round(totals.diskAmount) },
+        query: { startTime: new Date(start).toISOString(), endTime: new Date(end).toISOString(), bucketSize: size, kind: q.kind, ...(q.also?.length ? { also: q.also } : {}), resourceId: q.resourceId ?? null },
+        recordCount: rows.length,
+        totals: { totalAmount: round(totals.totalAmount + totalMicros / 1e6), gpuAmount: round(totals.gpuAmount), cpuAmount: round(totals.cpuAmount), diskAmount: round(totals.diskAmount) },
       },
     };
   }

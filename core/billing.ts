@@ -83,6 +83,11 @@ export async function accrueNetworkVolume(
 
 /** USD accrued by one record between `from` and `to` (ms), open records counting up to `now`. */
 export function accrued(rec: BillingRecord, from: number, to: number, now = Date.now()): number {
+  // a one-off charge (public-endpoint) counts whole at its moment
+  if (rec.amountMicros !== undefined) {
+    const at = Date.parse(rec.startedAt);
+    return at >= from && at < to && at <= now ? rec.amountMicros / 1e6 : 0;
+  }
   const start = Math.max(Date.parse(rec.startedAt), from);
   const end = Math.min(rec.endedAt ? Date.parse(rec.endedAt) : now, to);
   return end > start ? (rec.rate * (end - start)) / 3_600_000 : 0;

@@ -1,11 +1,27 @@
 // The interface points of mission.md, read once from the environment.
 import path from 'node:path';
 import { parseQuotas, type Quotas } from '../model/index.ts';
+import { mediaS3FromEnv } from './media/media-config.ts';
+import type { S3MediaConfig } from './media/s3-media-store.ts';
 
 export interface ServerConfig {
   port: number;
+  /** GPUFLEET_PUBLIC_URL: the origin callers reach this control plane at; media URLs name it (docs/media.md) */
+  publicUrl?: string | undefined;
+  /** GPUFLEET_MEDIA_S3_*: keep media outputs in an S3-compatible bucket instead of the data dir (docs/media.md) */
+  mediaS3?: S3MediaConfig | undefined;
   host: string;
   dataDir: string;
+  /**
+   * GPUFLEET_DATABASE_URL: state in PostgreSQL (store/pg, docs/postgres.md) instead of the embedded
+   * store under dataDir; several replicas may share it
+   */
+  databaseUrl?: string | undefined;
+  /**
+   * GPUFLEET_SECRET_KEY (32 bytes, base64): the key that seals secrets at rest. Required with a
+   * database and the same on every replica; without one it replaces `<dataDir>/secret.key`.
+   */
+  secretKey?: Buffer | undefined;
   bootstrapKey: string | undefined;
   rateLimits: Quotas;
   /** run the provisioner's reconcile loop in this process (off in API-only tests) */
@@ -32,6 +48,13 @@ export interface ServerConfig {
    * (default 60000; lower it behind a proxy that cuts idle requests sooner)
    */
   workerPollMs?: number;
+  /**
+   * GPUFLEET_LB_DOMAIN: load-balancing endpoints also answer at `<endpoint id>.<domain>` (any path),
+   * besides `/v2/<endpoint id>/…` (docs/gateway.md); the operator points `*.<domain>` here
+   */
+  lbDomain?: string | undefined;
+  /** GPUFLEET_EXEC_IDLE_TIMEOUT_MS: an interactive exec session with no byte either way for this long ends (default 30 min) */
+  execIdleTimeoutMs?: number;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig {
@@ -39,6 +62,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     port: Number(env.PORT ?? 8080),
     host: env.HOST ?? '127.0.0.1',
     dataDir: path.resolve(env.GPUFLEET_DATA_DIR ?? './data'),
+    databaseUrl: env.GPUFLEET_DATABASE_URL || undefined,
+    secretKey: parseSecretKey(env.GPUFLEET_SECRET_KEY),
     bootstrapKey: env.GPUFLEET_BOOTSTRAP_KEY || undefined,
     rateLimits: parseQuotas(env.GPUFLEET_RATE_LIMITS),
     provisioner: env.GPUFLEET_PROVISIONER !== 'off',
@@ -47,9 +72,23 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     logLevel: env.GPUFLEET_LOG_LEVEL ?? env.LOG_LEVEL ?? 'info',
     metricsToken: env.GPUFLEET_METRICS_TOKEN || undefined,
     workerUrl: env.GPUFLEET_WORKER_URL || undefined,
+    publicUrl: env.GPUFLEET_PUBLIC_URL || undefined,
+    mediaS3: mediaS3FromEnv(env),
     webhookAllowPrivate: env.GPUFLEET_WEBHOOK_ALLOW_PRIVATE === 'true',
     ...(env.GPUFLEET_WORKER_POLL_MS ? { workerPollMs: Number(env.GPUFLEET_WORKER_POLL_MS) } : {}),
+    lbDomain: env.GPUFLEET_LB_DOMAIN?.replace(/^\.+|\.+$/g, '').toLowerCase() || undefined,
+    ...(env.GPUFLEET_EXEC_IDLE_TIMEOUT_MS ? { execIdleTimeoutMs: Number(env.GPUFLEET_EXEC_IDLE_TIMEOUT_MS) } : {}),
   };
+}
+
+/** GPUFLEET_SECRET_KEY: exactly 32 bytes in base64 (`openssl rand -base64 32`); anything else is refused. */
+export function parseSecretKey(value: string | undefined): Buffer | undefined {
+  if (!value) return undefined;
+  const text = value.trim();
+  const key = Buffer.from(text, 'base64');
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text) || key.length !== 32)
+    throw new Error(`GPUFLEET_SECRET_KEY must be 32 bytes in base64, as \`openssl rand -base64 32\` prints (it decodes to ${key.length} bytes)`);
+  return key;
 }
 
 /**

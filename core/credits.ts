@@ -47,6 +47,11 @@ export class AccountCredits {
     return { ...account, usage, clientBalance: round(account.balance - usage) };
   }
 
+  /** drops the cached balance (a charge was just written): the next check reads it again */
+  forget(accountId: string): void {
+    this.cache.delete(accountId);
+  }
+
   /** throws CREDITS_EXHAUSTED (402) unless the caller is an operator or has credits left */
   async assertCanSubmit(principal: Principal): Promise<void> {
     if (principal.operator) return;

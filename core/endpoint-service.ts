@@ -73,7 +73,8 @@ export type EndpointView = ReturnType<typeof toEndpointView>;
 export class EndpointService {
   constructor(
     private readonly store: Store,
-    private readonly templates: TemplateService,
+    /** public for the v2 shapes, whose container fields are the endpoint's template's (endpoint-v2.ts) */
+    readonly templates: TemplateService,
   ) {}
 
   async create(principal: Principal, body: unknown): Promise<EndpointRecord> {

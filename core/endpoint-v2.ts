@@ -6,6 +6,7 @@ import { resolveGpuIdOrPool } from '../fleet/index.ts';
 import {
   check,
   compile,
+  ENDPOINT_V2_CONTAINER_FIELDS,
   endpointV2CreateSchema,
   endpointV2UpdateSchema,
   GpufleetError,
@@ -13,9 +14,12 @@ import {
   type EndpointCreateInput,
   type EndpointRecord,
   type EndpointV2Input,
+  type TemplateRecord,
 } from '../model/index.ts';
 import type { Principal } from './api-keys.ts';
 import type { EndpointService } from './endpoint-service.ts';
+import { validateTemplateUpdate } from './template-service.ts';
+import { endpointRequestUrls } from './request-urls.ts';
 
 const validateCreate = compile<EndpointV2Input>(endpointV2CreateSchema);
 const validateUpdate = compile<EndpointV2Input>(endpointV2UpdateSchema);
@@ -81,42 +85,91 @@ function toV1(input: EndpointV2Input): Partial<EndpointCreateInput> {
   return out;
 }
 
-/** `POST /v2/serverless` */
+/** the container fields the body names (image, args, disk, ports, registry), or undefined */
+function containerOf(input: EndpointV2Input): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  for (const k of ENDPOINT_V2_CONTAINER_FIELDS) if (input[k] !== undefined) out[k] = input[k];
+  return Object.keys(out).length ? out : undefined;
+}
+
+const BOTH = 'give templateId or the container fields (image, args, disk, ports, registry), not both: an endpoint runs one template, and fields over a template are not offered for endpoints';
+
+/**
+ * `POST /v2/serverless`. With `templateId`, the endpoint runs that template. With the container
+ * fields instead (`image` required), a serverless template of the caller's account is made from them
+ * (named `<name>__template`, as saveEndpoint's inline template is) in the same transaction as the
+ * endpoint, so a refused endpoint leaves no template behind.
+ */
 export async function createEndpointV2(endpoints: EndpointService, principal: Principal, body: unknown): Promise<EndpointRecord> {
   const input = check(validateCreate, body, 'endpoint');
+  const container = containerOf(input);
+  if (input.templateId !== undefined && container)
+    throw new GpufleetError('BAD_REQUEST', `The endpoint names both a template and container fields; ${BOTH}.`, { errors: [`$.templateId: ${BOTH}`] });
+  if (input.templateId === undefined && container?.image === undefined)
+    throw new GpufleetError('VALIDATION_FAILED', 'The endpoint failed validation: $.image: is required when templateId is not given', { errors: ['$.image: is required when templateId is not given'] });
   const v1 = { executionTimeoutMs: V2_DEFAULT_TIMEOUT_MS, ...toV1(input) };
-  return endpoints.create(principal, v1).catch((e: unknown) => Promise.reject(toV2Errors(e)));
+  const made = container
+    ? endpoints.saveWithTemplate(principal, { name: `${input.name}__template`, ...container }, v1).then((r) => r.endpoint)
+    : endpoints.create(principal, v1);
+  return made.catch((e: unknown) => Promise.reject(toV2Errors(e)));
 }
 
-/** `PATCH /v2/serverless/{id}`: the fields sent, over the stored ones */
+/**
+ * `PATCH /v2/serverless/{id}`: the fields sent, over the stored ones. Container fields change the
+ * endpoint's template, when that template is the caller's own and no other endpoint runs it (a
+ * template change rolls the workers, as any template change does); otherwise 400. The template is
+ * changed first, then the endpoint's own fields (two writes: a refusal of the second leaves the first).
+ */
 export async function updateEndpointV2(endpoints: EndpointService, principal: Principal, id: string, body: unknown): Promise<EndpointRecord> {
   const input = check(validateUpdate, body, 'endpoint update');
-  return endpoints.update(principal, id, toV1(input)).catch((e: unknown) => Promise.reject(toV2Errors(e)));
+  const container = containerOf(input);
+  const v1 = toV1(input);
+  if (container) {
+    if (input.templateId !== undefined)
+      throw new GpufleetError('BAD_REQUEST', `The update names both a template and container fields; ${BOTH}.`, { errors: [`$.templateId: ${BOTH}`] });
+    validateTemplateUpdate(container);
+    const e = await endpoints.get(principal, id);
+    const t = await endpoints.templates.get(principal, e.templateId);
+    if (t.accountId !== principal.accountId)
+      throw new GpufleetError('BAD_REQUEST', `Endpoint ${id} runs public template ${t.id}, which is not yours: its container fields cannot change here; give templateId of a template of yours.`, {
+        errors: ['$.image: the endpoint runs a public template'],
+      });
+    const sharing = (await endpoints.list(principal, { templateId: t.id })).filter((x) => x.id !== id).map((x) => x.id);
+    if (sharing.length)
+      throw new GpufleetError('BAD_REQUEST', `Template ${t.id} also runs endpoint(s) ${sharing.join(', ')}: change it with PATCH /v2/templates/${t.id}, or give this endpoint a template of its own.`, {
+        errors: ['$.image: the endpoint shares its template with other endpoints'],
+      });
+    await endpoints.templates.update(principal, t.id, container);
+    if (Object.keys(v1).length === 0) return endpoints.get(principal, id);
+  }
+  return endpoints.update(principal, id, v1).catch((e: unknown) => Promise.reject(toV2Errors(e)));
 }
 
-/** The v2 `Endpoint`; `origin` is where the caller reached the API (for `requestUrls`). */
-export function toEndpointV2View(e: EndpointRecord, origin: string) {
-  const base = `${origin}/v2/${e.id}`;
+/** the container fields of the v2 view, from the endpoint's template (absent when it is not readable) */
+export type EndpointV2Container = Pick<TemplateRecord, 'image' | 'args' | 'disk' | 'ports' | 'registry'>;
+
+/** the container fields of each endpoint's template, by template id, for toEndpointV2View */
+export async function endpointV2Containers(endpoints: EndpointService, principal: Principal, list: readonly EndpointRecord[]): Promise<Map<string, EndpointV2Container>> {
+  const out = new Map<string, EndpointV2Container>();
+  for (const id of new Set(list.map((e) => e.templateId))) {
+    const t = await endpoints.templates.get(principal, id).catch(() => undefined);
+    if (t) out.set(id, { image: t.image, args: t.args, disk: t.disk, ports: t.ports, registry: t.registry });
+  }
+  return out;
+}
+
+/**
+ * The v2 `Endpoint`; `origin` is where the caller reached the API (for `requestUrls`); `container`
+ * the container fields of its template (endpointV2Containers).
+ */
+export function toEndpointV2View(e: EndpointRecord, origin: string, lbDomain?: string, container?: EndpointV2Container) {
   return {
     id: e.id,
     userId: e.accountId,
     name: e.name,
     type: e.type,
     templateId: e.templateId,
-    // the job interface serves QUEUE endpoints; load-balancing endpoints are not served (yet)
-    requestUrls:
-      e.type === 'QUEUE'
-        ? {
-            run: `${base}/run`,
-            runSync: `${base}/runsync`,
-            status: `${base}/status/{jobId}`,
-            stream: `${base}/stream/{jobId}`,
-            cancel: `${base}/cancel/{jobId}`,
-            retry: `${base}/retry/{jobId}`,
-            purgeQueue: `${base}/purge-queue`,
-            health: `${base}/health`,
-          }
-        : {},
+    requestUrls: endpointRequestUrls(e, origin, lbDomain),
     gpu: { pools: e.gpuPools, excludedTypes: [] as string[], count: e.gpuCount, allowedCudaVersions: e.allowedCudaVersions },
     cpu: [] as unknown[],
     workers: { min: e.workersMin, max: e.workersMax, idleTimeout: e.idleTimeout },
@@ -130,6 +183,7 @@ export function toEndpointV2View(e: EndpointRecord, origin: string) {
     version: e.version,
     createdAt: e.createdAt,
     updatedAt: e.updatedAt,
+    ...(container ? { image: container.image, args: container.args, disk: container.disk, ports: container.ports, registry: container.registry } : {}),
   };
 }
 export type EndpointV2View = ReturnType<typeof toEndpointV2View>;

@@ -1,6 +1,7 @@
 // What GET /readyz answers: every registered check, each bounded in time, so a wedged component
 // makes the probe say so rather than hang. A check answers null when ready, or why not.
 import type { Store } from '../store/index.ts';
+import type { JobQueue } from './jobs/job-queue.ts';
 
 export type ReadinessCheck = () => Promise<string | null> | string | null;
 
@@ -56,4 +57,13 @@ export function storeReadiness(store: Store): ReadinessCheck {
     await store.transact(() => undefined);
     return null;
   };
+}
+
+/**
+ * The job queue can make changes durable: it reports no write blocker (closed, or its last log write
+ * failed and none succeeded since; the embedded queue retries on its own once a second). A queue
+ * without `writeBlocker` is taken as ready.
+ */
+export function queueReadiness(queue: Pick<JobQueue, 'writeBlocker'>): ReadinessCheck {
+  return () => queue.writeBlocker?.() ?? null;
 }

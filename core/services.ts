@@ -2,12 +2,12 @@
 import { loadPriceBook, type PriceBook } from '../fleet/index.ts';
 import type { ServerConfig } from './config.ts';
 import { ApiKeys } from './api-keys.ts';
-import { LowdbStore } from '../store/index.ts';
 import type { Store } from '../store/index.ts';
 import { FleetPlacer } from './fleet-placer.ts';
 import { PodService } from './pod-service.ts';
 import { CatalogService } from './catalog-service.ts';
-import { SecretBox } from '../store/index.ts';
+import type { SecretBox } from '../store/index.ts';
+import { databasePool, openStore, secretBoxFor } from './store-wiring.ts';
 import { FleetService } from '../fleet/index.ts';
 import { SshPool } from '../fleet/index.ts';
 import { TemplateService } from './template-service.ts';
@@ -19,19 +19,24 @@ import { StackLockService } from './stack-lock-service.ts';
 import { workerOrigin } from './config.ts';
 import { WorkerService } from './serverless/worker-service.ts';
 import path from 'node:path';
+import { hostname } from 'node:os';
 import { AccountCredits } from './credits.ts';
-import { EmbeddedJobQueue, type JobQueue } from './jobs/index.ts';
+import { EmbeddedJobQueue, PostgresJobQueue, type JobQueue } from './jobs/index.ts';
 import { JobService } from './jobs/job-service.ts';
 import { WorkerPorts } from './jobs/worker-ports.ts';
 import { WorkerProtocol } from './jobs/worker-protocol.ts';
 import { Telemetry } from './telemetry/telemetry.ts';
 import { registerServerlessMetrics } from './telemetry/serverless-metrics.ts';
-import { Readiness, storeReadiness } from './readiness.ts';
+import { queueReadiness, Readiness, storeReadiness } from './readiness.ts';
 import { EventLog } from './events/event-log.ts';
+import { FileEventArchive } from './events/event-archive.ts';
 import { EventService } from './events/event-service.ts';
 import { recordStatusEvents } from './events/status-events.ts';
 import { PodLogService } from './pod-logs/pod-log-service.ts';
 import { PodExecService } from './pod-exec/pod-exec-service.ts';
+import { LocalMediaStore, MediaService, S3MediaStore } from './media/index.ts';
+import { publicOrigin } from './media/media-config.ts';
+import { PublicEndpointCatalog, PublicEndpointCharges, PublicEndpointOutputs } from './public-endpoints/index.ts';
 
 export interface Services {
   config: ServerConfig;
@@ -70,11 +75,19 @@ export interface Services {
   podLogs: PodLogService;
   /** POST /v2/pods/{id}/exec; the provisioner gives it the runner */
   podExec: PodExecService;
+  /** the public model catalog (docs/public-endpoints.md) */
+  publicEndpoints: PublicEndpointCatalog;
+  /** charges of public model jobs to their callers */
+  publicCharges: PublicEndpointCharges;
+  /** media outputs and their signed URLs, with the sweeper (docs/media.md) */
+  media: MediaService;
 }
 
 export interface CreateServicesOptions {
   /** made by the caller when it opens the store itself, so the store reports its commits to it */
   telemetry?: Telemetry;
+  /** the clock of media URL expiry and the sweeper (tests move it); default Date.now */
+  mediaClock?: () => number;
 }
 
 /** The metrics registry of one control plane: GPU samples outlive a few sampling intervals, then go stale. */
@@ -84,12 +97,15 @@ export function createTelemetry(config: Pick<ServerConfig, 'metricsIntervalMs'>)
 
 export async function createServices(config: ServerConfig, store?: Store, opts: CreateServicesOptions = {}): Promise<Services> {
   const telemetry = opts.telemetry ?? createTelemetry(config);
-  const s = store ?? (await LowdbStore.open({ dir: config.dataDir, observer: telemetry.store }));
+  // the store: PostgreSQL with GPUFLEET_DATABASE_URL, else the embedded one (core/store-wiring.ts)
+  const s = store ?? (await openStore(config, { observer: telemetry.store }));
   const prices = loadPriceBook(config.dataDir);
   const placer = await FleetPlacer.create(s, prices);
-  const secretBox = await SecretBox.load(config.dataDir);
+  const secretBox = await secretBoxFor(config);
   const sshPool = new SshPool({ observer: telemetry.ssh });
   const eventLog = new EventLog();
+  // events of earlier runs, kept beside the store (docs/events.md, "Retention")
+  await eventLog.useArchive(new FileEventArchive(path.join(config.dataDir, 'events'), eventLog.retention.total));
   await recordStatusEvents(s, eventLog);
   const events = new EventService(s, eventLog);
   telemetry.watchFleet(s);
@@ -98,9 +114,26 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   // replaced by the provisioner's own check once it runs (provisioner/index.ts)
   if (config.provisioner) readiness.set('provisioner', () => 'the provisioner has not started yet');
   const templates = new TemplateService(s);
-  const jobQueue = await EmbeddedJobQueue.open({ dir: path.join(config.dataDir, 'jobs') });
+  // the job queue. With a database (GPUFLEET_DATABASE_URL) the store's pool is here, for the
+  // PostgreSQL queue to share; it plugs in at this one place:
+  // (docs/postgres-queue.md); the replica's name is stable across its restarts (its data directory on its host)
+  const pool = databasePool(s);
+  const jobQueue: JobQueue = pool
+    ? await PostgresJobQueue.open(pool, { replicaId: `${hostname()}:${path.resolve(config.dataDir)}` })
+    : await EmbeddedJobQueue.open({ dir: path.join(config.dataDir, 'jobs') });
+  // a queue whose log cannot take writes (a full disk) makes /readyz say so
+  readiness.set('jobs', queueReadiness(jobQueue));
   const workerPorts = new WorkerPorts();
   const credits = new AccountCredits(s);
+  const media = new MediaService({
+    store: config.mediaS3 ? new S3MediaStore(config.mediaS3) : new LocalMediaStore(path.join(config.dataDir, 'media')),
+    signingKey: secretBox.deriveKey('media-url-signing/v1'),
+    // read when a URL is made: by then the server knows the port it listens on
+    origin: () => publicOrigin(services.config),
+    ...(opts.mediaClock ? { clock: opts.mediaClock } : {}),
+  });
+  const publicEndpoints = new PublicEndpointCatalog(s);
+  const publicOutputs = new PublicEndpointOutputs(publicEndpoints, media);
   const services: Services = {
     config,
     store: s,
@@ -121,29 +154,41 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     // the origin is read when a container is built: by then the server knows the port it listens on
     workers: new WorkerService({ store: s, placer, secretBox, origin: () => workerOrigin(services.config), queue: jobQueue }),
     jobQueue,
-    jobs: new JobService(jobQueue, s, credits, workerPorts, { webhookAllowPrivate: config.webhookAllowPrivate ?? false }),
-    workerProtocol: new WorkerProtocol(jobQueue, s, workerPorts, config.workerPollMs !== undefined ? { pollMs: config.workerPollMs } : {}),
+    jobs: new JobService(jobQueue, s, credits, workerPorts, { webhookAllowPrivate: config.webhookAllowPrivate ?? false, secretBox }),
+    workerProtocol: new WorkerProtocol(jobQueue, s, workerPorts, {
+      secretBox,
+      ...(config.workerPollMs !== undefined ? { pollMs: config.workerPollMs } : {}),
+      finishResult: (endpointId, result) => publicOutputs.finish(endpointId, result),
+    }),
     workerPorts,
     credits,
     telemetry,
     readiness,
     events,
     podLogs: new PodLogService(s, events),
-    podExec: new PodExecService(s, events),
+    podExec: new PodExecService(s, events, config.execIdleTimeoutMs),
+    publicEndpoints,
+    publicCharges: new PublicEndpointCharges(jobQueue, s, publicEndpoints, credits),
+    media,
   };
+  media.start();
   workerPorts.register(services.workers);
   registerServerlessMetrics(telemetry.registry, { store: s, queue: jobQueue, workers: services.workers });
   // deleting an endpoint cancels its queued and running jobs, then drops their history (spec 4.3)
   services.endpoints.onDeleted(async (e) => {
     await jobQueue.deleteEndpoint(e.id);
+    await publicEndpoints.endpointDeleted(e.id);
   });
   return services;
 }
 
 /** Stops what the services run beside the store (webhook retries, the job queue); the caller closes the store. */
 export async function closeServices(services: Services): Promise<void> {
+  await services.publicCharges.close();
+  await services.media.close();
   services.jobs.close();
   services.workerProtocol.close();
   services.workers.close();
   await services.jobQueue.close();
+  await services.events.log.close();
 }

@@ -54,6 +54,11 @@ export interface ExecResult {
   code: number;
 }
 
+export interface StreamOptions {
+  /** a pseudo-terminal on the host for the command (interactive exec, `docker exec -t`) */
+  pty?: { cols: number; rows: number; term?: string };
+}
+
 export interface HostKeyReport {
   /** SHA256:<base64 without padding>, as `ssh-keygen -lf` prints it */
   fingerprint: string;
@@ -125,6 +130,8 @@ export class SshPool {
   private readonly entries = new Map<string, Entry>();
   /** the hosts' stream connections, apart from the command ones */
   private readonly streamEntries = new Map<string, Entry>();
+  /** the hosts' forwarding connections (forward()), apart from the command and stream ones */
+  private readonly forwardEntries = new Map<string, Entry>();
   private readonly streamsOpen = new Map<string, number>();
   private readonly opts: Required<Omit<SshPoolOptions, 'observer'>>;
   private readonly observer: SshObserver | undefined;
@@ -177,7 +184,7 @@ export class SshPool {
    * until close(): a command can watch it to learn that nobody listens any more (sshd cannot signal
    * it). Over the per-host cap it fails at once with UNAVAILABLE.
    */
-  async stream(target: SshTarget, command: string | string[], handlers: StreamHandlers): Promise<SshStream> {
+  async stream(target: SshTarget, command: string | string[], handlers: StreamHandlers, opts: StreamOptions = {}): Promise<SshStream> {
     const cmd = Array.isArray(command) ? shellJoin(command) : command;
     const open = this.streamsOpen.get(target.hostId) ?? 0;
     if (open >= this.opts.maxStreamsPerHost)
@@ -188,14 +195,41 @@ export class SshPool {
     this.streamsOpen.set(target.hostId, open + 1);
     const release = (): void => void this.streamsOpen.set(target.hostId, Math.max(0, (this.streamsOpen.get(target.hostId) ?? 1) - 1));
     try {
-      const { ch } = await this.open(target, cmd, this.streamEntries);
-      const s = openStream(ch, handlers);
+      const { ch } = await this.open(target, cmd, this.streamEntries, opts.pty);
+      const s = openStream(ch, handlers, opts.pty !== undefined);
       void s.done.finally(release);
       return s;
     } catch (e) {
       release();
       if (this.observer && isSshFailure(e)) this.observer.failed(target.hostId);
       throw e;
+    }
+  }
+
+  /**
+   * A TCP connection made by the host to `address:port` (a container's address on the host's Docker
+   * network), as an SSH direct-tcpip channel on the host's forwarding connection, apart from the
+   * command and stream ones: nothing is published on the host for it. The load-balancing gateway
+   * reaches its workers this way (docs/gateway.md). A stale pooled connection is redialled once; a
+   * refused channel (nothing listens there, the container is gone) fails BAD_GATEWAY.
+   */
+  async forward(target: SshTarget, address: string, port: number): Promise<ClientChannel> {
+    let { conn, reused } = await this.connection(target, this.forwardEntries);
+    for (;;) {
+      try {
+        return await openForward(conn, address, port);
+      } catch (err) {
+        if (!conn.alive && reused) {
+          ({ conn, reused } = await this.connection(target, this.forwardEntries));
+          continue;
+        }
+        if (this.observer && !conn.alive) this.observer.failed(target.hostId);
+        throw new GpufleetError(
+          conn.alive ? 'BAD_GATEWAY' : 'HOST_UNREACHABLE',
+          `host ${target.hostId}: no forwarded connection to ${address}:${port}: ${(err as Error).message}`,
+          { cause: err, fields: { hostId: target.hostId, address, port } },
+        );
+      }
     }
   }
 
@@ -207,7 +241,7 @@ export class SshPool {
   /** Closes the host's connection; a later exec dials again. */
   async close(hostId: string): Promise<void> {
     await Promise.all(
-      [this.entries.get(hostId), this.streamEntries.get(hostId)].map(async (e) => {
+      [this.entries.get(hostId), this.streamEntries.get(hostId), this.forwardEntries.get(hostId)].map(async (e) => {
         if (!e) return;
         await e.dialing?.catch(() => undefined);
         const conn = e.conn;
@@ -218,7 +252,7 @@ export class SshPool {
   }
 
   async closeAll(): Promise<void> {
-    await Promise.all([...new Set([...this.entries.keys(), ...this.streamEntries.keys()])].map((id) => this.close(id)));
+    await Promise.all([...new Set([...this.entries.keys(), ...this.streamEntries.keys(), ...this.forwardEntries.keys()])].map((id) => this.close(id)));
   }
 
   private entry(hostId: string, entries = this.entries): Entry {
@@ -317,11 +351,11 @@ export class SshPool {
     });
   }
 
-  private async open(t: SshTarget, cmd: string, entries = this.entries): Promise<{ conn: Conn; ch: ClientChannel }> {
+  private async open(t: SshTarget, cmd: string, entries = this.entries, pty?: StreamOptions['pty']): Promise<{ conn: Conn; ch: ClientChannel }> {
     let { conn, reused } = await this.connection(t, entries);
     for (let attempt = 1; ; attempt++) {
       try {
-        return { conn, ch: await openExec(conn, cmd) };
+        return { conn, ch: await openExec(conn, cmd, pty) };
       } catch (err) {
         // the channel never opened, so the command did not run: retrying is safe
         if (conn.alive) {
@@ -414,12 +448,25 @@ function isSshFailure(e: unknown): boolean {
   return e.code === 'SSH_COMMAND_FAILED' && e.fields.code === null;
 }
 
-function openExec(conn: Conn, cmd: string): Promise<ClientChannel> {
+function openExec(conn: Conn, cmd: string, pty?: StreamOptions['pty']): Promise<ClientChannel> {
   return new Promise((resolve, reject) => {
     try {
-      conn.client.exec(cmd, (err, ch) => (err ? reject(err) : resolve(ch)));
+      const done = (err: Error | undefined, ch: ClientChannel): void => (err ? reject(err) : resolve(ch));
+      if (pty) conn.client.exec(cmd, { pty: { cols: pty.cols, rows: pty.rows, term: pty.term ?? 'xterm-256color', width: 0, height: 0 } }, done);
+      else conn.client.exec(cmd, done);
     } catch (err) {
       conn.alive = false; // ssh2 throws "Not connected" synchronously when the socket is gone
+      reject(err as Error);
+    }
+  });
+}
+
+function openForward(conn: Conn, address: string, port: number): Promise<ClientChannel> {
+  return new Promise((resolve, reject) => {
+    try {
+      conn.client.forwardOut('127.0.0.1', 0, address, port, (err, ch) => (err ? reject(err) : resolve(ch)));
+    } catch (err) {
+      conn.alive = false; // "Not connected", synchronously, when the socket is gone
       reject(err as Error);
     }
   });

@@ -13,6 +13,12 @@ export interface SshStream {
   readonly done: Promise<{ code: number | null }>;
   pause(): void;
   resume(): void;
+  /** Writes to the command's stdin (interactive exec); false once the channel is closed. */
+  write(data: Buffer): boolean;
+  /** Ends the command's stdin (EOF); the channel stays open for its output. */
+  endInput(): void;
+  /** Tells the channel's terminal its new size (a stream opened with a PTY; nothing otherwise). */
+  resize(cols: number, rows: number): void;
   /**
    * Ends the command's stdin and closes the channel. sshd cannot signal the command (see ssh-pool.ts),
    * so a command that must stop when nobody listens watches its stdin for that EOF.
@@ -20,8 +26,9 @@ export interface SshStream {
   close(): void;
 }
 
-export function openStream(ch: ClientChannel, handlers: StreamHandlers): SshStream {
+export function openStream(ch: ClientChannel, handlers: StreamHandlers, pty = false): SshStream {
   let closed = false;
+  let inputEnded = false;
   const done = new Promise<{ code: number | null }>((resolve) => {
     ch.on('data', (d: Buffer) => handlers.stdout(d));
     ch.stderr.on('data', (d: Buffer) => handlers.stderr(d));
@@ -38,10 +45,23 @@ export function openStream(ch: ClientChannel, handlers: StreamHandlers): SshStre
       ch.resume();
       ch.stderr.resume();
     },
+    write(data) {
+      if (closed || inputEnded) return false;
+      ch.write(data);
+      return true;
+    },
+    endInput() {
+      if (closed || inputEnded) return;
+      inputEnded = true;
+      ch.end();
+    },
+    resize(cols, rows) {
+      if (!closed && pty) ch.setWindow(rows, cols, 0, 0);
+    },
     close() {
       if (closed) return;
       closed = true;
-      ch.end();
+      if (!inputEnded) ch.end();
       ch.close();
     },
   };

@@ -7,6 +7,7 @@ import type {
   EndpointRecord,
   IdempotencyRecord,
   NetworkVolumeRecord,
+  PublicEndpointRecord,
   RegistryRecord,
   StackLockRecord,
   TemplateRecord,
@@ -24,6 +25,8 @@ export interface Collections {
   idempotency: IdempotencyRecord;
   billing: BillingRecord;
   stackLocks: StackLockRecord;
+  /** the public model catalog, keyed by slug (docs/public-endpoints.md) */
+  publicEndpoints: PublicEndpointRecord;
 }
 
 export const COLLECTION_NAMES = [
@@ -38,6 +41,7 @@ export const COLLECTION_NAMES = [
   'idempotency',
   'billing',
   'stackLocks',
+  'publicEndpoints',
 ] as const satisfies readonly (keyof Collections)[];
 
 export const INDEXED_FIELDS: Partial<Record<keyof Collections, readonly string[]>> = {
@@ -51,4 +55,6 @@ export const INDEXED_FIELDS: Partial<Record<keyof Collections, readonly string[]
   endpoints: ['accountId'],
   // resourceId: closing a resource's open record must not scan the account's whole history
   billing: ['accountId', 'resourceId'],
+  // endpointId: a job's result finds its model (and price) by the endpoint it ran on
+  publicEndpoints: ['endpointId'],
 };

@@ -25,7 +25,11 @@ export const ERROR_CODES = {
   JOB_ALREADY_FINAL: 409,
   /** the account's credits are used up (balance − usage ≤ 0): job submission is refused (spec 5.6) */
   CREDITS_EXHAUSTED: 402,
+  /** a signed media URL past its expiry (docs/media.md): the bytes are gone or about to be */
+  MEDIA_EXPIRED: 410,
   PAYLOAD_TOO_LARGE: 413,
+  /** a media request's Range lies outside the object (Content-Range names its size) */
+  RANGE_NOT_SATISFIABLE: 416,
   UNSUPPORTED_MEDIA_TYPE: 415,
   VALIDATION_FAILED: 422,
   IDEMPOTENCY_MISMATCH: 422,
@@ -34,8 +38,14 @@ export const ERROR_CODES = {
   /** the job queue's log has a damaged record that is not a torn last write; it is not opened */
   JOB_LOG_CORRUPT: 500,
   HOST_UNREACHABLE: 502,
+  /** a load-balancing worker could not be reached, or broke off its answer (docs/gateway.md) */
+  BAD_GATEWAY: 502,
+  /** a load-balancing worker did not answer within the gateway's time per request */
+  GATEWAY_TIMEOUT: 504,
   /** the store could not make a write durable (disk full, I/O error): nothing of it was applied; retry */
   STORE_UNAVAILABLE: 503,
+  /** the job queue could not make a change durable (disk full, I/O error): it was not made; retry */
+  JOB_QUEUE_UNAVAILABLE: 503,
   /** the control plane cannot serve this now: not ready (/readyz), a pod's host unreachable for its logs */
   UNAVAILABLE: 503,
   HOST_KEY_MISMATCH: 502,

@@ -24,6 +24,7 @@ export * from './schemas/network-volume.ts';
 export * from './schemas/pod-view.ts';
 export * from './schemas/pod.ts';
 export * from './schemas/pod-exec.ts';
+export * from './schemas/public-endpoint.ts';
 export * from './schemas/registry.ts';
 export * from './schemas/stack-lock.ts';
 export * from './schemas/template.ts';

@@ -91,14 +91,23 @@ export interface IdempotencyRecord {
   createdAt: string;
 }
 
-/** One stretch of time a resource accrued cost at a constant rate. Open while `endedAt` is null. */
+/**
+ * One stretch of time a resource accrued cost at a constant rate. Open while `endedAt` is null.
+ * A `public-endpoint` record is a one-off charge instead: `amountMicros` at `startedAt` (= `endedAt`),
+ * rates 0, `resourceId` the model's slug (docs/public-endpoints.md, "Charges").
+ */
 export interface BillingRecord {
   id: string;
   accountId: string;
-  kind: 'pod' | 'endpoint' | 'networkVolume';
+  kind: 'pod' | 'endpoint' | 'networkVolume' | 'public-endpoint';
   resourceId: string;
   /** `endpoint` records: the worker (a pod record) whose time this is; resourceId is the endpoint */
   podId?: string;
+  /** `public-endpoint` records: the charge in integer micro-dollars (1e-6 USD) */
+  amountMicros?: number;
+  /** `public-endpoint` records: the job charged, and the units it used of the model's pricing unit */
+  jobId?: string;
+  units?: number;
   gpuTypeId: string | null;
   /** USD per hour during this stretch */
   rate: number;
@@ -115,4 +124,20 @@ export interface StackLockRecord {
   holder: string;
   acquiredAt: string;
   expiresAt: string;
+}
+
+export const PRICING_UNITS = ['image', 'megapixel', 'second', 'token', 'request'] as const;
+export type PricingUnit = (typeof PRICING_UNITS)[number];
+
+/** A model of the public catalog (docs/public-endpoints.md): a slug over one of the operator's endpoints. */
+export interface PublicEndpointRecord {
+  /** the slug */
+  id: string;
+  /** the operator account that published it, owner of the backing endpoint */
+  accountId: string;
+  endpointId: string;
+  name: string;
+  description: string;
+  pricing: { unit: PricingUnit; usdPerUnit: number };
+  createdAt: string;
 }

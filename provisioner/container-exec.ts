@@ -3,10 +3,11 @@
 // quoted by fleet's one quoting function (shellJoin): nothing a client sends becomes a docker option
 // or a shell word. As with `docker logs --follow` (container-logs.ts), the script watches the
 // channel's stdin, so a client that goes (the channel closes) kills `docker exec` at once.
-import type { ContainerExec, ContainerExecRequest, ContainerExecRunner, ExecChunk, Services } from '../core/index.ts';
+import type { ContainerExec, ContainerExecRequest, ContainerExecRunner, ContainerSession, ContainerSessionRequest, ExecChunk, Services, SessionOutput } from '../core/index.ts';
 import { AsyncQueue } from '../core/index.ts';
 import { shellJoin, type SshStream } from '../fleet/index.ts';
 import { containerName, END_OF_OPTIONS } from './container-spec.ts';
+import { ContainerSessions } from './container-session.ts';
 
 /** chunks held for a slow client before the SSH channel is paused */
 const HIGH_WATER = 256;
@@ -22,7 +23,16 @@ export function execScript(req: Pick<ContainerExecRequest, 'podId' | 'argv'>): s
 }
 
 export class ContainerExecs implements ContainerExecRunner {
-  constructor(private readonly s: Services) {}
+  private readonly sessions: ContainerSessions;
+
+  constructor(private readonly s: Services) {
+    this.sessions = new ContainerSessions(s);
+  }
+
+  /** an interactive session (container-session.ts) */
+  session(req: ContainerSessionRequest, out: SessionOutput): Promise<ContainerSession> {
+    return this.sessions.session(req, out);
+  }
 
   async exec(req: ContainerExecRequest): Promise<ContainerExec> {
     let stream: SshStream | null = null;

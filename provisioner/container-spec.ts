@@ -5,7 +5,7 @@ import type { PodRecord } from '../model/index.ts';
 import { volumeHostPath } from '../model/index.ts';
 import { GpufleetError } from '../model/index.ts';
 import { CONTAINER_PATH_PATTERN, ENV_NAME_PATTERN, IMAGE_REFERENCE_PATTERN, PATTERN_MESSAGES, PORT_PATTERN } from '../model/index.ts';
-import { HOST_ALIAS, tenantNetworkName } from './tenant-network.ts';
+import { HOST_ALIAS, tenantBridgeName, tenantNetworkName } from './tenant-network.ts';
 
 export const LABEL_POD = 'gpufleet.pod';
 export const LABEL_HOST = 'gpufleet.host';
@@ -73,8 +73,8 @@ export interface RunSpec {
   envArgs: string[];
   /** host directories to create first */
   dirs: string[];
-  /** the account's network on this host (tenant-network.ts), created before the container when missing */
-  network: { name: string; labels: Record<string, string> };
+  /** the account's network on this host (tenant-network.ts), created before the container when missing, on its `gf…` bridge */
+  network: { name: string; bridge: string; labels: Record<string, string> };
 }
 
 /** Ends docker's option parsing: what follows is the image, then the container's own argv. */
@@ -164,5 +164,5 @@ export function runSpec(
   const lines = Object.entries(env).map(([k, v]) => `${k}=${v}`);
   const envFile = lines.filter(fitsEnvFile).map((l) => `${l}\n`).join('');
   const envArgs = lines.filter((l) => !fitsEnvFile(l)).map((l) => opt('env', l));
-  return { argv, envFile, envArgs, dirs, network: { name: network, labels: { [LABEL_HOST]: hostId, [LABEL_ACCOUNT]: pod.accountId } } };
+  return { argv, envFile, envArgs, dirs, network: { name: network, bridge: tenantBridgeName(hostId, pod.accountId), labels: { [LABEL_HOST]: hostId, [LABEL_ACCOUNT]: pod.accountId } } };
 }

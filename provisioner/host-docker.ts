@@ -4,6 +4,7 @@ import { shellJoin, type SshPool, type SshTarget } from '../fleet/index.ts';
 import { GpufleetError } from '../model/index.ts';
 import { isImageId } from '../model/index.ts';
 import { containerName, END_OF_OPTIONS, LABEL_ACCOUNT, LABEL_GPUS, LABEL_HOST, LABEL_POD, LABEL_SPEC, type RunSpec } from './container-spec.ts';
+import { FIREWALL_FAILED, forgetBridgesScript, isolationPrelude, isolationScript } from './tenant-firewall.ts';
 
 /** runPod's answer when the cached image is private to other accounts: the pod pulls it itself */
 const REFUSED_IMAGE = 'gpufleet:image-private-to-other-accounts';
@@ -75,6 +76,9 @@ export function envArgsInput(words: readonly string[]): string {
 }
 
 export class HostDocker {
+  /** set by observe(): why the last assertion of the isolation rules failed, or null (tenant-firewall.ts) */
+  firewallError: string | null = null;
+
   constructor(
     private readonly pool: SshPool,
     private readonly target: SshTarget,
@@ -84,11 +88,17 @@ export class HostDocker {
     return this.pool.exec(this.target, script, { allowFailure: true, ...(stdin !== undefined ? { stdin } : {}), ...(timeoutMs ? { timeoutMs } : {}) });
   }
 
-  /** Every container this control plane labelled for this host, with its state: one round trip. */
-  async observe(): Promise<ObservedContainer[]> {
+  /**
+   * Every container this control plane labelled for this host, with its state: one round trip. With
+   * `isolate`, the same round trip first re-asserts the isolation rules for those tenant bridges
+   * (tenant-firewall.ts); a failure there is `firewallError`, not a failed observation.
+   */
+  async observe(opts: { isolate?: readonly string[] } = {}): Promise<ObservedContainer[]> {
     const filter = shellJoin(['--filter', `label=${LABEL_HOST}=${this.target.hostId}`]);
-    const res = await this.run(`ids=$(docker ps -aq --no-trunc ${filter}) || exit 3; if [ -n "$ids" ]; then docker inspect $ids; else echo '[]'; fi`);
+    const prelude = opts.isolate ? isolationPrelude(opts.isolate) : '';
+    const res = await this.run(`${prelude}ids=$(docker ps -aq --no-trunc ${filter}) || exit 3; if [ -n "$ids" ]; then docker inspect $ids; else echo '[]'; fi`);
     if (res.code !== 0) throw new GpufleetError('SSH_COMMAND_FAILED', `docker on ${this.target.address} did not answer: ${res.stderr.trim().slice(0, 300)}`, { fields: { code: res.code } });
+    if (opts.isolate) this.firewallError = res.stderr.includes(FIREWALL_FAILED) ? 'iptables failed while asserting the tenant isolation rules' : null;
     return parseInspect(res.stdout);
   }
 
@@ -134,11 +144,19 @@ export class HostDocker {
         `case "$img" in ${refused.join('|')}) echo ${REFUSED_IMAGE} >&2; exit ${REFUSED_EXIT};; esac; `
       : '';
     const net = shellJoin([spec.network.name]);
+    const bridge = spec.network.bridge;
     const labels = Object.entries(spec.network.labels).map(([k, v]) => `--label=${k}=${v}`);
+    const create = shellJoin(['docker', 'network', 'create', '--driver=bridge', `--opt=com.docker.network.bridge.name=${bridge}`, ...labels, END_OF_OPTIONS, spec.network.name]);
+    // the account's network on its gpufleet bridge; one of an earlier version (Docker's br-… bridge)
+    // is recreated when no container, running or stopped, is on it, and kept otherwise (Docker's
+    // isolation only) until its last pod goes. Then the isolation rules, before any container joins.
     // </dev/null: stdin carries the env for `docker run`; nothing before it may read it
     const network =
-      `{ docker network inspect ${net} >/dev/null 2>&1 </dev/null || docker network create ${shellJoin(['--driver=bridge', ...labels, END_OF_OPTIONS])} ${net} >/dev/null </dev/null; } ` +
-      `|| { echo ${shellJoin([`could not create network ${spec.network.name}`])} >&2; exit 1; }; `;
+      `{ have=$(docker network inspect --format '{{index .Options "com.docker.network.bridge.name"}}' ${net} 2>/dev/null </dev/null) || have=-; ` +
+      `if [ "$have" != - ] && [ "$have" != ${bridge} ] && [ -z "$(docker ps -aq --filter network=${net} </dev/null)" ]; then docker network rm ${net} >/dev/null </dev/null && have=-; fi; ` +
+      `[ "$have" != - ] || ${create} >/dev/null </dev/null; } ` +
+      `|| { echo ${shellJoin([`could not create network ${spec.network.name}`])} >&2; exit 1; }; ` +
+      `( ${isolationScript([bridge])}\n) </dev/null >/dev/null 2>&1 || { echo ${shellJoin([`could not set the isolation rules of network ${spec.network.name} (iptables on the host)`])} >&2; exit 1; }; `;
     const mk = spec.dirs.length ? `mkdir -p ${shellJoin(spec.dirs)} && ` : '';
     const end = spec.argv.indexOf(END_OF_OPTIONS);
     if (end < 0) throw new GpufleetError('INTERNAL', 'docker run arguments without an end of options');
@@ -167,10 +185,17 @@ export class HostDocker {
     return res.stdout.split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
   }
 
-  /** Removes networks; answers those still there (a container still holds them). */
-  async removeNetworks(names: readonly string[]): Promise<string[]> {
-    const script = `for n in ${shellJoin([...names])}; do docker network rm "$n" >/dev/null 2>&1 || ! docker network inspect "$n" >/dev/null 2>&1 || echo "$n"; done`;
+  /**
+   * Removes networks; answers those still there (a container still holds them). `bridges`: the
+   * tenant bridges of those networks, whose isolation rules go once no network of that name is left.
+   */
+  async removeNetworks(names: readonly string[], bridges: readonly string[] = []): Promise<string[]> {
+    let script = `for n in ${shellJoin([...names])}; do docker network rm "$n" >/dev/null 2>&1 || ! docker network inspect "$n" >/dev/null 2>&1 || echo "$n"; done`;
+    if (bridges.length) script = `${script}; for b in ${bridges.map((b) => shellJoin([b])).join(' ')}; do ip link show "$b" >/dev/null 2>&1 || echo "gone $b"; done`;
     const res = await this.run(script);
+    const gone = res.stdout.split('\n').flatMap((l) => (l.startsWith('gone ') ? [l.slice(5).trim()] : []));
+    const forget = bridges.filter((b) => gone.includes(b));
+    if (forget.length) await this.run(forgetBridgesScript(forget));
     const left = new Set(res.stdout.split('\n').map((l) => l.trim()));
     return res.code === 0 ? names.filter((n) => left.has(n)) : [...names];
   }

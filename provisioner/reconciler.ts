@@ -12,6 +12,7 @@ import { PodReconciler } from './pod-reconciler.ts';
 import { HostHealth } from './host-health.ts';
 import { podStorageDir } from './container-spec.ts';
 import { TenantNetworkCollector } from './tenant-network-gc.ts';
+import { tenantBridgeName } from './tenant-network.ts';
 
 /** Faults of the host, not of the pod being reconciled: the rest of the pass would fail the same way. */
 const HOST_LOST: ReadonlySet<ErrorCode> = new Set(['HOST_UNREACHABLE', 'HOST_KEY_MISMATCH']);
@@ -116,7 +117,10 @@ export class Reconciler {
     let containers: ObservedContainer[];
     try {
       docker = new HostDocker(this.s.sshPool, this.s.fleet.target(host));
-      containers = await docker.observe();
+      // the same round trip re-asserts the isolation rules of the accounts' bridges here (tenant-firewall.ts)
+      const accounts = new Set((await this.s.store.list('pods', { hostId })).map((p) => p.accountId));
+      containers = await docker.observe({ isolate: [...accounts].map((a) => tenantBridgeName(hostId, a)) });
+      if (docker.firewallError) this.opts.logger?.warn({ hostId, reason: docker.firewallError }, 'tenant isolation rules could not be asserted');
     } catch (err) {
       await this.health.missed(host, err);
       if (!isGpufleetError(err)) this.opts.logger?.warn({ err, hostId }, 'heartbeat failed');

@@ -2,7 +2,7 @@
 // goes once no pod of that account on the host needs it (terminated, moved, or never there).
 import type { PodRecord } from '../model/index.ts';
 import type { HostDocker } from './host-docker.ts';
-import { tenantNetworkName } from './tenant-network.ts';
+import { tenantBridgeName, tenantNetworkName } from './tenant-network.ts';
 
 /**
  * Which accounts may still have a network is remembered per host, so a pass with nothing to remove
@@ -17,7 +17,8 @@ export class TenantNetworkCollector {
     const known = this.known.get(hostId) ?? new Set(await docker.tenantNetworkAccounts(hostId));
     const names = new Map([...known].filter((a) => !inUse.has(a)).map((a) => [tenantNetworkName(hostId, a), a]));
     // a network a container still holds (its removal failed) stays, and is tried again next pass
-    const left = names.size ? await docker.removeNetworks([...names.keys()]) : [];
+    const bridges = [...names.values()].map((a) => tenantBridgeName(hostId, a));
+    const left = names.size ? await docker.removeNetworks([...names.keys()], bridges) : [];
     this.known.set(hostId, new Set([...inUse, ...left.flatMap((n) => names.get(n) ?? [])]));
   }
 }

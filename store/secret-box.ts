@@ -3,7 +3,7 @@
 // `<dataDir>/secret.key` (mode 0600). The store and its journal only ever hold ciphertext, so a copy of
 // the data directory without the key file reveals no secret. Losing the key loses the secrets, not
 // the rest of the state: affected credentials must be re-entered (docs/registries.md).
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { GpufleetError } from '../model/index.ts';
@@ -43,6 +43,15 @@ export class SecretBox {
     if (key.length !== KEY_BYTES)
       throw new GpufleetError('INTERNAL', `${file} must hold exactly ${KEY_BYTES} bytes (it holds ${key.length}); refusing to start`);
     return new SecretBox(key);
+  }
+
+  /**
+   * A 32-byte key for one purpose (HKDF-SHA256 over secret.key, the purpose as `info`): signing keys
+   * that live and rotate with secret.key, are the same on every control plane sharing it, are never
+   * written anywhere, and reveal nothing of secret.key or of each other (docs/media.md).
+   */
+  deriveKey(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), `gpufleet/${purpose}`, KEY_BYTES));
   }
 
   /**

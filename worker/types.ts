@@ -7,6 +7,8 @@ export interface Job<I = unknown> {
   input: I;
   webhook?: string;
   batchId?: string;
+  /** the bucket the job's submitter gave (`s3Config` of run/runsync), for the handler's uploads */
+  s3Config?: { accessId: string; accessSecret: string; bucketName: string; endpointUrl: string; objectPath?: string };
   [key: string]: unknown;
 }
 

@@ -36,6 +36,12 @@ declare module 'fastify' {
      * only): a scraper's token that opens no other route and names no account
      */
     metricsToken?: boolean;
+    /**
+     * the route also takes `?ticket=<single-use ticket>` instead of a key, redeemed by this function
+     * into the principal of the key that asked for it (interactive exec: browsers cannot set headers
+     * on a WebSocket, docs/pods.md); the scope check below still applies
+     */
+    redeemTicket?: (ticket: string, request: FastifyRequest) => Principal | null;
   }
 }
 
@@ -89,7 +95,11 @@ export function registerRequestGuard(
     // built only when thrown: an error's stack capture is measurable on every authenticated request
     let authError: unknown = null;
     const queryKey = matched && config.apiKeyInQuery === true ? apiKeyFromQuery(request) : undefined;
-    if (request.headers.authorization !== undefined || queryKey !== undefined) {
+    const ticket = matched && config.redeemTicket && request.headers.authorization === undefined ? queryString(request, 'ticket') : undefined;
+    if (ticket !== undefined) {
+      principal = config.redeemTicket!(ticket, request);
+      if (!principal) authError = new GpufleetError('UNAUTHENTICATED', 'This ticket is not good: tickets are good once, for their pod, for 30 s.');
+    } else if (request.headers.authorization !== undefined || queryKey !== undefined) {
       try {
         principal = await keys.authenticate(request.headers.authorization, queryKey, { rawKey: matched && config.rawKey === true });
       } catch (e) {
@@ -131,8 +141,12 @@ async function guardWorker(request: FastifyRequest, reply: FastifyReply, limiter
 }
 
 function apiKeyFromQuery(request: FastifyRequest): string | undefined {
+  return queryString(request, 'api_key');
+}
+
+function queryString(request: FastifyRequest, name: string): string | undefined {
   const q = request.query as Record<string, unknown> | undefined;
-  const v = q !== undefined && Object.hasOwn(q, 'api_key') ? q.api_key : undefined;
+  const v = q !== undefined && Object.hasOwn(q, name) ? q[name] : undefined;
   return typeof v === 'string' ? v : undefined;
 }
 

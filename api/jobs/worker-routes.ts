@@ -40,6 +40,15 @@ function batchSize(q: Record<string, unknown>): number {
   return Math.min(n, MAX_TAKE_BATCH);
 }
 
+/**
+ * `job_in_progress=0|1` on job-take (runpod-python: 1 while it tracks any job); absent or any other
+ * value: unknown, and ignored (a 400 here would make runpod-python poll again at once, in a loop)
+ */
+function jobInProgress(q: Record<string, unknown>): boolean | undefined {
+  const raw = q.job_in_progress;
+  return raw === '1' ? true : raw === '0' ? false : undefined;
+}
+
 function pingReport(q: Record<string, unknown>): PingReport {
   if (one(q, 'status') === 'unhealthy') return { healthy: false, check: (one(q, 'check') ?? 'unknown').slice(0, 200), reason: (one(q, 'reason') ?? '').slice(0, REASON_MAX) };
   const raw = q.job_id;
@@ -65,9 +74,10 @@ export async function workerRoutes(app: FastifyInstance, protocol: WorkerProtoco
     const common = { exposeHeadRoute: false, config } as const;
 
     const take = (batch: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
-      // job_in_progress (0|1) is informational: what the worker holds is the queue's to say
-      const max = batch ? batchSize(query(request)) : 1;
-      const jobs = await protocol.take(workerOf(request), { max, signal: callerGone(reply) });
+      const q = query(request);
+      const max = batch ? batchSize(q) : 1;
+      const inProgress = jobInProgress(q);
+      const jobs = await protocol.take(workerOf(request), { max, signal: callerGone(reply), ...(inProgress !== undefined ? { jobInProgress: inProgress } : {}) });
       if (jobs.length === 0) return reply.code(204).send();
       return batch ? jobs : jobs[0];
     };

@@ -1,13 +1,13 @@
 // v1 serverless endpoint management (public v1 shapes, docs/endpoints.md): POST/GET /v1/endpoints,
 // GET/PATCH/DELETE /v1/endpoints/{id}, POST /v1/endpoints/{id}/update. Create answers 200 with the
 // full record and lists are bare arrays, as the public v1 API does; errors stay problem+json.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { EndpointRecord } from '../../model/index.ts';
 import { endpointCreateSchema, endpointUpdateSchema } from '../../model/index.ts';
 import { isGpufleetError } from '../../model/index.ts';
 import type { Principal } from '../../core/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
-import { toEndpointView, type EndpointService } from '../../core/index.ts';
+import { endpointRequestUrls, toEndpointView, type EndpointService, type RequestUrls } from '../../core/index.ts';
 import { toTemplateView, type TemplateService } from '../../core/index.ts';
 import type { WorkerService } from '../../core/index.ts';
 import { listQuerySchema, parseListQuery } from './list-query.ts';
@@ -15,16 +15,22 @@ import { docSchema, errorResponses, idParams, type RestTypeProvider } from './ro
 
 const tags = ['endpoints'];
 const INCLUDE = { booleans: ['includeTemplate', 'includeWorkers'] } as const;
+/** where the caller reached the API, for the endpoint's `requestUrls` */
+const originOf = (r: FastifyRequest) => `${r.protocol}://${r.host}`;
 const LIST = { strings: ['name', 'templateId'], booleans: INCLUDE.booleans, tag: true } as const;
 
-export function endpointRoutes(fastify: FastifyInstance, endpoints: EndpointService, templates: TemplateService, workers: WorkerService): void {
+export function endpointRoutes(fastify: FastifyInstance, endpoints: EndpointService, templates: TemplateService, workers: WorkerService, lbDomain?: string): void {
   const app = fastify.withTypeProvider<RestTypeProvider>();
   /**
    * includeTemplate embeds the template; includeWorkers lists the workers as v1 pods with their state,
    * and `statusReason`: why the endpoint has fewer workers than it wants, or what they wait for.
    */
-  async function view(p: Principal, e: EndpointRecord, inc: { includeTemplate?: boolean; includeWorkers?: boolean }) {
-    const v: ReturnType<typeof toEndpointView> & { template?: unknown; workers?: unknown[]; statusReason?: string | null } = toEndpointView(e);
+  async function view(p: Principal, e: EndpointRecord, inc: { includeTemplate?: boolean; includeWorkers?: boolean }, origin: string) {
+    // requestUrls: on the origin the caller used (docs/gateway.md for load balancers)
+    const v: ReturnType<typeof toEndpointView> & { requestUrls: RequestUrls; template?: unknown; workers?: unknown[]; statusReason?: string | null } = {
+      ...toEndpointView(e),
+      requestUrls: endpointRequestUrls(e, origin, lbDomain),
+    };
     if (inc.includeTemplate) v.template = await templates.get(p, e.templateId).then(toTemplateView, (err: unknown) => {
       if (isGpufleetError(err) && err.code === 'NOT_FOUND') return null; // a public template made private since
       throw err;
@@ -44,7 +50,7 @@ export function endpointRoutes(fastify: FastifyInstance, endpoints: EndpointServ
     },
     async (request) => {
       const p = principalOf(request);
-      return view(p, await endpoints.create(p, request.body), {});
+      return view(p, await endpoints.create(p, request.body), {}, originOf(request));
     },
   );
 
@@ -55,7 +61,7 @@ export function endpointRoutes(fastify: FastifyInstance, endpoints: EndpointServ
       const p = principalOf(request);
       const { includeTemplate, includeWorkers, ...filter } = parseListQuery(request.query, LIST);
       const inc = { includeTemplate, includeWorkers };
-      return Promise.all((await endpoints.list(p, filter)).map((e) => view(p, e, inc)));
+      return Promise.all((await endpoints.list(p, filter)).map((e) => view(p, e, inc, originOf(request))));
     },
   );
 
@@ -65,11 +71,11 @@ export function endpointRoutes(fastify: FastifyInstance, endpoints: EndpointServ
     async (request) => {
       const p = principalOf(request);
       const inc = parseListQuery(request.query, INCLUDE);
-      return view(p, await endpoints.get(p, request.params.id), inc);
+      return view(p, await endpoints.get(p, request.params.id), inc, originOf(request));
     },
   );
 
-  const update = async (p: Principal, id: string, body: unknown) => view(p, await endpoints.update(p, id, body), {});
+  const update = async (request: FastifyRequest, id: string, body: unknown) => view(principalOf(request), await endpoints.update(principalOf(request), id, body), {}, originOf(request));
   const updateSchema = {
     tags,
     summary: 'Update a serverless endpoint (only the fields sent change)',
@@ -78,12 +84,12 @@ export function endpointRoutes(fastify: FastifyInstance, endpoints: EndpointServ
     response: errorResponses(400, 401, 403, 404, 422, 429),
   };
   app.patch('/v1/endpoints/:id', { config: { scope: 'read_write' }, schema: updateSchema }, async (request) =>
-    update(principalOf(request), request.params.id, request.body),
+    update(request, request.params.id, request.body),
   );
   app.post(
     '/v1/endpoints/:id/update',
     { config: { scope: 'read_write' }, schema: { ...updateSchema, summary: 'Update a serverless endpoint (v1 alias of PATCH)' } },
-    async (request) => update(principalOf(request), request.params.id, request.body),
+    async (request) => update(request, request.params.id, request.body),
   );
 
   app.delete(

@@ -4,7 +4,8 @@
 // `GET /v2/serverless/{id}/workers` lists the endpoint's workers (core/serverless/worker-service.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { endpointV2CreateSchema, endpointV2UpdateSchema, GpufleetError } from '../../model/index.ts';
-import { createEndpointV2, toEndpointV2View, updateEndpointV2, type EndpointService, type WorkerService } from '../../core/index.ts';
+import { createEndpointV2, endpointV2Containers, toEndpointV2View, updateEndpointV2, type EndpointService, type Principal, type WorkerService } from '../../core/index.ts';
+import type { EndpointRecord } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { docSchema, errorResponses, idParams } from '../rest/route-schema.ts';
 
@@ -20,14 +21,19 @@ function noQuery(r: FastifyRequest): void {
   if (keys.length) throw new GpufleetError('VALIDATION_FAILED', `Unknown query parameter(s): ${keys.join(', ')}`, { errors: keys.map((k) => `$.${k}: unknown query parameter`) });
 }
 
-export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointService, workers: WorkerService): void {
+export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointService, workers: WorkerService, lbDomain?: string): void {
+  /** the v2 Endpoint with its template's container fields */
+  const view = async (p: Principal, e: EndpointRecord, origin: string) =>
+    toEndpointV2View(e, origin, lbDomain, (await endpointV2Containers(endpoints, p, [e])).get(e.templateId));
   app.get(
     '/v2/serverless',
     { config: { scope: 'read' }, schema: { tags, summary: 'List serverless endpoints', response: errorResponses(401, 422, 429) } },
     async (request) => {
       noQuery(request);
       const p = principalOf(request);
-      return { endpoints: (await endpoints.list(p)).map((e) => toEndpointV2View(e, originOf(request))) };
+      const list = await endpoints.list(p);
+      const containers = await endpointV2Containers(endpoints, p, list);
+      return { endpoints: list.map((e) => toEndpointV2View(e, originOf(request), lbDomain, containers.get(e.templateId))) };
     },
   );
 
@@ -36,7 +42,7 @@ export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointServ
     { config: { scope: 'read_write' }, schema: { tags, summary: 'Create a serverless endpoint', body: docSchema(endpointV2CreateSchema), response: errorResponses(400, 401, 403, 422, 429) } },
     async (request, reply) => {
       const e = await createEndpointV2(endpoints, principalOf(request), request.body);
-      return reply.code(201).send(toEndpointV2View(e, originOf(request)));
+      return reply.code(201).send(await view(principalOf(request), e, originOf(request)));
     },
   );
 
@@ -45,14 +51,14 @@ export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointServ
     { config: { scope: 'read' }, schema: { tags, summary: 'Get a serverless endpoint', params: idParams, response: errorResponses(401, 404, 422, 429) } },
     async (request) => {
       noQuery(request);
-      return toEndpointV2View(await endpoints.get(principalOf(request), idOf(request)), originOf(request));
+      return view(principalOf(request), await endpoints.get(principalOf(request), idOf(request)), originOf(request));
     },
   );
 
   app.patch(
     '/v2/serverless/:id',
     { config: { scope: 'read_write' }, schema: { tags, summary: 'Update a serverless endpoint (only the fields sent change)', params: idParams, body: docSchema(endpointV2UpdateSchema), response: errorResponses(400, 401, 403, 404, 422, 429) } },
-    async (request) => toEndpointV2View(await updateEndpointV2(endpoints, principalOf(request), idOf(request), request.body), originOf(request)),
+    async (request) => view(principalOf(request), await updateEndpointV2(endpoints, principalOf(request), idOf(request), request.body), originOf(request)),
   );
 
   app.delete(

@@ -4,14 +4,14 @@ import { randomUUID } from 'node:crypto';
 import { GpufleetError } from '../../model/index.ts';
 import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job } from './job.ts';
 import type {
-  CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, QueueDepth, StreamRead, TakeOptions, WaitOptions,
+  CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, PendingWebhook, QueueDepth, StreamRead, TakeOptions, WaitOptions,
 } from './job-queue.ts';
 import { JobLog } from './job-log.ts';
 import { JobTable } from './job-table.ts';
 import type { Repair } from './log-replay.ts';
 import type { SubmittedJob } from './log-record.ts';
 import { validateEnqueue } from './job-validation.ts';
-import { QueueCore } from './queue-core.ts';
+import { asQueueError, QueueCore } from './queue-core.ts';
 import { settingsOf, type EmbeddedJobQueueOptions } from './queue-options.ts';
 import { longPoll } from './waiters.ts';
 
@@ -19,14 +19,16 @@ export class EmbeddedJobQueue extends QueueCore implements JobQueue {
   /** torn last records cut off when the log was opened (for the caller to log) */
   readonly repairs: readonly Repair[];
   private readonly timer: NodeJS.Timeout | undefined;
+  private readonly reported = new WeakSet<object>();
+  private lastProbe = 0;
 
-  private constructor(table: JobTable, log: JobLog, opts: EmbeddedJobQueueOptions, snapshotBytes: number, repairs: Repair[]) {
+  private constructor(table: JobTable, log: JobLog, opts: EmbeddedJobQueueOptions, snapshotBytes: number, repairs: Repair[], onError: (e: GpufleetError) => void) {
     const settings = settingsOf(opts);
-    super(table, log, settings, snapshotBytes);
+    super(table, log, settings, snapshotBytes, onError);
     this.repairs = repairs;
     const every = settings.sweepIntervalMs;
     if (every > 0) {
-      this.timer = setInterval(() => void this.sweep().catch(() => undefined), every);
+      this.timer = setInterval(() => this.tick(), every);
       this.timer.unref();
     }
   }
@@ -34,10 +36,36 @@ export class EmbeddedJobQueue extends QueueCore implements JobQueue {
   static async open(opts: EmbeddedJobQueueOptions): Promise<EmbeddedJobQueue> {
     const { leaseMs, retention, fsync, clock } = settingsOf(opts);
     const table = new JobTable({ leaseMs, retention });
-    const { log, replay } = await JobLog.open(opts.dir, fsync, (rec) => table.apply(rec));
+    const onError = opts.onError ?? ((e: GpufleetError) => process.emitWarning(e.message, { code: 'GPUFLEET_JOB_QUEUE' }));
+    let queue: EmbeddedJobQueue | undefined;
+    // each failure is told once, whether the log or the operation that met it reports it first
+    const report = (e: GpufleetError): void => {
+      if (queue?.reported.has(e)) return;
+      queue?.reported.add(e);
+      onError(e);
+    };
+    const { log, replay } = await JobLog.open(opts.dir, fsync, (rec) => table.apply(rec), report);
     // running jobs get a fresh lease: their workers kept running while the control plane was down
     table.extendLeases(clock() + leaseMs);
-    return new EmbeddedJobQueue(table, log, opts, replay.snapshotBytes, replay.repairs);
+    queue = new EmbeddedJobQueue(table, log, opts, replay.snapshotBytes, replay.repairs, report);
+    return queue;
+  }
+
+  /**
+   * The interval timer: due deadlines are applied; while the last log write failed and nothing was
+   * written since, an empty record is written once a second, so the queue (and /readyz) learns that
+   * the disk takes writes again without waiting for a user's change.
+   */
+  private tick(): void {
+    if (this.closed) return;
+    const blocked = this.log.writeBlocker() !== null;
+    const now = Date.now();
+    if (blocked && now - this.lastProbe >= 1000) {
+      this.lastProbe = now;
+      void this.run((fx) => void this.commit({ t: 'nop' }, fx)).catch((e: unknown) => this.onError(asQueueError(e, 'The job queue could not write its log')));
+      return;
+    }
+    void this.sweep().catch((e: unknown) => this.onError(asQueueError(e, 'The job queue could not apply its due deadlines')));
   }
 
   async enqueue(req: EnqueueRequest): Promise<Job> {
@@ -50,6 +78,7 @@ export class EmbeddedJobQueue extends QueueCore implements JobQueue {
         accountId: req.accountId,
         input: req.input,
         ...(req.webhook !== undefined ? { webhook: req.webhook } : {}),
+        ...(req.s3Config !== undefined ? { s3Config: req.s3Config } : {}),
         policy,
         sync: req.sync,
         createdAt: this.now(),
@@ -140,11 +169,14 @@ export class EmbeddedJobQueue extends QueueCore implements JobQueue {
     });
   }
 
-  workerLost(workerId: string, reason: string): Promise<Job[]> {
+  workerLost(workerId: string, reason: string, jobIds?: readonly string[]): Promise<Job[]> {
     return this.run((fx) => {
       const now = this.now();
-      const ids = [...(this.table.byWorker.get(workerId) ?? [])];
+      const only = jobIds ? new Set(jobIds) : null;
+      const ids = [...(this.table.byWorker.get(workerId) ?? [])].filter((id) => !only || only.has(id));
+      // not told to stop them: it said it has none, and the same worker may take one of them again
       const jobs = ids.map((id) => this.lose(this.table.jobs.get(id)!, reason, now, fx, false)!);
+      if (only) return jobs;
       this.stops.forget(workerId);
       for (const w of this.takeWaiters.drainWhere((w) => w.workerId === workerId)) w.settle([]);
       return jobs;
@@ -241,6 +273,22 @@ export class EmbeddedJobQueue extends QueueCore implements JobQueue {
 
   depth(endpointId: string): Promise<QueueDepth> {
     return this.run(() => ({ ...this.table.depthOf(endpointId, this.now()), waitingWorkers: this.takeWaiters.count(endpointId) }));
+  }
+
+  async pendingWebhooks(): Promise<PendingWebhook[]> {
+    return this.run(() => [...this.table.webhooks.values()]);
+  }
+
+  webhookAttempted(jobId: string, attempts: number, nextAt: number): Promise<void> {
+    return this.run((fx) => {
+      if (this.table.webhooks.has(jobId)) this.commit({ t: 'wh', id: jobId, attempts, nextAt }, fx);
+    });
+  }
+
+  webhookSettled(jobId: string): Promise<void> {
+    return this.run((fx) => {
+      if (this.table.webhooks.has(jobId)) this.commit({ t: 'whx', id: jobId }, fx);
+    });
   }
 
   /** records appended and group commits done since open; bytes a compaction would reclaim */

@@ -1,8 +1,14 @@
-// Group commit for the job log. `append` queues a record; `sync(seq)` resolves once it is written
-// and fdatasynced. Records waiting at the same moment share one write and one fdatasync. Writes
-// are issued one batch at a time, in order; up to MAX_FLIGHTS fdatasyncs may be in flight at once
-// (records that arrive while one is running start the next without waiting for it), and a batch
-// counts as durable only once its own fdatasync and every earlier one have returned.
+// Group commit for the job log. `append` queues a record; `sync(seq)` resolves once it is on disk.
+// The write of the records waiting is started at the end of the event loop turn that first asked for
+// one (setImmediate), so every operation of that turn shares it, and the records appended while a
+// write is under way share the next one: one write at a time, in order. With fsync on, a segment is
+// opened O_DSYNC, so a write returns only once its data is as durable as after fdatasync: one system
+// call per batch rather than a write and an fdatasync.
+//
+// A failed write (ENOSPC, EIO) rejects every record not yet durable (the failed batch and everything
+// queued behind it: they may build on it) and leaves the log `failed` until `repair()` cuts each
+// segment back to its durable size. Nothing is ever acknowledged that is not on disk.
+import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { GpufleetError } from '../../model/index.ts';
 import { FILE_MODE, fsyncDir } from './log-replay.ts';
@@ -11,8 +17,10 @@ export interface Segment {
   gen: number;
   file: string;
   fh: FileHandle | null;
-  /** writes and fdatasyncs in flight on this file */
+  /** writes in flight on this file */
   busy: number;
+  /** bytes of the file that are durable: a failed write is cut back to here */
+  size: number;
 }
 
 interface Waiter {
@@ -21,24 +29,29 @@ interface Waiter {
   reject: (e: unknown) => void;
 }
 
-/** fdatasyncs in flight at once; libuv's pool has 4 threads, and writes need one too */
-const MAX_FLIGHTS = 2;
+/** O_DSYNC: each write is durable when it returns (data, and the metadata needed to read it back) */
+const SYNC_APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC;
 
 export class GroupCommit {
   private pending: { seg: Segment; buf: Buffer }[] = [];
   private appendedSeq = 0;
   private durableSeq = 0;
   private waiters: Waiter[] = [];
-  /** batches written and being fdatasynced, oldest first */
-  private flights: { upto: number; landed: boolean }[] = [];
   private writing = false;
-  private landing: (() => void) | null = null;
+  private scheduled = false;
+  /** a write failed and the files are not yet cut back (`repair`) */
   private failed: GpufleetError | null = null;
+  /** records dropped by failed writes (seq ranges): a later `sync` of one of them rejects */
+  private lost: { from: number; to: number; error: GpufleetError }[] = [];
   private commits = 0;
 
   constructor(
     private readonly dir: string,
     private readonly fsync: boolean,
+    /** told once per failed write, after its waiters were rejected */
+    private readonly onFailure: (e: GpufleetError) => void = () => undefined,
+    /** told after each durable batch */
+    private readonly onDurable: () => void = () => undefined,
   ) {}
 
   get failure(): GpufleetError | null {
@@ -50,16 +63,25 @@ export class GroupCommit {
   }
 
   append(seg: Segment, buf: Buffer): number {
+    if (this.failed) throw this.failed;
     this.pending.push({ seg, buf });
     return ++this.appendedSeq;
   }
 
   sync(seq: number = this.appendedSeq): Promise<void> {
-    if (this.failed) return Promise.reject(this.failed);
+    const lost = this.lost.find((l) => seq >= l.from && seq <= l.to);
+    if (lost) return Promise.reject(lost.error);
     if (seq <= this.durableSeq) return Promise.resolve();
+    if (this.failed) return Promise.reject(this.failed);
     return new Promise((resolve, reject) => {
       this.waiters.push({ seq, resolve, reject });
-      if (!this.writing) void this.write();
+      if (!this.writing && !this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          if (!this.writing) void this.write();
+        });
+      }
     });
   }
 
@@ -71,69 +93,101 @@ export class GroupCommit {
   /** resolves once everything appended so far is durable (or the log failed) */
   async settle(): Promise<void> {
     await this.sync().catch(() => undefined);
+    while (this.writing) await new Promise((r) => setImmediate(r));
   }
 
-  fail(e: unknown, why: string): void {
-    this.failed ??= new GpufleetError('INTERNAL', `${why}: ${(e as Error).message}`, { cause: e });
-    for (const w of this.waiters) w.reject(this.failed);
+  /**
+   * After a failed write: waits for the writer to stop and cuts every open segment back to its
+   * durable size (and syncs that). Throws when it cannot; the log stays failed until `resume()`.
+   */
+  async repair(segments: readonly Segment[]): Promise<void> {
+    while (this.writing) await new Promise((r) => setImmediate(r));
+    for (const seg of segments) {
+      if (!seg.fh) continue;
+      await seg.fh.truncate(seg.size);
+      if (this.fsync) await seg.fh.datasync();
+    }
+  }
+
+  /** appends are taken again (after `repair` and whatever the log rebuilt from the files) */
+  resume(): void {
+    this.failed = null;
+  }
+
+  private fail(e: unknown): void {
+    const errno = (e as NodeJS.ErrnoException | null)?.code;
+    const dropped = this.appendedSeq - this.durableSeq;
+    const error = new GpufleetError(
+      'JOB_QUEUE_UNAVAILABLE',
+      `The job queue could not write to its log (${e instanceof Error ? e.message : String(e)}), so this change was not made. ` +
+        'The queue retries with the next change.',
+      { cause: e, fields: { errno: errno ?? null, dropped } },
+    );
+    this.failed = error;
+    if (dropped > 0) {
+      this.lost.push({ from: this.durableSeq + 1, to: this.appendedSeq, error });
+      if (this.lost.length > 8) this.lost.shift(); // nobody asks about seqs that old
+    }
+    this.pending = [];
+    const waiters = this.waiters;
     this.waiters = [];
-    this.landing?.();
+    for (const w of waiters) w.reject(error);
+    this.onFailure(error);
   }
 
   private async write(): Promise<void> {
     this.writing = true;
     try {
       while (this.pending.length > 0 && !this.failed) {
-        while (this.flights.length >= MAX_FLIGHTS && !this.failed) await new Promise<void>((r) => (this.landing = r));
-        if (this.failed) return;
         // every pending record and the highest seq, taken in one synchronous step
         const batch = this.pending;
         const upto = this.appendedSeq;
         this.pending = [];
-        const segs: Segment[] = [];
+        const parts: { seg: Segment; buf: Buffer }[] = [];
         let i = 0;
         while (i < batch.length) {
           const seg = batch[i]!.seg;
           const bufs: Buffer[] = [];
           for (; i < batch.length && batch[i]!.seg === seg; i++) bufs.push(batch[i]!.buf);
-          seg.busy++;
-          segs.push(seg);
-          if (!seg.fh) {
-            seg.fh = await open(seg.file, 'a', FILE_MODE);
-            if (this.fsync) await fsyncDir(this.dir); // the new file's name survives a power loss
-          }
-          await writeAll(seg.fh, bufs.length === 1 ? bufs[0]! : Buffer.concat(bufs));
+          parts.push({ seg, buf: bufs.length === 1 ? bufs[0]! : Buffer.concat(bufs) });
         }
-        const flight = { upto, landed: false };
-        this.flights.push(flight);
-        const synced = this.fsync ? Promise.all(segs.map((s) => s.fh!.datasync())) : Promise.resolve([]);
-        synced.then(
-          () => this.land(flight, segs),
-          (e: unknown) => this.fail(e, 'the job log could not be synced'),
-        );
+        for (const p of parts) p.seg.busy++;
+        try {
+          for (const { seg, buf } of parts) {
+            if (!seg.fh) {
+              const fh = await open(seg.file, this.fsync ? SYNC_APPEND : 'a', FILE_MODE);
+              seg.fh = fh;
+              seg.size = (await fh.stat()).size;
+              if (this.fsync) await fsyncDir(this.dir); // the new file's name survives a power loss
+            }
+            await writeAll(seg.fh, buf);
+          }
+        } finally {
+          for (const p of parts) p.seg.busy--;
+        }
+        // only a whole batch counts: a failure in its second segment cuts the first one back too
+        for (const { seg, buf } of parts) seg.size += buf.length;
+        this.durableSeq = upto;
+        this.commits++;
+        const still: Waiter[] = [];
+        for (const w of this.waiters) (w.seq <= upto ? w.resolve() : still.push(w));
+        this.waiters = still;
+        this.onDurable();
       }
     } catch (e) {
-      this.fail(e, 'the job log could not be written');
+      this.fail(e);
     } finally {
       this.writing = false; // in the same step as the last look at `pending`: no append can slip between
     }
   }
-
-  private land(flight: { upto: number; landed: boolean }, segs: Segment[]): void {
-    flight.landed = true;
-    for (const s of segs) s.busy--;
-    while (this.flights[0]?.landed) this.durableSeq = this.flights.shift()!.upto;
-    this.commits++;
-    const still: Waiter[] = [];
-    for (const w of this.waiters) (w.seq <= this.durableSeq ? w.resolve() : still.push(w));
-    this.waiters = still;
-    const wake = this.landing;
-    this.landing = null;
-    wake?.();
-  }
 }
 
+/** Writes all of `buf`: a short write (a disk filling up) is continued, and fails at the next call. */
 export async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
   let off = 0;
-  while (off < buf.length) off += (await fh.write(buf, off, buf.length - off)).bytesWritten;
+  while (off < buf.length) {
+    const { bytesWritten } = await fh.write(buf, off, buf.length - off);
+    if (bytesWritten <= 0) throw new Error('write made no progress');
+    off += bytesWritten;
+  }
 }

@@ -3,10 +3,11 @@
 export type { EnqueueRequest, FinalStatus, Job, JobPolicy, JobStatus, Retention } from './job.ts';
 export { JOB_LIMITS, JOB_STATUSES, isFinal } from './job.ts';
 export type {
-  CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, QueueDepth, RecycleEvent, StreamRead, TakeOptions, WaitOptions,
+  CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, PendingWebhook, QueueDepth, RecycleEvent, StreamRead, TakeOptions, WaitOptions,
 } from './job-queue.ts';
 export { EmbeddedJobQueue } from './embedded-queue.ts';
 export { DEFAULT_LEASE_MS, type EmbeddedJobQueueOptions } from './queue-options.ts';
+export { PostgresJobQueue, type PostgresJobQueueOptions } from './postgres-queue.ts';
 export type { Repair } from './log-replay.ts';
 export { JobService, toJobView, parseWait, parseStatusTtl, JOB_WAIT, STREAM_HOLD_MS, type JobView, type StreamView, type HealthView, type JobServiceOptions } from './job-service.ts';
 export { WorkerProtocol, WORKER_POLL_MS, MAX_TAKE_BATCH, type TakenJob, type PingReport, type WorkerProtocolOptions } from './worker-protocol.ts';

@@ -19,20 +19,72 @@ export class JobLog {
   /** bytes appended to the generations a compaction would drop */
   private walBytes: number;
 
+  /** the last write's failure, until a later write is durable */
+  private blocked: GpufleetError | null = null;
+
   private constructor(
     private readonly dir: string,
     private readonly fsync: boolean,
     replay: ReplayResult,
+    onFailure: (e: GpufleetError) => void,
   ) {
     this.walBytes = replay.walBytes;
-    this.gc = new GroupCommit(dir, fsync);
+    this.gc = new GroupCommit(
+      dir,
+      fsync,
+      (e) => {
+        this.blocked = e;
+        onFailure(e);
+      },
+      () => {
+        this.blocked = null;
+      },
+    );
     this.segments.push(this.segment(replay.gen));
   }
 
-  /** replays the log in `dir` through `onRecord`, then opens it for appends */
-  static async open(dir: string, fsync: boolean, onRecord: (rec: LogRecord) => void): Promise<{ log: JobLog; replay: ReplayResult }> {
+  /**
+   * replays the log in `dir` through `onRecord`, then opens it for appends; `onFailure` is told of
+   * each failed write (its changes were refused)
+   */
+  static async open(
+    dir: string,
+    fsync: boolean,
+    onRecord: (rec: LogRecord) => void,
+    onFailure: (e: GpufleetError) => void = () => undefined,
+  ): Promise<{ log: JobLog; replay: ReplayResult }> {
     const replay = await replayLog(dir, onRecord);
-    return { log: new JobLog(dir, fsync, replay), replay };
+    return { log: new JobLog(dir, fsync, replay, onFailure), replay };
+  }
+
+  /** a write failed and the log is not yet repaired: appends throw until `recover` */
+  get failure(): GpufleetError | null {
+    return this.gc.failure;
+  }
+
+  /** why the log cannot take writes right now (closed, or the last write failed and none succeeded since), or null */
+  writeBlocker(): string | null {
+    if (this.closed) return 'the job log is closed';
+    return this.blocked ? `a job log write failed: ${this.blocked.message}` : null;
+  }
+
+  /**
+   * After a failed write: cuts the segments back to their durable size, then reads the log again
+   * from its files through `onRecord` (the state the queue rebuilds is exactly what is durable) and
+   * takes appends again. Throws, leaving the log failed, when the files cannot be cut or read.
+   */
+  async recover(onRecord: (rec: LogRecord) => void): Promise<ReplayResult> {
+    if (this.closed) throw new GpufleetError('INTERNAL', 'the job log is closed');
+    await this.gc.repair(this.segments);
+    for (const s of this.segments) {
+      await s.fh?.close().catch(() => undefined);
+      s.fh = null;
+    }
+    const replay = await replayLog(this.dir, onRecord);
+    this.segments = [this.segment(replay.gen)];
+    this.walBytes = replay.walBytes;
+    this.gc.resume();
+    return replay;
   }
 
   /** records appended and group commits (fdatasyncs) landed since open */
@@ -44,7 +96,7 @@ export class JobLog {
     return this.walBytes;
   }
 
-  /** throws if an earlier write failed: the log (and the state it backs) can no longer change */
+  /** throws if the log is closed, or a write failed and the log is not yet recovered */
   assertWritable(): void {
     if (this.closed) throw new GpufleetError('INTERNAL', 'the job log is closed');
     if (this.gc.failure) throw this.gc.failure;
@@ -55,6 +107,11 @@ export class JobLog {
     const buf = encodeRecord(rec);
     this.walBytes += buf.length;
     return this.gc.append(this.segments.at(-1)!, buf);
+  }
+
+  /** the seq of the last record appended */
+  get lastSeq(): number {
+    return this.gc.stats.records;
   }
 
   /** resolves once every record up to `seq` (default: all appended) is on disk */
@@ -70,10 +127,29 @@ export class JobLog {
     return gen;
   }
 
-  /** writes the snapshot of generation `gen` (temp file, fdatasync, rename); resolves with its size */
-  async writeSnapshot(gen: number, records: Iterable<LogRecord>): Promise<number> {
+  /**
+   * writes the snapshot of generation `gen` (temp file, fdatasync, rename) once `durable` resolved
+   * (the records it covers are on disk: a snapshot never makes a refused change durable); resolves
+   * with its size. On failure the temp file is removed.
+   */
+  async writeSnapshot(gen: number, records: Iterable<LogRecord>, durable: Promise<void> = Promise.resolve()): Promise<number> {
+    durable.catch(() => undefined); // awaited below; a failure meanwhile must not go unhandled
     const file = path.join(this.dir, segmentName('snap', gen));
     const tmp = `${file}.tmp`;
+    let size = 0;
+    try {
+      size = await this.writeTemp(tmp, records);
+      await durable;
+    } catch (e) {
+      await rm(tmp, { force: true }).catch(() => undefined);
+      throw e;
+    }
+    await rename(tmp, file);
+    if (this.fsync) await fsyncDir(this.dir);
+    return size;
+  }
+
+  private async writeTemp(tmp: string, records: Iterable<LogRecord>): Promise<number> {
     const fh = await open(tmp, 'w', FILE_MODE);
     let size = 0;
     try {
@@ -96,8 +172,6 @@ export class JobLog {
     } finally {
       await fh.close();
     }
-    await rename(tmp, file);
-    if (this.fsync) await fsyncDir(this.dir);
     return size;
   }
 
@@ -128,6 +202,6 @@ export class JobLog {
   }
 
   private segment(gen: number): Segment {
-    return { gen, file: path.join(this.dir, segmentName('wal', gen)), fh: null, busy: 0 };
+    return { gen, file: path.join(this.dir, segmentName('wal', gen)), fh: null, busy: 0, size: 0 };
   }
 }

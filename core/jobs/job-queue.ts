@@ -70,6 +70,16 @@ export interface RecycleEvent {
   reason: 'execution-timeout';
 }
 
+/** a final job's webhook delivery that was neither made nor given up (docs/jobs.md, "Webhooks") */
+export interface PendingWebhook {
+  /** the job as it became final (its `webhook` is the URL) */
+  job: Job;
+  /** attempts made so far (0: none yet) */
+  attempts: number;
+  /** when the next attempt is due (ms since the epoch) */
+  nextAt: number;
+}
+
 export interface DeleteEndpointResult {
   cancelled: number;
   removed: number;
@@ -90,8 +100,13 @@ export interface JobQueue {
   /** the final report of the lease holder; at most once per attempt */
   complete(jobId: string, workerId: string, result: CompleteRequest): Promise<Job>;
   heartbeat(workerId: string, jobIds: readonly string[]): Promise<HeartbeatResult>;
-  /** the worker is gone: its jobs go back to the queue (retry counted) or FAILED past the cap */
-  workerLost(workerId: string, reason: string): Promise<Job[]>;
+  /**
+   * the worker is gone: its jobs go back to the queue (retry counted) or FAILED past the cap. With
+   * `jobIds`, only those of them the worker holds (it said it no longer has them; it lives on): they
+   * go back the same way (the worker is not told to stop them: it may take one again); its other
+   * jobs, parked take and stop requests are left alone.
+   */
+  workerLost(workerId: string, reason: string, jobIds?: readonly string[]): Promise<Job[]>;
   cancel(jobId: string): Promise<Job>;
   /** FAILED or TIMED_OUT only: same id, back to IN_QUEUE */
   retry(jobId: string): Promise<Job>;
@@ -118,5 +133,20 @@ export interface JobQueue {
   onFinal(listener: (job: Job) => void): () => void;
   /** a worker that must be recycled (its job ran past executionTimeout) */
   onRecycle(listener: (event: RecycleEvent) => void): () => void;
+  /**
+   * why the queue cannot make changes durable right now (closed, its last write failed and none
+   * succeeded since), or null; /readyz reports it (optional: a queue without it counts as ready)
+   */
+  writeBlocker?(): string | null;
+  /**
+   * Webhook deliveries, kept durably so that they survive a restart (optional: without them a
+   * sender delivers from memory only). A job with a webhook that becomes final is pending from its
+   * final record on; the sender records each failed attempt and clears it once delivered or given up.
+   */
+  pendingWebhooks?(): Promise<PendingWebhook[]>;
+  /** an attempt failed: `attempts` made so far, the next one due at `nextAt` */
+  webhookAttempted?(jobId: string, attempts: number, nextAt: number): Promise<void>;
+  /** delivered or given up: forgotten */
+  webhookSettled?(jobId: string): Promise<void>;
   close(): Promise<void>;
 }

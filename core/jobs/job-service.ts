@@ -2,12 +2,13 @@
 // compat.md 2.1), over the JobQueue: which endpoint and job the caller may touch (their own QUEUE
 // endpoints; anything else is 404), the body's rules, credits, webhooks, and the shapes answered.
 // Every duration is in milliseconds. docs/jobs.md, "The job interface".
-import { check, compile, GpufleetError, jobRunSchema, type EndpointRecord, type JobRunInput } from '../../model/index.ts';
-import type { Store } from '../../store/index.ts';
+import { check, compile, GpufleetError, isGpufleetError, jobRunSchema, type EndpointRecord, type JobRunInput } from '../../model/index.ts';
+import type { SecretBox, Store } from '../../store/index.ts';
 import type { Principal } from '../api-keys.ts';
 import type { AccountCredits } from '../credits.ts';
 import type { WorkerStateCounts } from '../serverless/worker-counts.ts';
 import { isFinal, JOB_LIMITS, type Job, type JobStatus } from './job.ts';
+import { sealS3Config } from './job-s3-config.ts';
 import type { EndpointCounts, JobQueue } from './job-queue.ts';
 import { checkWebhookUrl, WebhookSender, type WebhookDelivery } from './webhook.ts';
 import type { WorkerPorts } from './worker-ports.ts';
@@ -58,6 +59,8 @@ export interface HealthView {
 }
 
 export interface JobServiceOptions {
+  /** seals a job's s3Config secret while the queue keeps it; without one, s3Config is refused */
+  secretBox?: SecretBox;
   /** GPUFLEET_WEBHOOK_ALLOW_PRIVATE: webhooks may call private and loopback addresses */
   webhookAllowPrivate?: boolean;
   webhookRetryDelayMs?: number;
@@ -92,6 +95,7 @@ export class JobService {
   readonly webhooks: WebhookSender;
   private readonly allowPrivate: boolean;
   private readonly streamHoldMs: number;
+  private readonly secretBox: SecretBox | undefined;
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -103,6 +107,7 @@ export class JobService {
   ) {
     this.allowPrivate = opts.webhookAllowPrivate ?? false;
     this.streamHoldMs = opts.streamHoldMs ?? STREAM_HOLD_MS;
+    this.secretBox = opts.secretBox;
     this.webhooks = new WebhookSender({
       allowPrivate: this.allowPrivate,
       ...(opts.webhookRetryDelayMs !== undefined ? { retryDelayMs: opts.webhookRetryDelayMs } : {}),
@@ -111,19 +116,25 @@ export class JobService {
     this.unsubscribe = queue.onFinal((job) => {
       if (job.webhook !== undefined) this.webhooks.send(job.webhook, job.id, toJobView(job));
     });
+    // deliveries are kept in the queue's log: those pending before a restart go on (webhook.ts)
+    void this.webhooks.resume(queue, toJobView).catch(() => undefined);
   }
 
   /** `run` (sync false) and `runsync` (sync true, waiting up to `waitMs` for a final status) */
   async run(principal: Principal, endpointId: string, body: unknown, opts: { sync: boolean; waitMs?: number; signal?: AbortSignal }): Promise<JobView> {
-    const endpoint = await this.endpoint(principal, endpointId);
+    const endpoint = await this.endpoint(principal, endpointId, { slug: true });
     const input = check(validateRun, body, 'job request');
+    const webhook = webhookOf(input);
+    if (input.s3Config !== undefined && !this.secretBox)
+      throw new GpufleetError('BAD_REQUEST', 's3Config is not offered by this control plane (it has no key to seal the secret with).', { errors: ['$.s3Config: not offered here'] });
     await this.credits.assertCanSubmit(principal);
-    if (input.webhook !== undefined) await checkWebhookUrl(input.webhook, this.allowPrivate);
+    if (webhook !== undefined) await checkWebhookUrl(webhook.url, this.allowPrivate).catch((e: unknown) => Promise.reject(atPath(e, webhook.path)));
     const job = await this.queue.enqueue({
       endpointId: endpoint.id,
       accountId: principal.accountId,
       input: input.input,
-      ...(input.webhook !== undefined ? { webhook: input.webhook } : {}),
+      ...(webhook !== undefined ? { webhook: webhook.url } : {}),
+      ...(input.s3Config !== undefined && this.secretBox ? { s3Config: sealS3Config(this.secretBox, endpoint.id, input.s3Config) } : {}),
       policy: {
         // the endpoint's executionTimeout unless the job names one (within the queue's limits)
         executionTimeout: input.policy?.executionTimeout ?? Math.max(JOB_LIMITS.executionTimeout.min, Math.min(JOB_LIMITS.executionTimeout.max, endpoint.executionTimeoutMs)),
@@ -190,10 +201,16 @@ export class JobService {
     this.webhooks.close();
   }
 
-  /** the caller's QUEUE endpoint; another account's (or none) is 404, as for pods */
-  private async endpoint(principal: Principal, endpointId: string): Promise<EndpointRecord> {
-    const e = await this.store.get('endpoints', endpointId);
-    if (!e || e.accountId !== principal.accountId) throw new GpufleetError('NOT_FOUND', `Endpoint ${endpointId} was not found.`, { fields: { endpointId } });
+  /**
+   * The caller's QUEUE endpoint; another account's (or none) is 404, as for pods. With `slug` (run
+   * and the routes of one job), an id that is none of the caller's endpoints may be a public model's
+   * slug: the operator's endpoint behind it runs the job, which stays the caller's
+   * (docs/public-endpoints.md). purge-queue and health take endpoint ids only.
+   */
+  private async endpoint(principal: Principal, endpointId: string, opts: { slug?: boolean } = {}): Promise<EndpointRecord> {
+    const own = await this.store.get('endpoints', endpointId);
+    const e = own && own.accountId === principal.accountId ? own : opts.slug ? await this.publicModel(endpointId) : undefined;
+    if (!e) throw new GpufleetError('NOT_FOUND', `Endpoint ${endpointId} was not found.`, { fields: { endpointId } });
     if (e.type !== 'QUEUE')
       throw new GpufleetError('BAD_REQUEST', `Endpoint ${endpointId} is a ${e.type} endpoint; the job interface serves QUEUE endpoints only.`, {
         fields: { endpointId, type: e.type },
@@ -201,13 +218,42 @@ export class JobService {
     return e;
   }
 
+  /** the endpoint behind a public model's slug, while it is its publisher's */
+  private async publicModel(slug: string): Promise<EndpointRecord | undefined> {
+    const entry = await this.store.get('publicEndpoints', slug);
+    const e = entry ? await this.store.get('endpoints', entry.endpointId) : undefined;
+    return e && e.accountId === entry?.accountId ? e : undefined;
+  }
+
   /** a job of the caller's endpoint; an unknown, expired or other endpoint's job is 404 */
   private async job(principal: Principal, endpointId: string, jobId: string): Promise<Job> {
-    const e = await this.endpoint(principal, endpointId);
+    const e = await this.endpoint(principal, endpointId, { slug: true });
     const job = await this.queue.get(jobId);
     if (!job || job.endpointId !== e.id || job.accountId !== principal.accountId) throw notFound(jobId);
     return job;
   }
+}
+
+/**
+ * `webhook` or `webhookV2`: the public SDKs type both as a URL and the public documents describe
+ * only `webhook`, so `webhookV2` is taken as the same thing (docs/jobs.md). Both, naming different
+ * URLs, is 400: one job has one webhook here.
+ */
+function webhookOf(input: JobRunInput): { url: string; path: string } | undefined {
+  const { webhook, webhookV2 } = input;
+  if (webhook !== undefined && webhookV2 !== undefined && webhook !== webhookV2)
+    throw new GpufleetError('BAD_REQUEST', 'webhook and webhookV2 name different URLs; a job has one webhook: give one of them.', {
+      errors: ['$.webhookV2: must be absent or equal to $.webhook'],
+    });
+  if (webhook !== undefined) return { url: webhook, path: '$.webhook' };
+  if (webhookV2 !== undefined) return { url: webhookV2, path: '$.webhookV2' };
+  return undefined;
+}
+
+/** a refusal of the webhook address, named at the field the user sent it in */
+function atPath(e: unknown, path: string): unknown {
+  if (!isGpufleetError(e) || path === '$.webhook' || !e.errors) return e;
+  return new GpufleetError(e.code, e.message.replace(/^The webhook/, `The ${path.slice(2)}`), { errors: e.errors.map((l) => l.replace(/^\$\.webhook:/, `${path}:`)), cause: e });
 }
 
 function notFound(jobId: string): GpufleetError {

@@ -2,7 +2,7 @@
 // the live path run the same code. Jobs are frozen records; applying a record replaces one. The
 // table keeps the indexes the queue needs: per-endpoint lanes of queued ids (insertion-ordered
 // sets, O(1) removal), in-progress ids per worker, counts per endpoint, and a deadline heap.
-import type { EndpointCounts, QueueDepth } from './job-queue.ts';
+import type { EndpointCounts, PendingWebhook, QueueDepth } from './job-queue.ts';
 import { isFinal, resultExpiry, type Job, type Retention } from './job.ts';
 import { DeadlineHeap, type DeadlineKind } from './deadline-heap.ts';
 import type { LogRecord } from './log-record.ts';
@@ -30,10 +30,29 @@ export class JobTable {
   readonly byWorker = new Map<string, Set<string>>();
   readonly stats = new Map<string, EndpointCounts>();
   readonly deadlines = new DeadlineHeap();
+  /**
+   * webhook deliveries of final jobs not yet delivered nor given up, with the job as it was final
+   * (kept here, not in `jobs`: a delivery outlives the job's retention)
+   */
+  readonly webhooks = new Map<string, PendingWebhook>();
 
   constructor(private readonly opts: TableOptions) {}
 
   apply(rec: LogRecord): Job | undefined {
+    if (rec.t === 'nop') return undefined;
+    if (rec.t === 'wh') {
+      const p = this.webhooks.get(rec.id);
+      if (p) this.webhooks.set(rec.id, { ...p, attempts: rec.attempts, nextAt: rec.nextAt });
+      return undefined;
+    }
+    if (rec.t === 'whx') {
+      this.webhooks.delete(rec.id);
+      return undefined;
+    }
+    if (rec.t === 'whp') {
+      this.webhooks.set(rec.job.id, { job: rec.job, attempts: rec.attempts, nextAt: rec.nextAt });
+      return undefined;
+    }
     if (rec.t === 'drop') {
       for (const id of [...(this.byEndpoint.get(rec.endpointId) ?? [])]) this.remove(id);
       return undefined;
@@ -81,7 +100,9 @@ export class JobTable {
         if (rec.error !== undefined) next.error = rec.error;
         delete next.leaseExpiresAt;
         next.expiresAt = rec.expired ? rec.at : resultExpiry(old, rec.at, this.opts.retention);
-        break;
+        const job = this.set(next);
+        if (job.webhook !== undefined) this.webhooks.set(job.id, { job, attempts: 0, nextAt: rec.at });
+        return job;
       }
       case 'ttl': {
         const ends = rec.at + rec.ttl;

@@ -36,11 +36,24 @@ export interface JobPolicy {
   lowPriority: boolean;
 }
 
+/**
+ * A job's `s3Config` as the queue keeps it: the secret sealed by the job side (SecretBox), opened
+ * only to hand the job to its worker. Opaque to the queue, which stores and returns it as given.
+ */
+export interface SealedS3Config {
+  accessId: string;
+  accessSecretSealed: string;
+  bucketName: string;
+  endpointUrl: string;
+  objectPath?: string;
+}
+
 export interface EnqueueRequest {
   endpointId: string;
   accountId: string;
   input: unknown;
   webhook?: string;
+  s3Config?: SealedS3Config;
   policy?: Partial<JobPolicy>;
   /** submitted by `runsync`: the id starts with `sync-` and the result is kept 1 min, not 30 */
   sync: boolean;
@@ -53,6 +66,7 @@ export interface Job {
   readonly accountId: string;
   readonly input: unknown;
   readonly webhook?: string;
+  readonly s3Config?: SealedS3Config;
   readonly policy: Readonly<JobPolicy>;
   readonly sync: boolean;
   readonly status: JobStatus;

@@ -1,7 +1,7 @@
 // One line of the job log: `<crc32 of the JSON, 8 hex digits> <JSON>\n`. The checksum tells a torn
 // or damaged record from a good one on replay; JSON escapes newlines, so a record is one line.
 import { crc32 } from 'node:zlib';
-import type { FinalStatus, Job, JobPolicy } from './job.ts';
+import type { FinalStatus, Job, JobPolicy, SealedS3Config } from './job.ts';
 
 /** the fields fixed when a job is submitted */
 export interface SubmittedJob {
@@ -10,6 +10,8 @@ export interface SubmittedJob {
   accountId: string;
   input: unknown;
   webhook?: string;
+  /** the secret sealed (never in clear in the log) */
+  s3Config?: SealedS3Config;
   policy: JobPolicy;
   sync: boolean;
   createdAt: number;
@@ -33,9 +35,19 @@ export type LogRecord =
   /** `?ttl=` on status: the job's ttl now ends at `at + ttl` */
   | { t: 'ttl'; id: string; at: number; ttl: number }
   /** compaction: the whole state of one job, with its stream so far */
-  | { t: 'put'; job: Job; stream: unknown[] };
+  | { t: 'put'; job: Job; stream: unknown[] }
+  /** changes nothing: written to learn whether the log takes writes again after a failed one */
+  | { t: 'nop' }
+  /**
+   * webhooks: a `fin` of a job with a webhook makes its delivery pending; `wh` records a failed
+   * attempt (`attempts` made so far, the next one due at `nextAt`); `whx` clears it (delivered or
+   * given up); `whp` is a pending delivery with its job, as compaction writes it
+   */
+  | { t: 'wh'; id: string; attempts: number; nextAt: number }
+  | { t: 'whx'; id: string }
+  | { t: 'whp'; job: Job; attempts: number; nextAt: number };
 
-const TYPES = new Set<string>(['enq', 'take', 'prog', 'chunk', 'fin', 'rq', 'drop', 'put', 'ttl']);
+const TYPES = new Set<string>(['enq', 'take', 'prog', 'chunk', 'fin', 'rq', 'drop', 'put', 'ttl', 'nop', 'wh', 'whx', 'whp']);
 
 export function encodeRecord(rec: LogRecord): Buffer {
   const json = Buffer.from(JSON.stringify(rec));

@@ -3,11 +3,15 @@
 // timeout, retention), applies its records with `commit()` (memory and log together), hands newly
 // queued jobs to waiting workers, and `finish()` waits for the fsync that covers its records before
 // it answers and before anyone is told (final waiters, onFinal, job-stop, recycle).
+//
+// A failed write refuses the operations whose records it held (JOB_QUEUE_UNAVAILABLE, 503). Their
+// changes were already applied in memory, so the next operation first recovers: the log is cut back
+// to what is durable and the table is rebuilt from it, as on a restart (`recover`).
 import { GpufleetError } from '../../model/index.ts';
 import { isFinal, type Job } from './job.ts';
 import type { RecycleEvent, WaitOptions } from './job-queue.ts';
 import { JobLog } from './job-log.ts';
-import type { JobTable } from './job-table.ts';
+import { JobTable } from './job-table.ts';
 import type { LogRecord } from './log-record.ts';
 import type { QueueSettings } from './queue-options.ts';
 import { StopChannel, WaiterSet } from './waiters.ts';
@@ -44,14 +48,24 @@ export abstract class QueueCore {
   private readonly finalListeners = new Set<(job: Job) => void>();
   private readonly recycleListeners = new Set<(e: RecycleEvent) => void>();
   private compacting: Promise<void> | null = null;
+  private recovering: Promise<void> | null = null;
   protected closed = false;
 
   protected constructor(
-    protected readonly table: JobTable,
+    /** replaced by a table rebuilt from the log when the queue recovers from a failed write */
+    protected table: JobTable,
     protected readonly log: JobLog,
     protected readonly settings: QueueSettings,
     private lastSnapshotBytes: number,
+    /** failures nobody else hears of: a failed log write, compaction, sweep or recovery */
+    protected readonly onError: (e: GpufleetError) => void,
   ) {}
+
+  /** why the queue cannot make changes durable right now (closed, its last log write failed), or null */
+  writeBlocker(): string | null {
+    if (this.closed) return 'the job queue is closed';
+    return this.log.writeBlocker();
+  }
 
   onFinal(listener: (job: Job) => void): () => void {
     this.finalListeners.add(listener);
@@ -65,6 +79,7 @@ export abstract class QueueCore {
 
   /** applies every deadline that is due (the interval timer calls this too) */
   async sweep(): Promise<void> {
+    if (this.log.failure) await this.recover();
     await this.finish(this.begin());
   }
 
@@ -85,6 +100,7 @@ export abstract class QueueCore {
    * when `fn` throws (the due deadlines `begin()` applied must still become durable and be told).
    */
   protected async run<T>(fn: (fx: Effects) => T): Promise<T> {
+    if (this.log.failure) await this.recover();
     const fx = this.begin();
     let out: T;
     try {
@@ -162,8 +178,41 @@ export abstract class QueueCore {
     if (fx.seq > 0) await this.log.sync(fx.seq);
     this.publish(fx);
     if (!this.compacting && this.log.bytesSinceCompaction > Math.max(this.settings.compactAfterBytes, 2 * this.lastSnapshotBytes)) {
-      this.compact().catch(() => undefined); // the log keeps every record until a compaction succeeds
+      // the log keeps every record until a compaction succeeds; the next change tries again
+      this.compact().catch((e: unknown) => this.onError(asQueueError(e, 'The job queue could not compact its log; it keeps every record and tries again')));
     }
+  }
+
+  /**
+   * After a failed log write: the records it dropped were applied in memory already, so the state is
+   * rebuilt from the log as it is on disk (cut back to its last durable record), as a restart would.
+   * Operations wait for it; parked takers are offered what is queued. One recovery at a time.
+   */
+  protected recover(): Promise<void> {
+    this.recovering ??= (async () => {
+      await this.compacting?.catch(() => undefined);
+      if (!this.log.failure) return;
+      const table = new JobTable({ leaseMs: this.settings.leaseMs, retention: this.settings.retention });
+      try {
+        await this.log.recover((rec) => table.apply(rec));
+      } catch (e) {
+        const err = asQueueError(e, 'The job queue could not recover its log after a failed write; the next change tries again');
+        this.onError(err);
+        throw err;
+      }
+      // running jobs keep running: their workers were never told otherwise
+      table.extendLeases(this.now() + this.settings.leaseMs);
+      this.table = table;
+    })().finally(() => {
+      this.recovering = null;
+    });
+    return this.recovering.then(() => {
+      if (this.closed) return;
+      // jobs given to takers in the refused writes are queued again: the takers still parked get them
+      const fx = newEffects();
+      for (const endpointId of this.takeWaiters.keys()) fx.ready.add(endpointId);
+      for (const endpointId of fx.ready) this.dispatch(endpointId);
+    });
   }
 
   /** hands queued jobs of the endpoint to the workers waiting in take, oldest waiter first */
@@ -189,6 +238,9 @@ export abstract class QueueCore {
   }
 
   private async runCompaction(): Promise<void> {
+    if (this.log.failure) return; // recovery comes first; the next change starts another compaction
+    // every record up to the rotation must be durable before the snapshot that holds it replaces them
+    const upto = this.log.lastSeq;
     const gen = this.log.rotate();
     const now = this.now();
     // captured synchronously: records are immutable and streams only grow, so the snapshot is the
@@ -203,7 +255,9 @@ export abstract class QueueCore {
     };
     for (const l of this.table.lanes.values()) for (const lane of [l.retry, l.normal, l.low]) for (const id of lane) put(id);
     for (const id of this.table.jobs.keys()) put(id);
-    this.lastSnapshotBytes = await this.log.writeSnapshot(gen, puts);
+    // webhook deliveries still pending, with their jobs (which may be past retention)
+    for (const p of this.table.webhooks.values()) puts.push({ t: 'whp', job: p.job, attempts: p.attempts, nextAt: p.nextAt });
+    this.lastSnapshotBytes = await this.log.writeSnapshot(gen, puts, this.log.sync(upto));
     await this.log.dropBefore(gen);
   }
 
@@ -220,6 +274,12 @@ export abstract class QueueCore {
   protected waitOpts(opts: WaitOptions | undefined): WaitOptions {
     return { waitMs: opts?.waitMs ?? 0, signal: opts?.signal };
   }
+}
+
+/** a failure as the registry's error (a GpufleetError passes as it is) */
+export function asQueueError(e: unknown, what: string): GpufleetError {
+  if (e instanceof GpufleetError) return e;
+  return new GpufleetError('JOB_QUEUE_UNAVAILABLE', `${what}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
 }
 
 function guard(fn: () => void): void {

@@ -1,4 +1,5 @@
 // Options of the embedded job queue and their defaults.
+import type { GpufleetError } from '../../model/index.ts';
 import { JOB_LIMITS, type Retention } from './job.ts';
 
 export interface EmbeddedJobQueueOptions {
@@ -19,6 +20,12 @@ export interface EmbeddedJobQueueOptions {
   sweepIntervalMs?: number;
   /** compact once the log has grown this much (and twice the last snapshot); default 64 MiB */
   compactAfterBytes?: number;
+  /**
+   * told of failures no caller hears of, or that the operator must: a failed log write (its
+   * operations are refused with JOB_QUEUE_UNAVAILABLE), a failed recovery, compaction or sweep;
+   * default: a process warning
+   */
+  onError?: (error: GpufleetError) => void;
 }
 
 /** a lease outlives three missed pings of the worker SDK (RUNPOD_PING_INTERVAL, 10 s by default) */

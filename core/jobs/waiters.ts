@@ -78,6 +78,11 @@ export class WaiterSet<K, W> {
   count(key: K): number {
     return this.byKey.get(key)?.size ?? 0;
   }
+
+  /** the keys that have waiters */
+  keys(): K[] {
+    return [...this.byKey.keys()];
+  }
 }
 
 /** job-stop: job ids a worker must stop, held until the worker's next poll takes them */

@@ -1,14 +1,19 @@
 // Webhooks: a job's `webhook` URL is POSTed the final job (the same JSON as its status) once it is
 // final, with 2 retries 10 s apart (the public platform's rule). Private, loopback and link-local
 // addresses are refused at submission (422) and again when connecting (a name may resolve elsewhere
-// by then), unless the operator allows them (GPUFLEET_WEBHOOK_ALLOW_PRIVATE=true). Delivery is at
-// most once per attempt and kept in memory: a restart drops the retries still pending (docs/jobs.md).
+// by then), unless the operator allows them (GPUFLEET_WEBHOOK_ALLOW_PRIVATE=true). With an outbox
+// (the job queue, `resume`), a delivery is durable: it is pending from the job's final record on, each
+// failed attempt is recorded with when the next is due, and it is cleared once delivered or given up,
+// so a restart resumes it where it was (at least once: a crash between a 2xx answer and the clearing
+// sends it again). Without one, retries live in memory only (docs/jobs.md, "Webhooks").
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup as lookupAll } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { GpufleetError } from '../../model/index.ts';
+import type { Job } from './job.ts';
+import type { JobQueue } from './job-queue.ts';
 
 export const WEBHOOK_RETRIES = 2;
 export const WEBHOOK_RETRY_DELAY_MS = 10_000;
@@ -121,35 +126,73 @@ export interface WebhookSenderOptions {
   onDelivery?: (d: WebhookDelivery) => void;
 }
 
+/** where deliveries are kept durably: the job queue's webhook members (JobQueue) */
+export type WebhookOutbox = Pick<JobQueue, 'pendingWebhooks' | 'webhookAttempted' | 'webhookSettled'>;
+
 export class WebhookSender {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly inFlight = new Set<AbortController>();
+  /** jobs whose delivery this process is making (a resumed one and a new send never both run) */
+  private readonly active = new Set<string>();
+  private outbox: WebhookOutbox | null = null;
   private closed = false;
 
   constructor(private readonly opts: WebhookSenderOptions) {}
 
+  /**
+   * Deliveries are recorded in `outbox` from now on, and the ones it holds pending from before (a
+   * restart) are resumed: the next attempt at its due time, the body made from the job by `bodyOf`.
+   * Resolves with how many were resumed.
+   */
+  async resume(outbox: WebhookOutbox, bodyOf: (job: Job) => unknown): Promise<number> {
+    this.outbox = outbox;
+    const pending = (await outbox.pendingWebhooks?.()) ?? [];
+    let n = 0;
+    for (const p of pending) {
+      if (this.closed || this.active.has(p.job.id) || p.job.webhook === undefined) continue;
+      this.deliver(p.job.webhook, p.job.id, JSON.stringify(bodyOf(p.job)), p.attempts + 1, p.nextAt);
+      n++;
+    }
+    return n;
+  }
+
   /** POSTs `body` to `url`: the first attempt now, then up to 2 retries `retryDelayMs` apart */
   send(url: string, jobId: string, body: unknown): void {
-    if (this.closed) return;
-    const data = JSON.stringify(body);
+    if (this.closed || this.active.has(jobId)) return;
+    this.deliver(url, jobId, JSON.stringify(body), 1, Date.now());
+  }
+
+  /** attempt `first` (1-based) at `at`, then the rest of the retries, each recorded in the outbox */
+  private deliver(url: string, jobId: string, data: string, first: number, at: number): void {
+    this.active.add(jobId);
+    const later = (n: number, ms: number): void => {
+      const t = setTimeout(() => {
+        this.timers.delete(t);
+        attempt(n);
+      }, Math.max(0, ms));
+      t.unref();
+      this.timers.add(t);
+    };
     const attempt = (n: number): void => {
-      void this.post(url, data).then((error) => {
-        if (error === null || n > WEBHOOK_RETRIES || this.closed) {
+      void this.post(url, data).then(async (error) => {
+        // closing: the attempt was cut off, and the delivery stays pending for the next start
+        if (this.closed) return;
+        if (error === null || n > WEBHOOK_RETRIES) {
+          await this.outbox?.webhookSettled?.(jobId).catch(() => undefined); // not cleared: sent again after a restart
+          this.active.delete(jobId);
           this.opts.onDelivery?.({ jobId, url, attempts: n, delivered: error === null, ...(error !== null ? { error } : {}) });
           return;
         }
-        const t = setTimeout(() => {
-          this.timers.delete(t);
-          attempt(n + 1);
-        }, this.opts.retryDelayMs ?? WEBHOOK_RETRY_DELAY_MS);
-        t.unref();
-        this.timers.add(t);
+        const delay = this.opts.retryDelayMs ?? WEBHOOK_RETRY_DELAY_MS;
+        // recorded before it is scheduled: a restart from here on makes the next attempt, not this one again
+        await this.outbox?.webhookAttempted?.(jobId, n, Date.now() + delay).catch(() => undefined);
+        if (!this.closed) later(n + 1, delay);
       });
     };
-    attempt(1);
+    later(first, at - Date.now());
   }
 
-  /** pending retries are dropped and attempts in flight aborted */
+  /** pending retries are dropped and attempts in flight aborted (with an outbox they resume at the next start) */
   close(): void {
     this.closed = true;
     for (const t of this.timers) clearTimeout(t);

@@ -40,8 +40,8 @@ export class WorkerPorts implements WorkerDirectory, WorkerCountsSource {
     return this.directory ? this.directory.seen(workerId, report) : Promise.resolve();
   }
 
-  recycle(workerId: string, reason: string): Promise<void> {
-    return this.directory ? this.directory.recycle(workerId, reason) : Promise.resolve();
+  recycle(workerId: string, reason: string, opts?: { fault?: boolean }): Promise<void> {
+    return this.directory ? this.directory.recycle(workerId, reason, opts) : Promise.resolve();
   }
 
   notifyQueued(endpointId: string): void {

@@ -1,6 +1,7 @@
 // The autoscaler's loop, started beside the reconciler: every tick (500 ms by default, and at once when
 // a job is queued, a worker is retired or an endpoint changes) each queue endpoint's workers are
-// checked (worker-health.ts), the decision is made (autoscaler.ts) and carried out. Level-triggered
+// checked (worker-health.ts), the decision is made (autoscaler.ts) and carried out; a load-balancing
+// endpoint's demand is its requests held and in flight (RequestTraffic, fed by the gateway). Level-triggered
 // like the reconciler: a tick starts from the store and the queue, so a restart converges the same way.
 import type { EndpointRecord, HostRecord, WorkerPod } from '../../model/index.ts';
 import type { Store } from '../../store/index.ts';
@@ -112,12 +113,14 @@ export class Autoscaler {
       if (verdict) await this.workers.retire(p.id, verdict.reason, { fault: verdict.fault });
       else live.push(p);
     }
-    if (e.type === 'QUEUE') {
-      const depth = await this.queue.depth(e.id);
-      const decision = decideScale({ endpoint: e, depth, workers: live.map((p) => this.scalerView(p, e, now)) });
+    {
+      // a load-balancing endpoint's demand is its HTTP requests, held and in flight (the gateway's)
+      const lb = e.type === 'LOAD_BALANCER';
+      const depth = lb ? this.workers.requests.depth(e.id) : await this.queue.depth(e.id);
+      const decision = decideScale({ endpoint: e, depth, workers: live.map((p) => this.scalerView(p, e, now)), accounted: lb });
       for (const r of decision.retire) {
-        // the queue knows best whether an "idle" worker took a job since it last reported
-        if ((await this.queue.heldBy(r.id)).length > 0) continue;
+        // the queue (the gateway) knows best whether an "idle" worker took a job (a request) since it last reported
+        if (lb ? this.workers.requests.inFlightOn(r.id) > 0 : (await this.queue.heldBy(r.id)).length > 0) continue;
         await this.workers.retire(r.id, r.reason, { fault: false });
       }
       const wait = this.workers.backoff.until(e.id, now);

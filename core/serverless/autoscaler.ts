@@ -1,4 +1,5 @@
-// The autoscaler's decision for one queue endpoint, pure: from the queue's depth and the endpoint's
+// The autoscaler's decision for one endpoint (for a load balancer, held requests count as queued and
+// requests in flight as in progress), pure: from the queue's depth and the endpoint's
 // workers, how many new workers to start and which to stop (docs/serverless.md, "Autoscaler").
 //   QUEUE_DELAY (scalerValue = seconds a job may wait): a queued job that no worker is free to take
 //     starts one at once (this is also the scale from zero); while the oldest queued job has waited
@@ -26,6 +27,11 @@ export interface ScaleInput {
   depth: QueueDepth;
   /** workers in service (not retired) */
   workers: readonly ScalerWorker[];
+  /**
+   * every unit in progress is known to be on a RUNNING worker (a load balancer's requests): scaling
+   * down need not wait for a worker to report a job it may have taken
+   */
+  accounted?: boolean;
 }
 
 export interface ScaleDecision {
@@ -37,7 +43,7 @@ export interface ScaleDecision {
   retire: { id: string; reason: string }[];
 }
 
-export function decideScale({ endpoint: e, depth, workers }: ScaleInput): ScaleDecision {
+export function decideScale({ endpoint: e, depth, workers, accounted = false }: ScaleInput): ScaleDecision {
   const fresh = workers.filter((w) => !w.stale);
   const idleTimeoutMs = e.idleTimeout * 1000;
   const expired = fresh.filter((w) => w.state === 'IDLE' && w.idleMs >= idleTimeoutMs).sort((a, b) => b.idleMs - a.idleMs || (a.id < b.id ? -1 : 1));
@@ -64,7 +70,7 @@ export function decideScale({ endpoint: e, depth, workers }: ScaleInput): ScaleD
   // reported: stopping an "idle" worker now could cut it, so scaling down waits a tick
   const running = workers.filter((w) => w.state === 'RUNNING').length;
   const surplus = fresh.length - target;
-  if (surplus > 0 && depth.inProgress <= running)
+  if (surplus > 0 && (accounted || depth.inProgress <= running))
     for (const w of expired.slice(0, surplus))
       retire.push({ id: w.id, reason: `idle for ${Math.floor(w.idleMs / 1000)} s (idleTimeout ${e.idleTimeout} s)` });
 

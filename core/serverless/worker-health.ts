@@ -35,6 +35,8 @@ export function assessWorker(
   if (pod.status !== 'RUNNING') return null;
   if (pod.worker.readyAt === null) {
     const started = Date.parse(pod.startedAt ?? pod.updatedAt);
+    if (now - started > o.initTimeoutMs && l?.check)
+      return { reason: `the worker's health check did not answer 200 within ${Math.round((now - started) / 1000)} s of its container starting: ${l.check.detail}`, fault: true };
     if (now - started > o.initTimeoutMs)
       return {
         reason: `no job-take or ping from the worker ${Math.round((now - started) / 1000)} s after its container started; it may not reach the control plane at ${o.origin} (GPUFLEET_WORKER_URL), or its image runs no worker`,
@@ -42,6 +44,8 @@ export function assessWorker(
       };
     return null;
   }
+  if (l?.check && now - l.lastSeenAt > o.silentTimeoutMs)
+    return { reason: `out of rotation for ${Math.round((now - l.lastSeenAt) / 1000)} s: ${l.check.detail}`, fault: true };
   if (l && now - l.lastSeenAt > o.silentTimeoutMs)
     return { reason: `no ping or job-take from the worker for ${Math.round((now - l.lastSeenAt) / 1000)} s`, fault: true };
   return null;

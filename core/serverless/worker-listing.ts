@@ -85,8 +85,11 @@ export class WorkerListing {
 
   private view(pod: WorkerPod, e: EndpointRecord): WorkerView {
     const now = this.d.clock();
-    const state = workerState(pod, inService(pod) ? this.d.liveness.of(pod.id) : undefined);
-    const reason = pod.worker.retiredReason ?? initializingReason(pod, now, this.d.origin()) ?? pod.statusReason;
+    const l = inService(pod) ? this.d.liveness.of(pod.id) : undefined;
+    const state = workerState(pod, l);
+    // a load-balancing worker not in rotation: what its health check answered
+    const unready = l?.check && !l.check.ready ? l.check.detail : null;
+    const reason = pod.worker.retiredReason ?? unready ?? initializingReason(pod, now, this.d.origin()) ?? pod.statusReason;
     return toWorkerView(pod, state, e.version, reason, now);
   }
 }

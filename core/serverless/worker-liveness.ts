@@ -7,10 +7,17 @@ import type { WorkerPod, WorkerState } from '../../model/index.ts';
 export interface Liveness {
   /** last protocol call, ms */
   lastSeenAt: number;
-  /** job ids the worker last reported holding */
+  /** job ids the queue last said the worker holds */
   inProgress: readonly string[];
+  /** the worker's own last word: it runs something (job_in_progress=1, a ping naming jobs) */
+  workerBusy: boolean;
   /** since when it holds no job (ms); undefined while it holds one */
   idleSince: number | undefined;
+  /**
+   * load-balancing workers: the gateway's last health check (`GET /ping`), and whether it put the
+   * worker in rotation; absent before the first check and for queue workers
+   */
+  check?: { ready: boolean; detail: string };
 }
 
 export class LivenessTable {
@@ -23,26 +30,51 @@ export class LivenessTable {
     let l = this.byWorker.get(workerId);
     if (!l) {
       const now = this.clock();
-      l = { lastSeenAt: now, inProgress: [], idleSince: now };
+      l = { lastSeenAt: now, inProgress: [], workerBusy: false, idleSince: now };
       this.byWorker.set(workerId, l);
     }
     return l;
   }
 
-  /** A protocol call: the worker is alive and holds `inProgress`. */
-  heard(workerId: string, inProgress: readonly string[]): Liveness {
+  /**
+   * A protocol call: the worker is alive, the queue says it holds `inProgress`, and the worker says
+   * it runs something (`workerBusy`; undefined: the call did not say, the last word stands).
+   */
+  heard(workerId: string, inProgress: readonly string[], workerBusy?: boolean): Liveness {
     const now = this.clock();
     const l = this.of(workerId);
+    const wasBusy = isBusy(l);
     l.lastSeenAt = now;
-    if (inProgress.length > 0) l.idleSince = undefined;
-    else if (l.inProgress.length > 0 || l.idleSince === undefined) l.idleSince = now;
     l.inProgress = [...inProgress];
+    if (workerBusy !== undefined) l.workerBusy = workerBusy;
+    if (isBusy(l)) l.idleSince = undefined;
+    else if (wasBusy || l.idleSince === undefined) l.idleSince = now;
     return l;
+  }
+
+  /** A load-balancing worker's requests in flight changed (the gateway): not a sign of life. */
+  serving(workerId: string, inProgress: readonly string[]): void {
+    const l = this.of(workerId);
+    const wasBusy = isBusy(l);
+    l.inProgress = inProgress;
+    if (isBusy(l)) l.idleSince = undefined;
+    else if (wasBusy) l.idleSince = this.clock();
+  }
+
+  /** The gateway's health check of a load-balancing worker: in rotation or not, and what it answered. */
+  checked(workerId: string, ready: boolean, detail: string): void {
+    this.of(workerId).check = { ready, detail };
   }
 
   forget(workerId: string): void {
     this.byWorker.delete(workerId);
   }
+}
+
+/** Busy: the queue says it holds a job, or the worker says it still runs one (a job the control
+ *  plane cancelled or gave to another worker can still be running in its handler). */
+export function isBusy(l: Liveness): boolean {
+  return l.inProgress.length > 0 || l.workerBusy;
 }
 
 /**
@@ -54,7 +86,9 @@ export class LivenessTable {
 export function workerState(pod: WorkerPod, l: Liveness | undefined): WorkerState {
   if (pod.worker.retiredReason !== null || pod.desiredStatus !== 'RUNNING') return 'UNHEALTHY';
   if (pod.worker.readyAt === null) return 'INITIALIZING';
-  return l && l.inProgress.length > 0 ? 'RUNNING' : 'IDLE';
+  // a load-balancing worker whose health check stopped answering 200 is out of rotation
+  if (l?.check && !l.check.ready) return 'UNHEALTHY';
+  return l && isBusy(l) ? 'RUNNING' : 'IDLE';
 }
 
 /** In service: not retired, and still meant to run (a crashed container is out until it is retired). */

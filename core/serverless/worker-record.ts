@@ -31,7 +31,8 @@ export function workerDraft(e: EndpointRecord, t: TemplateRecord, id: string, se
     image: t.image,
     args: t.args,
     disk: t.disk,
-    ports: t.ports,
+    // a load-balancing worker publishes nothing: only the gateway reaches it (docs/gateway.md)
+    ports: e.type === 'LOAD_BALANCER' ? [] : t.ports,
     env: { ...t.env, ...e.env },
     registry: t.registry,
     mounts: e.networkVolumeId ? { network: [{ volumeId: e.networkVolumeId, path: WORKER_VOLUME_PATH }] } : {},

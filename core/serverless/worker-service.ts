@@ -15,9 +15,10 @@ import type { WorkerCountsSource } from './worker-counts.ts';
 import type { WorkerDirectory, WorkerHealthReport, WorkerIdentity } from './worker-directory.ts';
 import { DEFAULT_PING_INTERVAL_MS, workerContainerEnv } from './worker-env.ts';
 import type { HealthOptions } from './worker-health.ts';
-import { inService, LivenessTable, retired } from './worker-liveness.ts';
+import { inService, isBusy, LivenessTable, retired } from './worker-liveness.ts';
 import { WorkerListing, type EndpointWorkerStatus, type WorkerPodView } from './worker-listing.ts';
 import { placeWorker, workerDraft, newWorkerId } from './worker-record.ts';
+import { RequestTraffic } from './request-traffic.ts';
 import { tokenMatches, tokenSealContext, tokenWorkerId } from './worker-token.ts';
 import type { WorkerCounts, WorkerView } from './worker-view.ts';
 
@@ -55,10 +56,11 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
   readonly backoff: EndpointBackoff;
   readonly clock: () => number;
   readonly health: Omit<HealthOptions, 'origin'>;
+  /** load-balancing endpoints: requests in flight and held, as the gateway reports them (docs/gateway.md) */
+  readonly requests: RequestTraffic;
   private readonly pingIntervalMs: number;
   private readonly unhealthyShownMs: number;
   private queue: JobQueue | null = null;
-  private unsubscribeQueue: (() => void) | null = null;
   private readonly throttled = new Map<string, { count: number; reason: string }>();
   private readonly readyWrites = new Map<string, Promise<void>>();
   private readonly kickListeners = new Set<(endpointId: string) => void>();
@@ -70,6 +72,7 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
   ) {
     this.clock = opts.clock ?? Date.now;
     this.liveness = new LivenessTable(this.clock);
+    this.requests = new RequestTraffic(this.liveness, this.clock);
     this.backoff = new EndpointBackoff({ ...DEFAULT_BACKOFF, ...opts.backoff });
     this.pingIntervalMs = opts.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS;
     this.health = { initTimeoutMs: opts.initTimeoutMs ?? 10 * 60_000, silentTimeoutMs: opts.silentTimeoutMs ?? 6 * this.pingIntervalMs };
@@ -86,21 +89,12 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
     if (deps.queue) this.useQueue(deps.queue);
   }
 
-  /** The job queue whose jobs workers run: lost workers' jobs go back to it; its timeouts recycle workers. */
+  /**
+   * The job queue whose jobs workers run: a retired worker's jobs go back to it. A job past its
+   * executionTimeout reaches this service through recycle() from the job side (one path, one retire).
+   */
   useQueue(queue: JobQueue): void {
-    this.unsubscribeQueue?.();
     this.queue = queue;
-    // a job past its executionTimeout recycles its worker (the job side may ask too, by recycle());
-    // either way it counts as a fault of the endpoint's workers
-    this.unsubscribeQueue = queue.onRecycle((ev) => {
-      const reason = `job ${ev.jobId} ran past the endpoint's executionTimeout`;
-      void this.retire(ev.workerId, reason, { fault: true })
-        .then(async (did) => {
-          const pod = did ? null : await this.deps.store.get('pods', ev.workerId);
-          if (pod && isWorker(pod)) this.backoff.fault(pod.endpointId, this.clock(), `worker ${pod.id}: ${reason}`);
-        })
-        .catch((err: unknown) => this.opts.logger?.warn({ err, workerId: ev.workerId }, 'recycling a worker failed'));
-    });
   }
 
   get jobQueue(): JobQueue | null {
@@ -129,17 +123,18 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
       await this.retire(workerId, reason, { fault: true });
       return;
     }
-    const l = this.liveness.heard(workerId, report.inProgress);
+    const l = this.liveness.heard(workerId, report.inProgress, report.workerBusy);
     if (pod.worker.readyAt === null) await this.markReady(workerId);
-    if (l.inProgress.length === 0) {
+    if (!isBusy(l)) {
       // a worker of an older endpoint version stops as soon as it holds no job
       const e = await this.deps.store.get('endpoints', pod.endpointId);
       if (e && e.version !== pod.worker.version) await this.retire(workerId, `replaced by a worker of endpoint version ${e.version}`, { fault: false });
     }
   }
 
-  async recycle(workerId: string, reason: string): Promise<void> {
-    await this.retire(workerId, `recycled: ${reason}`.slice(0, 500), { fault: false });
+  /** stopPod / refresh_worker (not a fault), or a job past its executionTimeout (a fault: backoff) */
+  async recycle(workerId: string, reason: string, opts: { fault?: boolean } = {}): Promise<void> {
+    await this.retire(workerId, `recycled: ${reason}`.slice(0, 500), { fault: opts.fault ?? false });
   }
 
   // ---- for the job side and the autoscaler -----------------------------------------------------------
@@ -320,8 +315,7 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
   }
 
   close(): void {
-    this.unsubscribeQueue?.();
-    this.unsubscribeQueue = null;
+    // nothing to release: the queue is only called, not subscribed to
   }
 }
 

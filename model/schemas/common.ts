@@ -24,11 +24,15 @@ const TAG = '[\\w][\\w.-]{0,127}';
 const DIGEST = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}';
 export const IMAGE_REFERENCE_PATTERN = `^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*(?::${TAG})?(?:@${DIGEST})?$`;
 
+/** A public model's slug: a path segment of `/v2/{slug}/run` (docs/public-endpoints.md). */
+export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$';
+
 /** What a failed pattern means, for `errors` lines (Ajv would print the regular expression). */
 export const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
   [TEXT_PATTERN]: 'must not contain control characters (tab aside)',
   [ENV_VALUE_PATTERN]: 'must not contain a NUL character or an unpaired surrogate',
   [CONTAINER_PATH_PATTERN]: 'must be an absolute path without whitespace, control characters or ":"',
+  [SLUG_PATTERN]: 'must be lowercase letters, digits and hyphens, starting and ending with a letter or digit',
   [IMAGE_REFERENCE_PATTERN]: 'must be an image reference: [registry[:port]/]name[:tag][@algorithm:hex], name in lower case',
 };
 

@@ -1,7 +1,7 @@
 // JSON Schemas of the public v2 serverless routes (`/v2/serverless`, runpod-compat.md 4.2) over the
 // same endpoint records as v1. core/endpoint-v2.ts maps them onto the v1 fields (one record, one set
 // of rules); docs/endpoints.md lists what v2 accepts and what it does not.
-import { cudaVersionsSchema, envSchema, nameSchema, tagsSchema } from './common.ts';
+import { argsSchema, cudaVersionsSchema, diskSchema, envSchema, imageSchema, nameSchema, nullableIdSchema, portsSchema, tagsSchema } from './common.ts';
 import { ENDPOINT_TYPES } from './endpoint.ts';
 
 const idSchema = { type: 'string', minLength: 1, maxLength: 64 } as const;
@@ -58,13 +58,24 @@ const v2Fields = {
   },
   env: envSchema,
   tags: tagsSchema,
+  // the container fields (the public ContainerConfig; env is the endpoint's own, above): instead of a
+  // templateId, the endpoint's workers are made from these (core/endpoint-v2.ts, docs/endpoints.md)
+  image: imageSchema,
+  args: argsSchema,
+  disk: diskSchema,
+  ports: portsSchema,
+  registry: nullableIdSchema,
 } as const;
+
+/** the container fields of the v2 endpoint shapes, beside `env` */
+export const ENDPOINT_V2_CONTAINER_FIELDS = ['image', 'args', 'disk', 'ports', 'registry'] as const;
 
 export const endpointV2CreateSchema = {
   $id: 'EndpointV2Create',
   type: 'object',
   additionalProperties: false,
-  required: ['name', 'type', 'scaling', 'templateId'],
+  // templateId, or the container fields (image at least): checked in core, which says which
+  required: ['name', 'type', 'scaling'],
   properties: v2Fields,
 } as const;
 
@@ -91,4 +102,9 @@ export interface EndpointV2Input {
   workers?: { min?: number; max?: number; idleTimeout?: number };
   env?: Record<string, string>;
   tags?: Record<string, string>;
+  image?: string;
+  args?: string;
+  disk?: number;
+  ports?: string[];
+  registry?: string | null;
 }

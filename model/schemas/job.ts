@@ -11,6 +11,27 @@ export const JOB_POLICY_LIMITS = {
   ttl: { min: 10 * SECOND, max: 7 * DAY },
 } as const;
 
+const webhookUrlSchema = { type: 'string', minLength: 1, maxLength: 2048 } as const;
+const s3Text = (max: number) => ({ type: 'string', minLength: 1, maxLength: max }) as const;
+
+/**
+ * `s3Config`: the bucket the worker uploads its results to (runpod-python's rp_upload reads it from
+ * the job). The control plane never calls it: it hands it to the worker with the job, and keeps the
+ * secret sealed meanwhile (docs/jobs.md).
+ */
+export const jobS3ConfigSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['accessId', 'accessSecret', 'bucketName', 'endpointUrl'],
+  properties: {
+    accessId: s3Text(256),
+    accessSecret: s3Text(1024),
+    bucketName: s3Text(255),
+    endpointUrl: { type: 'string', minLength: 1, maxLength: 2048, pattern: '^https?://[^\\s]+$', description: 'http(s) URL of the S3-compatible service' },
+    objectPath: s3Text(1024),
+  },
+} as const;
+
 export const jobRunSchema = {
   $id: 'JobRun',
   type: 'object',
@@ -18,7 +39,9 @@ export const jobRunSchema = {
   required: ['input'],
   properties: {
     input: { description: "the handler's input: any JSON value but null", not: { type: 'null' } },
-    webhook: { type: 'string', minLength: 1, maxLength: 2048, description: 'http(s) URL POSTed the final job (2 retries, 10 s apart)' },
+    webhook: { ...webhookUrlSchema, description: 'http(s) URL POSTed the final job (2 retries, 10 s apart)' },
+    webhookV2: { ...webhookUrlSchema, description: 'the same as webhook (one of the two, or both the same URL)' },
+    s3Config: jobS3ConfigSchema,
     policy: {
       type: 'object',
       additionalProperties: false,
@@ -31,9 +54,19 @@ export const jobRunSchema = {
   },
 } as const;
 
+export interface JobS3Config {
+  accessId: string;
+  accessSecret: string;
+  bucketName: string;
+  endpointUrl: string;
+  objectPath?: string;
+}
+
 export interface JobRunInput {
   input: unknown;
   webhook?: string;
+  webhookV2?: string;
+  s3Config?: JobS3Config;
   policy?: { executionTimeout?: number; ttl?: number; lowPriority?: boolean };
 }
 

@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { dockerInspect, ensureTestImage, FIXTURE_GPUS, removeContainersByLabel, removeNetworksByLabel, runDocker, startTestHost, type TestHost } from '../harness/index.ts';
 import { provisioner } from '../../provisioner/index.ts';
-import { tenantNetworkName } from '../../provisioner/tenant-network.ts';
+import { tenantBridgeName, tenantNetworkName } from '../../provisioner/tenant-network.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { waitFor } from '../harness/wait-for.ts';
 
 type J = Record<string, any>;
@@ -73,6 +75,12 @@ async function fetchFrom(podId: string, url: string): Promise<string | null> {
     return null;
   }
 }
+
+const execFileP = promisify(execFile);
+/** `iptables -w 5 <args>` on this machine (every test host's engine); true when it exits 0 */
+const iptables = (...args: string[]) => execFileP('iptables', ['-w', '5', ...args]).then(() => true, () => false);
+const bridgeOf = async (network: string) =>
+  (await runDocker(['network', 'inspect', '--format', '{{index .Options "com.docker.network.bridge.name"}}', network])).stdout.trim();
 
 const networkExists = async (name: string) =>
   runDocker(['network', 'inspect', name]).then(
@@ -146,6 +154,63 @@ describe('per-account networks', () => {
     // ...but not across accounts, in either direction
     expect(await fetchFrom(a1.id, `http://${b1Ip}:7000/gpufleet-image`)).toBeNull();
     expect(await fetchFrom(b1.id, `http://${a1Ip}:7000/gpufleet-image`)).toBeNull();
+  });
+
+  test("isolation is gpufleet's own: with Docker's isolation rules for these two networks deleted, neither account reaches the other", async () => {
+    // What this checks: both accounts' networks are on gpufleet bridges (gf…), our rules are in place
+    // (DOCKER-USER jumps to GPUFLEET-ISOLATION, one RETURN per bridge), and with Docker's own
+    // DOCKER-ISOLATION-STAGE-2 DROP rules for exactly these two bridges deleted, cross-account traffic
+    // still fails while traffic within alice's network still flows. Only these two bridges' rules are
+    // touched (test hosts share this machine's engine and iptables with tests running beside this
+    // one, whose networks keep all of theirs), and they are put back in `finally`.
+    const aliceBr = tenantBridgeName(host1, alice.accountId);
+    const bobBr = tenantBridgeName(host1, bob.accountId);
+    expect(await bridgeOf(tenantNetworkName(host1, alice.accountId))).toBe(aliceBr);
+    expect(await bridgeOf(tenantNetworkName(host1, bob.accountId))).toBe(bobBr);
+    expect(await iptables('-C', 'DOCKER-USER', '-i', 'gf+', '-o', 'gf+', '-j', 'GPUFLEET-ISOLATION')).toBe(true);
+    for (const br of [aliceBr, bobBr]) expect(await iptables('-C', 'GPUFLEET-ISOLATION', '-i', br, '-o', br, '-j', 'RETURN')).toBe(true);
+    const b1Ip = await ipOf(b1.id);
+    const a1Ip = await ipOf(a1.id);
+    const removed: string[] = [];
+    try {
+      for (const br of [aliceBr, bobBr]) {
+        while (await iptables('-D', 'DOCKER-ISOLATION-STAGE-2', '-o', br, '-j', 'DROP')) if (!removed.includes(br)) removed.push(br);
+      }
+      expect(removed).toEqual([aliceBr, bobBr]); // Docker had them: the deletion is real
+      expect(await fetchFrom(a1.id, `http://${b1Ip}:7000/gpufleet-image`)).toBeNull();
+      expect(await fetchFrom(b1.id, `http://${a1Ip}:7000/gpufleet-image`)).toBeNull();
+      expect(await fetchFrom(a2.id, `http://${a1Ip}:7000/gpufleet-image`)).toBe('main\n');
+      // and this can fail: a hole in our chain for just these two bridges lets the traffic through,
+      // since nothing of Docker's stops it now
+      const hole = [['-i', aliceBr, '-o', bobBr], ['-i', bobBr, '-o', aliceBr]];
+      try {
+        for (const h of hole) expect(await iptables('-I', 'GPUFLEET-ISOLATION', '1', ...h, '-j', 'RETURN')).toBe(true);
+        expect(await fetchFrom(a1.id, `http://${b1Ip}:7000/gpufleet-image`)).toBe('main\n');
+      } finally {
+        for (const h of hole) while (await iptables('-D', 'GPUFLEET-ISOLATION', ...h, '-j', 'RETURN'));
+      }
+      expect(await fetchFrom(a1.id, `http://${b1Ip}:7000/gpufleet-image`)).toBeNull();
+    } finally {
+      for (const br of removed) if (!(await iptables('-C', 'DOCKER-ISOLATION-STAGE-2', '-o', br, '-j', 'DROP'))) await iptables('-I', 'DOCKER-ISOLATION-STAGE-2', '1', '-o', br, '-j', 'DROP');
+    }
+  });
+
+  test('the provisioner puts a deleted isolation rule back on its next pass', async () => {
+    const aliceBr = tenantBridgeName(host1, alice.accountId);
+    expect(await iptables('-D', 'GPUFLEET-ISOLATION', '-i', aliceBr, '-o', aliceBr, '-j', 'RETURN')).toBe(true);
+    await waitFor('the RETURN rule back', async () => iptables('-C', 'GPUFLEET-ISOLATION', '-i', aliceBr, '-o', aliceBr, '-j', 'RETURN'), 10_000);
+    expect(await fetchFrom(a2.id, `http://${await ipOf(a1.id)}:7000/gpufleet-image`)).toBe('main\n');
+  });
+
+  test("a network of an earlier version (Docker's own br- bridge) is recreated on a gpufleet bridge when nothing is on it", async () => {
+    const carol = await cp.newAccount();
+    const name = tenantNetworkName(host1, carol.accountId);
+    await runDocker(['network', 'create', `--label=gpufleet.host=${host1}`, `--label=gpufleet.account=${carol.accountId}`, name]);
+    expect(await bridgeOf(name)).not.toMatch(/^gf/);
+    const c1 = await runningPod(carol, 'c1', dc1(), SLEEPER);
+    expect(Object.keys(await networksOf(c1.id))).toEqual([name]);
+    expect(await bridgeOf(name)).toBe(tenantBridgeName(host1, carol.accountId));
+    await action(carol, c1.id, 'terminate');
   });
 
   test('a published port still answers at the host address', async () => {

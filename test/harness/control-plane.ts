@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { startControlPlane, type ControlPlane, type ServerConfig, type StartOptions } from '../../api/index.ts';
 import { parseQuotas } from '../../api/rate-limit/limiter.ts';
 import type { ApiKeyScope } from '../../model/account.ts';
+import { freshTestDatabase, TEST_SECRET_KEY, TEST_STORE } from './test-store.ts';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const ADMIN_KEY = 'gf_test_admin_key_0123456789abcdef';
@@ -34,10 +35,23 @@ export interface TestControlPlaneOptions extends StartOptions {
   config?: Partial<ServerConfig>;
 }
 
+/** under GPUFLEET_TEST_STORE=postgres: the database of each data directory, so a restart on it finds its state */
+const databaseOfDataDir = new Map<string, string>();
+
+/** The store settings of a test control plane: none (embedded), or a database of its own (postgres). */
+async function testStoreConfig(dataDir: string, config: Partial<ServerConfig> | undefined): Promise<Partial<ServerConfig>> {
+  if (TEST_STORE !== 'postgres' || config?.databaseUrl !== undefined) return {};
+  let url = databaseOfDataDir.get(dataDir);
+  if (!url) databaseOfDataDir.set(dataDir, (url = await freshTestDatabase()));
+  return { databaseUrl: url, secretKey: TEST_SECRET_KEY };
+}
+
 export async function startTestControlPlane(opts: TestControlPlaneOptions = {}): Promise<TestControlPlane> {
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'gpufleet-cp-')));
+  const storeConfig = await testStoreConfig(dataDir, opts.config);
   const cp = await startControlPlane(
     {
+      ...storeConfig,
       port: 0,
       host: opts.host ?? '127.0.0.1',
       workerUrl: opts.workerUrl,

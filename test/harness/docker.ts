@@ -1,6 +1,9 @@
 // Direct access to this machine's Docker engine for tests: they check what the control plane did
 // by asking the engine itself, never by trusting the code under test. Uses the docker CLI.
 import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const execFileP = promisify(execFile);
 
 export interface DockerResult {
   stdout: string;
@@ -101,12 +104,26 @@ export async function removeContainersByLabel(labelFilter: string): Promise<numb
   return ids.length;
 }
 
-/** Removes every network matching the label filter (e.g. the per-account networks of a test host); returns how many. */
+/**
+ * Removes every network matching the label filter (e.g. the per-account networks of a test host);
+ * returns how many. The isolation rules of their gpufleet bridges go too (provisioner/tenant-firewall.ts),
+ * so test runs do not pile RETURN rules up in the machine's GPUFLEET-ISOLATION chain.
+ */
 export async function removeNetworksByLabel(labelFilter: string): Promise<number> {
   const { stdout } = await runDocker(['network', 'ls', '-q', '--filter', `label=${labelFilter}`]);
   const ids = stdout.split('\n').map((s) => s.trim()).filter((s) => s.length > 0);
   if (ids.length === 0) return 0;
+  const bridges = (await runDocker(['network', 'inspect', '--format', '{{index .Options "com.docker.network.bridge.name"}}', ...ids]).catch(() => ({ stdout: '' }))).stdout
+    .split('\n')
+    .map((s) => s.trim())
+    .filter((b) => /^gf[0-9a-f]{13}$/.test(b));
   await runDocker(['network', 'rm', ...ids]);
+  for (const b of bridges) {
+    for (;;) {
+      const ok = await execFileP('iptables', ['-w', '5', '-D', 'GPUFLEET-ISOLATION', '-i', b, '-o', b, '-j', 'RETURN']).then(() => true, () => false);
+      if (!ok) break;
+    }
+  }
   return ids.length;
 }
 

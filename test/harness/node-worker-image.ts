@@ -20,10 +20,13 @@ export interface NodeWorkerInputs {
   libs: string[];
 }
 
-/** Bundles the handler and resolves the files the image is made of; `ref` is tagged by their hash. */
-export async function nodeWorkerInputs(): Promise<NodeWorkerInputs> {
+/**
+ * Bundles the handler and resolves the files the image is made of; `ref` is tagged by their hash.
+ * Another entry point (a model worker, test/harness/model-images.ts) makes another image in `repo`.
+ */
+export async function nodeWorkerInputs(entry = HANDLER, repo = NODE_WORKER_REPO): Promise<NodeWorkerInputs> {
   const out = await esbuild.build({
-    entryPoints: [HANDLER],
+    entryPoints: [entry],
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -32,11 +35,11 @@ export async function nodeWorkerInputs(): Promise<NodeWorkerInputs> {
     logLevel: 'silent',
   });
   const bundle = out.outputFiles[0]?.text;
-  if (!bundle) throw new Error('esbuild produced no output for the node test handler');
+  if (!bundle) throw new Error(`esbuild produced no output for ${entry}`);
   const libs = await sharedLibraries(process.execPath);
   const hash = new InputHash().text(LAYOUT_VERSION).text(bundle);
   for (const f of [process.execPath, BUSYBOX, ...libs]) await hash.file(f);
-  return { ref: `${NODE_WORKER_REPO}:${hash.digest()}`, bundle, libs };
+  return { ref: `${repo}:${hash.digest()}`, bundle, libs };
 }
 
 /** Absolute paths of the libraries `ldd` resolves for `binary`, the loader included. */

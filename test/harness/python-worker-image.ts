@@ -110,7 +110,7 @@ export async function buildPythonWorkerImage(inputs: PythonWorkerInputs): Promis
 }
 
 /** with the vfs storage driver every container copies the whole image: keep it small */
-async function trim(root: string): Promise<void> {
+export async function trim(root: string): Promise<void> {
   for (const d of ['usr/share/doc', 'usr/share/man', 'usr/share/info', 'usr/share/locale', 'var/lib/apt/lists', 'var/cache/apt', 'var/log']) {
     const dir = join(root, d);
     if (!existsSync(dir)) continue;
@@ -122,7 +122,7 @@ async function trim(root: string): Promise<void> {
 }
 
 /** rm -rf, but never through a mount left inside the tree (debootstrap mounts /proc while it runs) */
-async function removeTree(dir: string): Promise<void> {
+export async function removeTree(dir: string): Promise<void> {
   const mounts = (await readFile('/proc/mounts', 'utf8')).split('\n').map((l) => l.split(' ')[1] ?? '');
   const inside = mounts.filter((m) => m.startsWith(`${dir}/`)).sort().reverse();
   for (const m of inside) await run('umount', ['-l', m]).catch(() => undefined);

@@ -5,6 +5,7 @@
 //   ensurePythonWorkerImage(): runpod-python's own worker, unmodified, on Debian bookworm
 // Both answer the same job inputs (worker-handlers/node-test-handler.ts says which) and read the
 // RUNPOD_* worker environment; the image's CMD starts the worker.
+import { fileURLToPath } from 'node:url';
 import { buildNodeWorkerImage, NODE_WORKER_REPO, nodeWorkerInputs } from './node-worker-image.ts';
 import { buildPythonWorkerImage, PYTHON_WORKER_REPO, pythonWorkerInputs } from './python-worker-image.ts';
 import { imageExists, pruneOtherTags, reportBuild, withBuildLock } from './worker-image-build.ts';
@@ -21,6 +22,16 @@ export function ensureNodeWorkerImage(): Promise<string> {
   });
 }
 
+export const LB_WORKER_REPO = 'gpufleet-test/lb-worker';
+
+/** The load-balancing test worker (worker-handlers/lb-test-server.ts) on the Node image's base; its ref. */
+export function ensureLbWorkerImage(): Promise<string> {
+  return once('lb', async () => {
+    const inputs = await nodeWorkerInputs(fileURLToPath(new URL('./worker-handlers/lb-test-main.ts', import.meta.url)), LB_WORKER_REPO);
+    return ensure(inputs.ref, LB_WORKER_REPO, 5 * 60_000, () => buildNodeWorkerImage(inputs));
+  });
+}
+
 /**
  * Ensures the Python worker image exists; resolves with its ref. The first build takes about a minute
  * and a half (debootstrap and apt from the Debian mirror); needs root and debootstrap.
@@ -32,7 +43,8 @@ export function ensurePythonWorkerImage(): Promise<string> {
   });
 }
 
-function once(key: string, fn: () => Promise<string>): Promise<string> {
+/** `fn` once per process and key (a failure lets a later call retry); model-images.ts uses it too */
+export function once(key: string, fn: () => Promise<string>): Promise<string> {
   let p = memo.get(key);
   if (!p) {
     p = fn().catch((e: unknown) => {
@@ -44,7 +56,8 @@ function once(key: string, fn: () => Promise<string>): Promise<string> {
   return p;
 }
 
-async function ensure(ref: string, repo: string, staleMs: number, build: () => Promise<void>): Promise<string> {
+/** `ref` if it exists, else built once under the repository's lock; older tags of `repo` removed */
+export async function ensure(ref: string, repo: string, staleMs: number, build: () => Promise<void>): Promise<string> {
   if (await imageExists(ref)) return ref;
   return withBuildLock(repo.replace(/\W+/g, '-'), staleMs, async () => {
     if (await imageExists(ref)) return ref; // another worker built it while we waited

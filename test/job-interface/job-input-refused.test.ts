@@ -98,6 +98,55 @@ describe('refused bodies change nothing', () => {
   });
 });
 
+describe('more refusals that change nothing', () => {
+  test('an unknown field inside policy, or a policy that is not an object: 422 with the path', async () => {
+    const before = await counts();
+    for (const [policy, path] of [
+      [{ executionTimeout: 10_000, retries: 3 }, '$.policy.retries: unknown property'],
+      ['fast', '$.policy'],
+      [{ lowPriority: 'yes' }, '$.policy.lowPriority'],
+    ] as const) {
+      const p = await problem(await job('POST', `/v2/${endpointId}/run`, { input: {}, policy }), 422, 'VALIDATION_FAILED');
+      expect(p.errors?.join('\n')).toContain(path);
+    }
+    expect(await counts()).toEqual(before);
+  });
+
+  test('a body over 10 MiB sent chunked (no content-length) is 413 too, and nothing is queued', async () => {
+    const chunk = new TextEncoder().encode('x'.repeat(1 << 20));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (sent === 0) c.enqueue(new TextEncoder().encode('{"input":{"pad":"'));
+        if (sent++ < 11) c.enqueue(chunk);
+        else {
+          c.enqueue(new TextEncoder().encode('"}}'));
+          c.close();
+        }
+      },
+    });
+    const res = await fetch(`${cp.url}/v2/${endpointId}/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${world.user.key}`, 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    await problem(res, 413, 'PAYLOAD_TOO_LARGE');
+    expect((await counts()).inQueue).toBe(0);
+  });
+
+  test('cancel of a final job and retry of a job that is not FAILED or TIMED_OUT: 409 INVALID_TRANSITION, the job as it was', async () => {
+    const id = ((await (await job('POST', `/v2/${endpointId}/run`, { input: { q: 1 } })).json()) as { id: string }).id;
+    await problem(await job('POST', `/v2/${endpointId}/retry/${id}`), 409, 'INVALID_TRANSITION');
+    expect(((await (await job('GET', `/v2/${endpointId}/status/${id}`)).json()) as { status: string }).status).toBe('IN_QUEUE');
+    expect(((await (await job('POST', `/v2/${endpointId}/cancel/${id}`)).json()) as { status: string }).status).toBe('CANCELLED');
+    // cancelling it again answers the same; retrying a cancelled job is refused
+    expect(((await (await job('POST', `/v2/${endpointId}/cancel/${id}`)).json()) as { status: string }).status).toBe('CANCELLED');
+    await problem(await job('POST', `/v2/${endpointId}/retry/${id}`), 409, 'INVALID_TRANSITION');
+    expect(((await (await job('GET', `/v2/${endpointId}/status/${id}`)).json()) as { status: string }).status).toBe('CANCELLED');
+  });
+});
+
 describe('what the caller may not see is 404', () => {
   test('an unknown job on every job route', async () => {
     for (const [m, r] of [['GET', 'status'], ['GET', 'status-sync'], ['GET', 'stream'], ['POST', 'cancel'], ['POST', 'retry']] as const)
@@ -115,6 +164,16 @@ describe('what the caller may not see is 404', () => {
     expect(await counts(ep, other.key)).toMatchObject({ inQueue: 1 });
     const s = await job('GET', `/v2/${ep}/status/${other.jobId}`, undefined, other.key);
     expect(((await s.json()) as { status: string }).status).toBe('IN_QUEUE');
+  });
+
+  test('an endpoint that does not exist, on every route: 404', async () => {
+    const ep = 'nosuchendpoint';
+    await problem(await job('POST', `/v2/${ep}/run`, { input: {} }), 404, 'NOT_FOUND');
+    await problem(await job('POST', `/v2/${ep}/runsync`, { input: {} }), 404, 'NOT_FOUND');
+    await problem(await job('GET', `/v2/${ep}/health`), 404, 'NOT_FOUND');
+    await problem(await job('POST', `/v2/${ep}/purge-queue`), 404, 'NOT_FOUND');
+    for (const [m, r] of [['GET', 'status'], ['GET', 'status-sync'], ['GET', 'stream'], ['POST', 'cancel'], ['POST', 'retry']] as const)
+      await problem(await job(m, `/v2/${ep}/${r}/${other.jobId}`), 404, 'NOT_FOUND');
   });
 
   test("another account's job through one's own endpoint: 404", async () => {

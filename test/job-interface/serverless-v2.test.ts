@@ -73,12 +73,19 @@ describe('/v2/serverless', () => {
 
   test('refused with v2 paths and nothing made: missing fields, CPU, workers.min > workers.max, unknown template, unknown field', async () => {
     const before = ((await (await api('/v2/serverless')).json()) as { endpoints: unknown[] }).endpoints.length;
+    const templatesBefore = ((await (await api('/v2/templates')).json()) as { templates: unknown[] }).templates.length;
     const cases: [Record<string, unknown>, number, string][] = [
       [{ name: 'x' }, 422, '$.type: is required'],
       [v2Body({ gpu: undefined }), 422, '$.gpu.pools: is required'],
       [v2Body({ cpu: [{ id: 'cpu3c', vcpuCount: 2 }] }), 422, '$.cpu: CPU endpoints are not offered yet'],
       [v2Body({ templateId: 'tpl_nope' }), 422, '$.templateId'],
-      [v2Body({ image: 'busybox' }), 422, '$.image: unknown property'],
+      [v2Body({ image: 'busybox' }), 400, '$.templateId: give templateId or the container fields'],
+      [v2Body({ templateId: undefined }), 422, '$.image: is required when templateId is not given'],
+      [v2Body({ templateId: undefined, args: 'sleep 1' }), 422, '$.image: is required when templateId is not given'],
+      [v2Body({ templateId: undefined, image: 'busybox', workers: { min: 3, max: 1 } }), 400, ''],
+      [v2Body({ templateId: undefined, image: 'busybox', disk: 0 }), 422, '$.disk'],
+      [v2Body({ templateId: undefined, image: 'busybox', gpu: { pools: ['NOPE_POOL'] } }), 422, '$.gpu.pools[0]'],
+      [v2Body({ mounts: {} }), 422, '$.mounts: unknown property'],
       [v2Body({ scaling: { type: 'QUEUE_DELAY', requestCount: 3 } }), 422, '$.scaling'],
       [v2Body({ gpu: { pools: ['NOPE_POOL'] } }), 422, '$.gpu.pools[0]'],
       [v2Body({ workers: { min: 3, max: 1 } }), 400, ''],
@@ -91,6 +98,42 @@ describe('/v2/serverless', () => {
       if (path) expect(text, JSON.stringify(body)).toContain(path);
     }
     expect(((await (await api('/v2/serverless')).json()) as { endpoints: unknown[] }).endpoints.length).toBe(before);
+    // a refused create with container fields left no template behind
+    expect(((await (await api('/v2/templates')).json()) as { templates: unknown[] }).templates.length).toBe(templatesBefore);
+  });
+
+  test('create with the container fields instead of a templateId: the endpoint gets a serverless template made from them, shown in its v2 shape', async () => {
+    const res = await api('/v2/serverless', {
+      method: 'POST',
+      json: v2Body({ templateId: undefined, name: 'inline', image: 'busybox:1.36', args: 'sleep 5', disk: 3, ports: ['8080/http'], env: { MODE: 'fast' } }),
+    });
+    const e = (await res.json()) as Record<string, any>;
+    expect(res.status, JSON.stringify(e)).toBe(201);
+    expect(e).toMatchObject({ name: 'inline', image: 'busybox:1.36', args: 'sleep 5', disk: 3, ports: ['8080/http'], registry: null, env: { MODE: 'fast' } });
+    const t = (await (await api(`/v2/templates/${e.templateId}`)).json()) as Record<string, any>;
+    expect(t).toMatchObject({ id: e.templateId, name: 'inline__template', image: 'busybox:1.36', args: 'sleep 5', disk: 3, serverless: true });
+    expect(await (await api(`/v2/serverless/${e.id}`)).json()).toEqual(e);
+    // a templateId endpoint shows its template's container fields too
+    const byId = (await (await api('/v2/serverless', { method: 'POST', json: v2Body() })).json()) as Record<string, any>;
+    expect(byId).toMatchObject({ templateId: world.templateId, image: 'busybox' });
+  });
+
+  test('patch with container fields changes the endpoint\'s own template (workers roll); a shared template, or both templateId and container fields, is 400 and nothing changes', async () => {
+    const e = (await (await api('/v2/serverless', { method: 'POST', json: v2Body({ templateId: undefined, name: 'inline-patch', image: 'busybox:1.36' }) })).json()) as Record<string, any>;
+    const res = await api(`/v2/serverless/${e.id}`, { method: 'PATCH', json: { image: 'busybox:1.37', workers: { max: 3 } } });
+    const p = (await res.json()) as Record<string, any>;
+    expect(res.status, JSON.stringify(p)).toBe(200);
+    expect(p).toMatchObject({ image: 'busybox:1.37', templateId: e.templateId, workers: { max: 3 } });
+    expect(p.version).toBeGreaterThan(e.version);
+
+    const shared = (await (await api('/v2/serverless', { method: 'POST', json: v2Body() })).json()) as Record<string, any>;
+    const refused = await api(`/v2/serverless/${shared.id}`, { method: 'PATCH', json: { image: 'alpine:3' } });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { detail: string }).detail).toMatch(/also runs endpoint/);
+    const both = await api(`/v2/serverless/${e.id}`, { method: 'PATCH', json: { image: 'alpine:3', templateId: world.templateId } });
+    expect(both.status).toBe(400);
+    expect(((await (await api(`/v2/templates/${world.templateId}`)).json()) as { image: string }).image).toBe('busybox');
+    expect(((await (await api(`/v2/serverless/${e.id}`)).json()) as { image: string; templateId: string })).toMatchObject({ image: 'busybox:1.37', templateId: e.templateId });
   });
 
   test("another account's endpoint is 404 on get, patch and delete, and stays as it was", async () => {

@@ -15,7 +15,7 @@ interface TestWorker extends WorkerIdentity {
 
 export class StoreWorkerDirectory implements WorkerDirectory, WorkerCountsSource {
   readonly seenReports: { workerId: string; report: WorkerHealthReport }[] = [];
-  readonly recycled: { workerId: string; reason: string }[] = [];
+  readonly recycled: { workerId: string; reason: string; fault: boolean }[] = [];
   private readonly byTokenHash = new Map<string, TestWorker>();
   private readonly byId = new Map<string, TestWorker>();
   private n = 0;
@@ -49,8 +49,8 @@ export class StoreWorkerDirectory implements WorkerDirectory, WorkerCountsSource
     w.state = !report.healthy ? 'unhealthy' : report.inProgress.length > 0 ? 'running' : 'idle';
   }
 
-  async recycle(workerId: string, reason: string): Promise<void> {
-    this.recycled.push({ workerId, reason });
+  async recycle(workerId: string, reason: string, opts: { fault?: boolean } = {}): Promise<void> {
+    this.recycled.push({ workerId, reason, fault: opts.fault ?? false });
     const w = this.byId.get(workerId);
     if (w) w.state = 'retired';
   }

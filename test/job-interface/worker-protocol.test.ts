@@ -1,9 +1,11 @@
 // The worker protocol routes, called over HTTP as runpod-python's worker calls them (raw token, JSON
 // bodies labelled application/x-www-form-urlencoded), with a worker made by StoreWorkerDirectory:
 // push dispatch to a waiting job-take, 204 after the poll, job-take-batch, progress vs final
-// job-done, stopPod, job-stop, job-stream, ping (renewal, unhealthy), and executionTimeout.
+// job-done, stopPod, job-stop, job-stream, ping (renewal, unhealthy), job_in_progress and the ping's
+// job list (what the worker says it holds), and executionTimeout.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eventually, startJobWorld, type JobWorld } from './in-process-workers.ts';
+import { jobRecords } from '../serverless/job-log.ts';
 
 const POLL_MS = 1500;
 let world: JobWorld;
@@ -157,7 +159,7 @@ describe('job-stream, job-stop, ping', () => {
     const before = world.directory.seenReports.length;
     expect((await call('GET', `/ping/${w.workerId}?job_id=${id}&runpod_version=1.7.0`)).status).toBe(200);
     const mine = world.directory.seenReports.slice(before).filter((r) => r.workerId === w.workerId);
-    expect(mine.at(-1)?.report).toEqual({ healthy: true, inProgress: [id] });
+    expect(mine.at(-1)?.report).toEqual({ healthy: true, inProgress: [id], workerBusy: true });
     await call('POST', `/job-done/${w.workerId}/${id}?isStream=false`, { output: 1 });
   });
 
@@ -189,6 +191,82 @@ describe('executionTimeout', () => {
     }, 15_000, 'TIMED_OUT');
     expect(s.error).toMatch(/execution timeout of 5000 ms/);
     await eventually(async () => world.directory.recycled.some((r) => r.workerId === slow.workerId), 5000, 'the recycle');
-    expect(world.directory.recycled.find((r) => r.workerId === slow.workerId)!.reason).toMatch(/executionTimeout/);
+    await new Promise((r) => setTimeout(r, 300)); // a second recycle, were there one, would have come by now
+    // exactly one recycle for the one timed-out job, as a fault (the endpoint backs off)
+    const mine = world.directory.recycled.filter((r) => r.workerId === slow.workerId);
+    expect(mine).toEqual([{ workerId: slow.workerId, reason: `job ${id} ran past its executionTimeout`, fault: true }]);
+  });
+});
+
+describe('what the worker says it holds (job_in_progress, the ping job list)', () => {
+  const lease = async (id: string) => (await world.cp.services.jobQueue.get(id))!.leaseExpiresAt!;
+  const requeues = async (id: string) => (await jobRecords(world.cp.dataDir, id)).filter((r) => r.t === 'rq');
+
+  test('job-take with job_in_progress=1 renews the lease of the job the worker holds, and the worker counts as running', async () => {
+    const x = await world.directory.issue(endpointId);
+    const id = await run({ busy: 1 });
+    expect(((await (await call('GET', `/job-take/${x.workerId}?job_in_progress=0`, undefined, x.token)).json()) as { id: string }).id).toBe(id);
+    const before = await lease(id);
+    await new Promise((r) => setTimeout(r, 300));
+    // the worker asks for more work while it runs the job (runpod-python with concurrency > 1)
+    expect((await call('GET', `/job-take/${x.workerId}?job_in_progress=1`, undefined, x.token)).status).toBe(204);
+    expect(await lease(id)).toBeGreaterThanOrEqual(before + 300);
+    expect(await status(id)).toMatchObject({ status: 'IN_PROGRESS', workerId: x.workerId });
+    expect((await status(id)).retries ?? 0).toBe(0);
+    const report = world.directory.seenReports.filter((r) => r.workerId === x.workerId).at(-1)!.report;
+    expect(report).toEqual({ healthy: true, inProgress: [id], workerBusy: true });
+    await call('POST', `/job-done/${x.workerId}/${id}?isStream=false`, { output: 'done' }, x.token);
+    expect(await status(id)).toMatchObject({ status: 'COMPLETED', output: 'done' });
+  });
+
+  test('job_in_progress=1 with no job the queue knows of: the worker still counts as running (a cancelled job still in its handler)', async () => {
+    const x = await world.directory.issue(endpointId);
+    const id = await run({ cancelMe: 1 });
+    await call('GET', `/job-take/${x.workerId}?job_in_progress=0`, undefined, x.token);
+    await world.cp.api(`/v2/${endpointId}/cancel/${id}`, { method: 'POST', key: world.user.key });
+    expect((await call('GET', `/job-take/${x.workerId}?job_in_progress=1`, undefined, x.token)).status).toBe(204);
+    expect(world.directory.seenReports.filter((r) => r.workerId === x.workerId).at(-1)!.report).toEqual({ healthy: true, inProgress: [], workerBusy: true });
+    expect((await call('GET', `/job-take/${x.workerId}?job_in_progress=0`, undefined, x.token)).status).toBe(204);
+    expect(world.directory.seenReports.filter((r) => r.workerId === x.workerId).at(-1)!.report).toEqual({ healthy: true, inProgress: [], workerBusy: false });
+  });
+
+  test('job-take with job_in_progress=0 while the control plane has a job running there (its job-done was lost): the job goes back to the queue at once, its retry counted', async () => {
+    const y = await world.directory.issue(endpointId);
+    const id = await run({ lost: 1 });
+    expect(((await (await call('GET', `/job-take/${y.workerId}?job_in_progress=0`, undefined, y.token)).json()) as { id: string }).id).toBe(id);
+    // the worker finished it, its job-done never arrived, and it asks for work holding nothing:
+    // the same job comes straight back to it as a new attempt, not after its 30 s lease
+    const t0 = Date.now();
+    const again = await call('GET', `/job-take/${y.workerId}?job_in_progress=0`, undefined, y.token);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(((await again.json()) as { id: string }).id).toBe(id);
+    expect(await status(id)).toMatchObject({ status: 'IN_PROGRESS', workerId: y.workerId, retries: 1 });
+    expect(await requeues(id)).toEqual([expect.objectContaining({ cause: 'lost', error: expect.stringMatching(/job_in_progress=0 .*its result never arrived/) })]);
+    // the worker is not told to stop the attempt it now runs
+    expect((await call('GET', `/job-stop/${y.workerId}`, undefined, y.token)).status).toBe(204);
+    await call('POST', `/job-done/${y.workerId}/${id}?isStream=false`, { output: 'second attempt' }, y.token);
+    expect(await status(id)).toMatchObject({ status: 'COMPLETED', output: 'second attempt', retries: 1 });
+  });
+
+  test('a ping that leaves out a job taken before the previous ping: that job goes back to the queue; a job taken since, not yet listed, stays', { timeout: 20_000 }, async () => {
+    const z = await world.directory.issue(endpointId);
+    const ping = (ids: string[]) => call('GET', `/ping/${z.workerId}?${ids.length ? `job_id=${ids.join(',')}&` : ''}runpod_version=1.7.0`, undefined, z.token);
+    const j1 = await run({ pinged: 1 });
+    await call('GET', `/job-take/${z.workerId}?job_in_progress=0`, undefined, z.token);
+    // the first ping heard (as after a restart) proves nothing: its list may predate the take
+    expect((await ping([])).status).toBe(200);
+    expect(await status(j1)).toMatchObject({ status: 'IN_PROGRESS', workerId: z.workerId });
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await ping([j1])).status).toBe(200);
+    const j2 = await run({ pinged: 2 });
+    await call('GET', `/job-take/${z.workerId}?job_in_progress=1`, undefined, z.token);
+    // j1 is missing from a list taken after the previous ping, which came well after j1's take
+    expect((await ping([])).status).toBe(200);
+    expect(await status(j1)).toMatchObject({ status: 'IN_QUEUE', retries: 1 });
+    expect(await requeues(j1)).toEqual([expect.objectContaining({ cause: 'lost', error: expect.stringMatching(/pings no longer list this job/) })]);
+    expect(await status(j2)).toMatchObject({ status: 'IN_PROGRESS', workerId: z.workerId });
+    expect((await status(j2)).retries ?? 0).toBe(0);
+    await call('POST', `/job-done/${z.workerId}/${j2}?isStream=false`, { output: 2 }, z.token);
+    await world.cp.api(`/v2/${endpointId}/purge-queue`, { method: 'POST', key: world.user.key });
   });
 });

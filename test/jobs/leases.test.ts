@@ -1,7 +1,7 @@
 // Leases, lost workers, retry caps and execution timeouts, on a fake clock.
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import type { RecycleEvent } from '../../core/jobs/index.ts';
-import { codeOf, job, openFixture, type QueueFixture } from './queue-fixture.ts';
+import { codeOf, job, openFixture, type QueueFixture } from './contract-fixture.ts';
 
 let f: QueueFixture;
 beforeEach(async () => {

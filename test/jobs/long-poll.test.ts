@@ -1,7 +1,7 @@
 // Long polls on real time: take, job-stop and waitForFinal are woken by the operation that makes
 // them ready (no polling interval), and answer "nothing" on timeout or abort.
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { job, openFixture, type QueueFixture } from './queue-fixture.ts';
+import { job, openFixture, type QueueFixture } from './contract-fixture.ts';
 
 let f: QueueFixture;
 beforeEach(async () => {

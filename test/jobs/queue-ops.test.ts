@@ -2,7 +2,7 @@
 // validation, take order, progress, completion, cancel, retry, purge, counts, depth, delete.
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import type { Job } from '../../core/jobs/index.ts';
-import { codeOf, job, openFixture, T0, type QueueFixture } from './queue-fixture.ts';
+import { codeOf, job, openFixture, T0, type QueueFixture } from './contract-fixture.ts';
 
 let f: QueueFixture;
 beforeEach(async () => {
@@ -30,7 +30,7 @@ test('enqueue refuses a missing input and out-of-range policy with JSONPath erro
   const errors = (err as { errors: string[] }).errors;
   expect(errors.map((e) => e.split(':')[0])).toEqual(['$.input', '$.policy.executionTimeout', '$.policy.ttl']);
   expect(await f.q.counts('ep-1')).toEqual({ completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 });
-  expect(f.q.logStats().records).toBe(0);
+  expect(await f.stored()).toBe(0);
 });
 
 test('take serves requeued jobs first, then FIFO, lowPriority last; IN_PROGRESS under a lease with delayTime', async () => {
@@ -207,10 +207,10 @@ test('onFinal is told once per final job, after it is durable; unsubscribing sto
   });
   const a = await f.q.enqueue(job());
   await f.q.take('ep-1', 'w-1');
-  const commitsBefore = f.q.logStats().commits;
+  const durableBefore = await f.durableMark();
   await f.q.complete(a.id, 'w-1', { output: 7 });
   expect(seen.map((j) => [j.id, j.status, j.output])).toEqual([[a.id, 'COMPLETED', 7]]);
-  expect(f.q.logStats().commits).toBeGreaterThan(commitsBefore);
+  expect(await f.durableMark()).toBeGreaterThan(durableBefore);
   off();
   const b = await f.q.enqueue(job());
   await f.q.cancel(b.id);

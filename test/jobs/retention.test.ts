@@ -2,7 +2,7 @@
 // gone; a job not taken within its ttl expires (TIMED_OUT, then gone).
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import type { Job } from '../../core/jobs/index.ts';
-import { codeOf, job, openFixture, type QueueFixture } from './queue-fixture.ts';
+import { codeOf, job, openFixture, type QueueFixture } from './contract-fixture.ts';
 
 const MIN = 60_000;
 let f: QueueFixture;

@@ -2,7 +2,7 @@
 // waits for a chunk or the final status instead of answering "nothing" at once (runpod-sdk's stream
 // polls without a pause), and `heldBy` (what the worker side is told a worker holds).
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { codeOf, job, openFixture, type QueueFixture } from './queue-fixture.ts';
+import { codeOf, job, openFixture, type QueueFixture } from './contract-fixture.ts';
 
 let f: QueueFixture;
 beforeEach(async () => {

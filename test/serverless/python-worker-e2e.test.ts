@@ -102,3 +102,16 @@ test('progress_update from the runpod-python handler is visible in status while 
   expect(seen).toMatchObject({ id, status: 'IN_PROGRESS', output: 'step 1 of 2' });
   expect(await op({ op: 'output', job: id, timeout: 30 })).toEqual({ done: true });
 }, 60_000);
+
+test("a job running across several of the runpod-python worker's pings (every 10 s) stays its own: the pings list it, nothing goes back to the queue, COMPLETED once", async () => {
+  const id: string = await op({ op: 'run', request: { input: { sleep_ms: 25_000, output: { long: true } } } });
+  await waitFor('the job running', async () => (await json(await asUser(`/v2/${endpointId}/status/${id}`))).status === 'IN_PROGRESS', 30_000, 100);
+  // while it runs the worker is RUNNING, and stays the job's holder through the pings
+  const ws = (await json(await asUser(`/v2/serverless/${endpointId}/workers`))).workers as { status: string }[];
+  expect(ws.map((w) => w.status)).toEqual(['RUNNING']);
+  expect(await op({ op: 'output', job: id, timeout: 60 })).toEqual({ long: true });
+  const job = await json(await asUser(`/v2/${endpointId}/status/${id}`));
+  expect(job).toMatchObject({ status: 'COMPLETED', output: { long: true } });
+  expect(job.retries ?? 0).toBe(0);
+  expect(job.executionTime).toBeGreaterThanOrEqual(25_000);
+}, 90_000);

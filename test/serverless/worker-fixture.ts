@@ -8,7 +8,7 @@ import path from 'node:path';
 import { accruePod, createServices, type Services } from '../../core/index.ts';
 import { Autoscaler } from '../../core/serverless/autoscaler-loop.ts';
 import { WorkerService, type WorkerServiceOptions } from '../../core/serverless/worker-service.ts';
-import { EmbeddedJobQueue } from '../../core/jobs/index.ts';
+import { EmbeddedJobQueue, WorkerPorts, WorkerProtocol } from '../../core/jobs/index.ts';
 import type { Principal } from '../../core/index.ts';
 import type { EndpointRecord, PodRecord, WorkerPod } from '../../model/index.ts';
 import { isWorker, parseQuotas } from '../../model/index.ts';
@@ -58,6 +58,11 @@ export async function openWorkerFixture(opts: { hosts?: FakeHostSpec[]; workers?
     { clock, ...opts.workers },
   );
   const scaler = new Autoscaler(workers, services.store, queue);
+  // the job side over the fixture's queue, as services.ts wires it: a job past its executionTimeout
+  // reaches the WorkerService through the protocol's recycle()
+  const ports = new WorkerPorts();
+  ports.register(workers);
+  const protocol = new WorkerProtocol(queue, services.store, ports, { clock });
   await seedHosts(services.store, opts.hosts ?? [{ id: 'host-a', gpus: 2 }]);
   const account = await services.keys.createAccount({ email: `w-${Date.now()}@test.local`, balance: 100 });
   const principal: Principal = { accountId: account.id, keyId: 'test', scope: 'read_write', operator: false };
@@ -102,6 +107,7 @@ export async function openWorkerFixture(opts: { hosts?: FakeHostSpec[]; workers?
     markCrashed: (id, reason = 'container crashed on start (exit code 3)') =>
       write(id, () => ({ status: 'ERROR', desiredStatus: 'EXITED', allocated: false, gpuUuids: [], statusReason: reason })),
     async close() {
+      protocol.close();
       workers.close();
       await queue.close();
       await services.store.close();

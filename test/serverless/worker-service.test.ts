@@ -150,6 +150,31 @@ describe('autoscaler ticks', () => {
     expect(await fx.live(e.id)).toHaveLength(1);
   });
 
+  test('a worker that says it still runs a job the queue no longer gives it (job_in_progress=1) is RUNNING and not stopped as idle; once it says it runs nothing, idleTimeout applies', async () => {
+    fx = await openWorkerFixture();
+    const e = await fx.endpoint({ workersMin: 0, workersMax: 1, idleTimeout: 5 });
+    const [job] = await fx.enqueue(e.id);
+    await fx.scaler.tick();
+    const [w] = await fx.live(e.id);
+    await fx.markRunning(w!.id);
+    await fx.queue.take(e.id, w!.id, { waitMs: 0 });
+    await fx.workers.seen(w!.id, { healthy: true, inProgress: [job!], workerBusy: false });
+    // the user cancels it; the handler goes on (a sync handler cannot be interrupted) and says so
+    await fx.queue.cancel(job!);
+    await fx.workers.seen(w!.id, { healthy: true, inProgress: [], workerBusy: true });
+    expect((await fx.workers.views(e)).map((v) => v.status)).toEqual(['RUNNING']);
+    fx.advance(60_000);
+    await fx.workers.seen(w!.id, { healthy: true, inProgress: [] }); // a call that does not say (job-done): the last word stands
+    await fx.scaler.tick();
+    expect(await fx.live(e.id)).toHaveLength(1);
+    await fx.workers.seen(w!.id, { healthy: true, inProgress: [], workerBusy: false });
+    expect((await fx.workers.views(e)).map((v) => v.status)).toEqual(['IDLE']);
+    fx.advance(5_000);
+    await fx.workers.seen(w!.id, { healthy: true, inProgress: [], workerBusy: false });
+    await fx.scaler.tick();
+    expect(await fx.live(e.id)).toHaveLength(0);
+  });
+
   test('a queued job starts a worker at once when the job side says so, without waiting for the next tick', async () => {
     fx = await openWorkerFixture();
     const e = await fx.endpoint();
@@ -270,7 +295,8 @@ describe('autoscaler ticks', () => {
     expect((await fx.queue.get(j.id))!.status).toBe('TIMED_OUT');
     for (let i = 0; i < 50 && (await fx.live(e.id)).length > 0; i++) await new Promise((r) => setTimeout(r, 10));
     const r = (await fx.services.store.get('pods', w!.id))!;
-    expect(r.worker!.retiredReason).toBe(`job ${j.id} ran past the endpoint's executionTimeout`);
+    expect(r.worker!.retiredReason).toBe(`recycled: job ${j.id} ran past its executionTimeout`);
+    expect(r.worker!.failed).toBe(true);
     expect(fx.workers.backoff.count(e.id, fx.now())).toBe(1);
   });
 });

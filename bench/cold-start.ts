@@ -1,0 +1,132 @@
+// bench/cold-start: `run` on a queue endpoint with no worker → the job taken by the worker the
+// autoscaler started for it (the job's `startedAt`, the take's own record), on a real sshd test host
+// with the Node test worker image (test/harness/worker-images.ts). Baseline in the same run, against
+// the same host and image: a bare `docker run -d` of that image over one already-open SSH connection,
+// with the same worker environment pointed at a bare HTTP server, until that server receives the
+// worker's first job-take (docker's start plus the worker's own boot). Each sample of ours is on a
+// new endpoint (no worker, nothing warm but the image and the host's connection); the two alternate,
+// one warm-up each, and the ratio is of the medians. Floor: ≤ 1.3× the bare run.
+//   npx tsx bench/cold-start.ts          (N=7 samples of each by default)
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { SshPool } from '../fleet/ssh-pool.ts';
+import { provisioner } from '../provisioner/index.ts';
+import { startTestControlPlane } from '../test/harness/control-plane.ts';
+import { dockerBridgeGateway, FIXTURE_GPUS, removeContainersByLabel, removeNetworksByLabel, startTestHost } from '../test/harness/index.ts';
+import { ensureNodeWorkerImage } from '../test/harness/worker-images.ts';
+import { checkTarget } from './target.ts';
+
+const N = Number(process.env.N ?? 7);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const image = await ensureNodeWorkerImage();
+const bridge = await dockerBridgeGateway();
+const host = await startTestHost({ name: `cold-${process.pid}`, gpus: [FIXTURE_GPUS.H100_80GB_HBM3, FIXTURE_GPUS.H100_80GB_HBM3] });
+const cp = await startTestControlPlane({ host: bridge, background: [provisioner()] });
+const pool = new SshPool();
+
+// the bare side's control plane: records when the first job-take of each bare worker arrives
+const firstTake = new Map<string, number>();
+const bare = http.createServer((req, res) => {
+  const m = /\/job-take\/([^/?]+)/.exec(req.url ?? '');
+  if (m && !firstTake.has(m[1]!)) firstTake.set(m[1]!, performance.now());
+  req.resume();
+  res.statusCode = m ? 204 : 200;
+  res.end(m ? undefined : '{}');
+});
+await new Promise<void>((r) => bare.listen(0, bridge, r));
+const bareOrigin = `http://${bridge}:${(bare.address() as AddressInfo).port}`;
+
+let hostId = '';
+try {
+  const enrolled = await cp.api('/v2/hosts', { method: 'POST', json: { ssh: `root@${host.address}:${host.port}`, privateKey: host.privateKey } });
+  if (enrolled.status !== 201) throw new Error(`enroll: ${enrolled.status} ${await enrolled.text()}`);
+  hostId = ((await enrolled.json()) as { id: string }).id;
+  const user = await cp.newAccount('read_write', 1_000_000);
+  const tpl = await cp.api('/v2/templates', { method: 'POST', key: user.key, json: { name: 'cold', image, disk: 1, serverless: true } });
+  const templateId = ((await tpl.json()) as { id: string }).id;
+
+  const target = { hostId: 'bench', address: host.address, port: host.port, user: 'root', privateKey: host.privateKey, pinnedFingerprint: null };
+  await pool.connect(target);
+  let n = 0;
+  const bareRun = async (): Promise<number> => {
+    const id = `bare-${process.pid}-${++n}`;
+    const base = `${bareOrigin}/v2/ep-bench`;
+    const env = {
+      RUNPOD_WEBHOOK_GET_JOB: `${base}/job-take/$ID?gpu=bench`,
+      RUNPOD_WEBHOOK_POST_OUTPUT: `${base}/job-done/$RUNPOD_POD_ID/$ID?gpu=bench`,
+      RUNPOD_WEBHOOK_POST_STREAM: `${base}/job-stream/$RUNPOD_POD_ID/$ID?gpu=bench`,
+      RUNPOD_WEBHOOK_PING: `${base}/ping/$RUNPOD_POD_ID?gpu=bench`,
+      RUNPOD_POD_ID: id,
+      RUNPOD_ENDPOINT_ID: 'ep-bench',
+      RUNPOD_AI_API_KEY: 'bench-token-0123456789',
+    };
+    const t = performance.now();
+    const argv = ['docker', 'run', '-d', '--label', 'gpufleet-bench=1', '--runtime', 'nvidia', '-e', 'NVIDIA_VISIBLE_DEVICES=GPU-x'];
+    for (const [k, v] of Object.entries(env)) argv.push('-e', `${k}=${v}`);
+    const run = await pool.exec(target, [...argv, image]);
+    if (run.code !== 0) throw new Error(`docker run failed: ${run.stderr}`);
+    for (let i = 0; !firstTake.has(id); i++) {
+      if (i > 6000) throw new Error('the bare worker never called job-take');
+      await sleep(2);
+    }
+    return firstTake.get(id)! - t;
+  };
+
+  const apiRun = async (): Promise<number> => {
+    const res = await cp.api('/v1/endpoints', {
+      method: 'POST',
+      key: user.key,
+      json: { templateId, name: `cold-${++n}`, gpuTypeIds: ['NVIDIA H100 80GB HBM3'], workersMin: 0, workersMax: 1, idleTimeout: 60 },
+    });
+    if (res.status !== 200) throw new Error(`endpoint: ${res.status} ${await res.text()}`);
+    const ep = ((await res.json()) as { id: string }).id;
+    const t0 = Date.now();
+    const t = performance.now();
+    const ran = await cp.api(`/v2/${ep}/run`, { method: 'POST', key: user.key, json: { input: { n } } });
+    const job = (await ran.json()) as { id: string };
+    if (ran.status !== 200) throw new Error(`run: ${ran.status} ${JSON.stringify(job)}`);
+    for (let i = 0; ; i++) {
+      const j = await cp.services.jobQueue.get(job.id);
+      if (j?.startedAt !== undefined) {
+        const took = j.startedAt - t0;
+        await cp.api(`/v1/endpoints/${ep}`, { method: 'DELETE', key: user.key }); // its worker goes
+        return took;
+      }
+      if (i > 30_000 || performance.now() - t > 120_000) throw new Error(`job ${job.id} never taken: ${JSON.stringify(j)}`);
+      await sleep(2);
+    }
+  };
+
+  await bareRun(); // warm-up: image layers in the page cache, the connection, the first container
+  await apiRun();
+  const ours: number[] = [];
+  const bares: number[] = [];
+  for (let i = 0; i < N; i++) {
+    if (i % 2 === 0) {
+      bares.push(await bareRun());
+      ours.push(await apiRun());
+    } else {
+      ours.push(await apiRun());
+      bares.push(await bareRun());
+    }
+    await removeContainersByLabel('gpufleet-bench=1');
+  }
+  const o = median(ours);
+  const b = median(bares);
+  console.log(`cold start: run → job taken by a new worker median ${o.toFixed(0)} ms over ${N}; bare docker run over SSH + worker boot to its first job-take ${b.toFixed(0)} ms; ratio ${(o / b).toFixed(2)}`);
+  console.log(`  ours ${ours.map((x) => x.toFixed(0)).join(', ')} ms; bare ${bares.map((x) => x.toFixed(0)).join(', ')} ms`);
+  checkTarget({ name: 'cold start run → job taken vs bare docker run + worker boot', value: o / b, op: '<=', floor: 1.3, unit: '×' });
+} finally {
+  await pool.closeAll();
+  await removeContainersByLabel('gpufleet-bench=1').catch(() => undefined);
+  await cp.close();
+  if (hostId) {
+    await removeContainersByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
+    await removeNetworksByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
+  }
+  await new Promise((r) => bare.close(r));
+  await host.dispose();
+}

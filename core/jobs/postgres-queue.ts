@@ -1,0 +1,791 @@
+// The JobQueue in PostgreSQL, for several control-plane replicas on one database (docs/postgres-queue.md).
+// Same observable behaviour as the embedded queue: each change is computed by the embedded queue's
+// own JobTable from the same records and written under the row's lock, conditionally on the status
+// and lease token read. Takes and the deadline sweep claim rows with FOR UPDATE SKIP LOCKED, so
+// replicas never hand out one job twice nor fight over the same deadline. Dispatch is push: a worker
+// parked in take on this replica is handed a job by the enqueue itself (one INSERT, already taken);
+// other replicas are woken by a NOTIFY sent inside the committing transaction.
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { GpufleetError } from '../../model/index.ts';
+import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job, type Retention } from './job.ts';
+import type {
+  CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, PendingWebhook, QueueDepth, RecycleEvent, StreamRead, TakeOptions, WaitOptions,
+} from './job-queue.ts';
+import type { LogRecord, SubmittedJob } from './log-record.ts';
+import { validateEnqueue } from './job-validation.ts';
+import { DEFAULT_LEASE_MS } from './queue-options.ts';
+import { decodeWakes, encodeWakes, isConnectionError, isEmpty, newEffects, queueError, wakesOf, type Effects, type Wakes } from './pg/effects.ts';
+import { fromRow, INSERT_JOB, insertParams, JOB_COLUMNS, laneOf, submitted, transition, visible, writeJobs, type JobRow, type JobRowData, type RowWrite } from './pg/job-row.ts';
+import { JOB_CHANNEL, Notifier } from './pg/notifier.ts';
+import { park, Parked, type Slot } from './pg/parking.ts';
+import { ALIVE_FOR_MS, joinReplicas, leaveReplicas, OTHERS_WAITING_SQL, refreshReplica, REPLICA_HEARTBEAT_MS } from './pg/replicas.ts';
+import { ensureJobSchema } from './pg/schema.ts';
+
+export interface PostgresJobQueueOptions {
+  /** ms since the epoch; injectable for tests. Replicas compare deadlines by their own clocks (keep them in NTP) */
+  clock?: () => number;
+  /** a taken job is lost when its worker is silent this long; default 30000 */
+  leaseMs?: number;
+  /** automatic requeues of a job whose worker was lost; default 3 */
+  maxLostRetries?: number;
+  /** automatic requeues of a job whose handler returned an error; default 0 */
+  maxErrorRetries?: number;
+  retention?: Partial<Retention>;
+  /** how often due deadlines are swept; 0: only on operations and `sweep()`; default 100 */
+  sweepIntervalMs?: number;
+  /**
+   * this replica's name in gpufleet_job_replicas, the same across its restarts (its pending webhook
+   * deliveries are resumed by it at once; another replica takes them over only once it looks dead);
+   * default a random one
+   */
+  replicaId?: string;
+}
+
+interface Taker {
+  workerId: string;
+  slot: Slot<Job[]>;
+}
+
+/** rows a sweep transaction claims at most */
+const SWEEP_BATCH = 200;
+/** job-stop requests no worker came for are dropped after a day */
+const STOP_KEEP_MS = 86_400_000;
+
+function guard(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // a listener's failure is its own; the change is already committed
+  }
+}
+
+export class PostgresJobQueue implements JobQueue {
+  readonly replicaId: string;
+  private readonly clock: () => number;
+  private readonly leaseMs: number;
+  private readonly maxLostRetries: number;
+  private readonly maxErrorRetries: number;
+  private readonly tableOpts: { leaseMs: number; retention: Retention };
+  private readonly takers = new Parked<Taker>();
+  private readonly finalWaiters = new Parked<Slot<{ job: Job | undefined }>>();
+  private readonly streamWaiters = new Parked<Slot<{ read: StreamRead | undefined }>>();
+  private readonly stopWaiters = new Parked<Slot<string[]>>();
+  private readonly finalListeners = new Set<(job: Job) => void>();
+  private readonly recycleListeners = new Set<(e: RecycleEvent) => void>();
+  private readonly notifier: Notifier;
+  private readonly onPoolError = (): void => undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private sweptAt = Number.NEGATIVE_INFINITY;
+  private sweeping: Promise<void> | null = null;
+  private closed = false;
+
+  private constructor(private readonly pool: pg.Pool, opts: PostgresJobQueueOptions) {
+    this.replicaId = opts.replicaId ?? `replica-${randomUUID()}`;
+    this.clock = opts.clock ?? Date.now;
+    this.leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+    this.maxLostRetries = opts.maxLostRetries ?? 3;
+    this.maxErrorRetries = opts.maxErrorRetries ?? 0;
+    this.tableOpts = {
+      leaseMs: this.leaseMs,
+      retention: { asyncMs: opts.retention?.asyncMs ?? JOB_LIMITS.asyncRetention, syncMs: opts.retention?.syncMs ?? JOB_LIMITS.syncRetention },
+    };
+    this.notifier = new Notifier(pool, (p) => this.onNotification(p), () => this.wakeAll());
+    // an idle client of the pool losing its connection must not end the process
+    pool.on('error', this.onPoolError);
+  }
+
+  /** creates the tables if needed, starts listening and joins the replicas; `pool` stays the caller's */
+  static async open(pool: pg.Pool, opts: PostgresJobQueueOptions = {}): Promise<PostgresJobQueue> {
+    const q = new PostgresJobQueue(pool, opts);
+    try {
+      await ensureJobSchema(pool);
+      await q.notifier.start();
+      await joinReplicas(pool, q.replicaId, q.now(), q.leaseMs);
+    } catch (e) {
+      await q.close().catch(() => undefined);
+      throw queueError(e);
+    }
+    const every = opts.sweepIntervalMs ?? 100;
+    if (every > 0) {
+      let lastRefresh = 0;
+      q.timer = setInterval(() => {
+        void q.sweep().catch(() => undefined);
+        if (q.now() - lastRefresh >= REPLICA_HEARTBEAT_MS) {
+          lastRefresh = q.now();
+          void q.refresh().catch(() => undefined);
+        }
+      }, every);
+      q.timer.unref();
+    }
+    return q;
+  }
+
+  onFinal(listener: (job: Job) => void): () => void {
+    this.finalListeners.add(listener);
+    return () => this.finalListeners.delete(listener);
+  }
+
+  onRecycle(listener: (event: RecycleEvent) => void): () => void {
+    this.recycleListeners.add(listener);
+    return () => this.recycleListeners.delete(listener);
+  }
+
+  async enqueue(req: EnqueueRequest): Promise<Job> {
+    const policy = validateEnqueue(req);
+    await this.begin();
+    const at = this.now();
+    const sub: SubmittedJob = {
+      id: `${req.sync ? 'sync-' : ''}${randomUUID()}`,
+      endpointId: req.endpointId,
+      accountId: req.accountId,
+      input: req.input,
+      ...(req.webhook !== undefined ? { webhook: req.webhook } : {}),
+      policy,
+      sync: req.sync,
+      createdAt: at,
+    };
+    const queued = submitted({ t: 'enq', job: sub }, this.tableOpts);
+    const lane = laneOf(queued, false);
+    const taker = await this.reserveTaker(req.endpointId);
+    if (taker) {
+      // a worker waits here: the job is stored already taken by it (one statement, one commit)
+      const taken = transition(queued, { t: 'take', id: sub.id, worker: taker.workerId, at }, this.tableOpts);
+      try {
+        await this.query(INSERT_JOB, insertParams(taken, lane, 1));
+      } catch (e) {
+        taker.slot.fulfil(undefined);
+        throw e;
+      }
+      if (!taker.slot.fulfil([taken])) await this.undeliver([taken]).catch(() => undefined);
+      return queued;
+    }
+    const payload = encodeWakes(this.replicaId, { ...noWakes(), ready: [req.endpointId] });
+    await this.query(`WITH j AS (${INSERT_JOB} RETURNING 1) SELECT pg_notify($21, $22) FROM j`, [...insertParams(queued, lane, 0), JOB_CHANNEL, payload]);
+    this.wakeTakers(req.endpointId);
+    return queued;
+  }
+
+  async take(endpointId: string, workerId: string, opts: TakeOptions = {}): Promise<Job[]> {
+    const max = opts.max ?? 1;
+    if (!Number.isInteger(max) || max < 1) {
+      throw new GpufleetError('VALIDATION_FAILED', 'max must be a positive integer', { errors: ['$.max: must be an integer >= 1'] });
+    }
+    await this.begin();
+    const got = await park<Job[]>(
+      { ...this.waitOpts(opts), onLate: (jobs) => this.undeliver(jobs) },
+      () => this.claim(endpointId, workerId, max),
+      (slot) => this.takers.add(endpointId, { workerId, slot }),
+    );
+    // a full batch: more may be queued for the next waiter
+    if (got?.length === max) this.wakeTakers(endpointId);
+    return got ?? [];
+  }
+
+  /** FOR UPDATE SKIP LOCKED: concurrent takers (on any replica) each get other jobs, none waits */
+  private async claim(endpointId: string, workerId: string, max: number): Promise<Job[] | undefined> {
+    const at = this.now();
+    const { rows } = await this.query<JobRowData & { lane: number; seq: string }>(
+      `WITH picked AS (
+         SELECT id AS pid FROM gpufleet_jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' AND expires_at > $2
+         ORDER BY lane, seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+       UPDATE gpufleet_jobs SET status = 'IN_PROGRESS', worker_id = $4, started_at = $2, delay_time = $2 - queued_at,
+         lease_expires_at = $2 + $5::bigint, finished_at = NULL, execution_time = NULL, output = NULL, error = NULL, expires_at = NULL,
+         attempt = attempt + 1, due_at = LEAST($2 + $5::bigint, $2 + execution_timeout)
+       FROM picked WHERE id = picked.pid
+       RETURNING ${JOB_COLUMNS}, lane, seq`,
+      [endpointId, at, max, workerId, this.leaseMs],
+    );
+    if (rows.length === 0) return undefined;
+    rows.sort((a, b) => a.lane - b.lane || Number(a.seq) - Number(b.seq));
+    return rows.map((r) => fromRow(r).job);
+  }
+
+  /** taken jobs whose taker went away before it got them: back to the queue, no retry counted */
+  private async undeliver(jobs: Job[]): Promise<void> {
+    await this.tx(async (c, fx) => {
+      const rows = await this.lockMany(c, 'id = ANY($1)', [jobs.map((j) => j.id)]);
+      const items = rows
+        .filter((r) => jobs.some((j) => j.id === r.job.id && r.job.status === 'IN_PROGRESS' && r.job.workerId === j.workerId && r.job.startedAt === j.startedAt))
+        .map((row) => ({ row, rec: { t: 'rq', id: row.job.id, at: this.now(), cause: 'undelivered' } as LogRecord }));
+      await this.applyRecs(c, fx, items);
+    });
+  }
+
+  async progress(jobId: string, workerId: string, output: unknown): Promise<Job> {
+    await this.begin();
+    return this.tx(async (c, fx) => {
+      const row = await this.lockOne(c, jobId);
+      this.held(row.job, workerId);
+      return (await this.applyRecs(c, fx, [{ row, rec: { t: 'prog', id: jobId, at: this.now(), output } }]))[0]!;
+    });
+  }
+
+  async appendStream(jobId: string, workerId: string, chunk: unknown): Promise<void> {
+    await this.begin();
+    const until = this.now() + this.leaseMs;
+    const payload = encodeWakes(this.replicaId, { ...noWakes(), chunk: [jobId] });
+    const { rowCount } = await this.query(
+      `WITH j AS (
+         UPDATE gpufleet_jobs SET stream_len = stream_len + 1, lease_expires_at = GREATEST(lease_expires_at, $4),
+           due_at = LEAST(GREATEST(lease_expires_at, $4), started_at + execution_timeout)
+         WHERE id = $1 AND status = 'IN_PROGRESS' AND worker_id = $2 RETURNING stream_len - 1 AS n),
+       ins AS (INSERT INTO gpufleet_job_chunks (job_id, n, output) SELECT $1, n, $3::json FROM j RETURNING n)
+       SELECT n, pg_notify($5, $6) FROM ins`,
+      [jobId, workerId, JSON.stringify(chunk), until, JOB_CHANNEL, payload],
+    );
+    if (rowCount === 1) {
+      this.wakeEach(this.streamWaiters, jobId);
+      return;
+    }
+    const job = await this.find(jobId);
+    if (!job) throw notFound(jobId);
+    this.held(job, workerId);
+    throw leaseLost(jobId, workerId, job);
+  }
+
+  async readStream(jobId: string, from?: number, opts?: WaitOptions): Promise<StreamRead | undefined> {
+    await this.begin();
+    const first = await this.readChunks(jobId, from);
+    if (!first || isFinal(first.status) || first.chunks.length > 0 || (opts?.waitMs ?? 0) <= 0) return first;
+    // nothing new on a job still running: wait for a chunk or the final status
+    const got = await park<{ read: StreamRead | undefined }>(
+      this.waitOpts(opts),
+      async () => {
+        const read = await this.readChunks(jobId, from);
+        return !read || isFinal(read.status) || read.chunks.length > 0 ? { read } : undefined;
+      },
+      (slot) => this.streamWaiters.add(jobId, slot),
+    );
+    return got ? got.read : this.closed ? undefined : this.readChunks(jobId, from);
+  }
+
+  /** the chunks from the job's cursor (advanced, compare-and-set: two readers never get one chunk twice) or from `from` */
+  private async readChunks(jobId: string, from: number | undefined): Promise<StreamRead | undefined> {
+    for (;;) {
+      const { rows } = await this.query<{ status: Job['status']; expires_at: string | null; stream_len: number; stream_read: number }>(
+        'SELECT status, expires_at, stream_len, stream_read FROM gpufleet_jobs WHERE id = $1',
+        [jobId],
+      );
+      const r = rows[0];
+      if (!r || (r.status !== 'IN_PROGRESS' && r.expires_at !== null && Number(r.expires_at) <= this.now())) return undefined;
+      const start = from ?? r.stream_read;
+      if (from === undefined && r.stream_len > r.stream_read) {
+        const moved = await this.query('UPDATE gpufleet_jobs SET stream_read = $2 WHERE id = $1 AND stream_read = $3', [jobId, r.stream_len, r.stream_read]);
+        if (moved.rowCount !== 1) continue; // another read took them first
+      }
+      const chunks = r.stream_len > start
+        ? (await this.query<{ output: string }>('SELECT output::text AS output FROM gpufleet_job_chunks WHERE job_id = $1 AND n >= $2 AND n < $3 ORDER BY n', [jobId, start, r.stream_len])).rows.map((c) => JSON.parse(c.output) as unknown)
+        : [];
+      return { status: r.status, chunks, next: r.stream_len };
+    }
+  }
+
+  async complete(jobId: string, workerId: string, result: CompleteRequest): Promise<Job> {
+    await this.begin();
+    return this.tx(async (c, fx) => {
+      const row = await this.lockOne(c, jobId);
+      const held = this.held(row.job, workerId);
+      const at = this.now();
+      const rec: LogRecord = result.error !== undefined && held.autoRetries < this.maxErrorRetries
+        ? { t: 'rq', id: jobId, at, cause: 'error', error: result.error }
+        : {
+          t: 'fin', id: jobId, at, status: result.error !== undefined ? 'FAILED' : 'COMPLETED',
+          ...(result.output !== undefined ? { output: result.output } : {}),
+          ...(result.error !== undefined ? { error: result.error } : {}),
+        };
+      return (await this.applyRecs(c, fx, [{ row, rec }]))[0]!;
+    });
+  }
+
+  async heartbeat(workerId: string, jobIds: readonly string[]): Promise<HeartbeatResult> {
+    // the sweep runs first: a lease that already ran out is lost, not renewed
+    await this.begin();
+    if (jobIds.length === 0) return { renewed: [], notHeld: [] };
+    const now = this.now();
+    const { rows } = await this.query<{ id: string }>(
+      `UPDATE gpufleet_jobs SET lease_expires_at = GREATEST(lease_expires_at, $3), due_at = LEAST(GREATEST(lease_expires_at, $3), started_at + execution_timeout)
+       WHERE id = ANY($1) AND status = 'IN_PROGRESS' AND worker_id = $2 AND lease_expires_at > $4 RETURNING id`,
+      [jobIds, workerId, now + this.leaseMs, now],
+    );
+    const ok = new Set(rows.map((r) => r.id));
+    return { renewed: jobIds.filter((id) => ok.has(id)), notHeld: jobIds.filter((id) => !ok.has(id)) };
+  }
+
+  async workerLost(workerId: string, reason: string, jobIds?: readonly string[]): Promise<Job[]> {
+    await this.begin();
+    return this.tx(async (c, fx) => {
+      const now = this.now();
+      const only = jobIds ? new Set(jobIds) : null;
+      const rows = (await this.lockMany(c, `worker_id = $1 AND status = 'IN_PROGRESS'`, [workerId], 'started_at, lane, seq')).filter((r) => !only || only.has(r.job.id));
+      // a worker that lives on is told to stop them, in case it still runs one
+      const items = rows.map((row) => ({ row, rec: this.lose(row.job, reason, now, fx, only !== null) }));
+      const jobs = await this.applyRecs(c, fx, items);
+      if (!only) fx.lost.add(workerId);
+      return jobs;
+    });
+  }
+
+  async cancel(jobId: string): Promise<Job> {
+    await this.begin();
+    return this.tx(async (c, fx) => {
+      const row = await this.lockOne(c, jobId);
+      const job = row.job;
+      if (job.status === 'CANCELLED') return job;
+      if (isFinal(job.status)) {
+        throw new GpufleetError('INVALID_TRANSITION', `job ${jobId} is ${job.status} and cannot be cancelled`, { fields: { jobId, status: job.status } });
+      }
+      if (job.status === 'IN_PROGRESS') fx.stops.push({ workerId: job.workerId!, jobId });
+      return (await this.applyRecs(c, fx, [{ row, rec: { t: 'fin', id: jobId, at: this.now(), status: 'CANCELLED' } }]))[0]!;
+    });
+  }
+
+  async retry(jobId: string): Promise<Job> {
+    await this.begin();
+    return this.tx(async (c, fx) => {
+      const row = await this.lockOne(c, jobId);
+      const job = row.job;
+      if (job.status !== 'FAILED' && job.status !== 'TIMED_OUT') {
+        throw new GpufleetError('INVALID_TRANSITION', `only FAILED and TIMED_OUT jobs can be retried; job ${jobId} is ${job.status}`, {
+          fields: { jobId, status: job.status },
+        });
+      }
+      return (await this.applyRecs(c, fx, [{ row, rec: { t: 'rq', id: jobId, at: this.now(), cause: 'retry' } }]))[0]!;
+    });
+  }
+
+  async purge(endpointId: string): Promise<number> {
+    await this.begin();
+    return this.tx(async (c, fx) => {
+      const at = this.now();
+      const rows = await this.lockMany(c, `endpoint_id = $1 AND status = 'IN_QUEUE'`, [endpointId], 'lane, seq');
+      await this.applyRecs(c, fx, rows.map((row) => ({ row, rec: { t: 'fin', id: row.job.id, at, status: 'CANCELLED' } })));
+      return rows.length;
+    });
+  }
+
+  async deleteEndpoint(endpointId: string): Promise<DeleteEndpointResult> {
+    await this.begin();
+    return this.tx(async (c, fx) => {
+      const at = this.now();
+      const rows = await this.lockMany(c, 'endpoint_id = $1', [endpointId], 'seq');
+      let cancelled = 0;
+      for (const row of rows) {
+        const job = row.job;
+        if (isFinal(job.status)) continue;
+        if (job.status === 'IN_PROGRESS') fx.stops.push({ workerId: job.workerId!, jobId: job.id });
+        fx.finals.push(transition(job, { t: 'fin', id: job.id, at, status: 'CANCELLED' }, this.tableOpts));
+        cancelled++;
+      }
+      // the cancellations and the removal commit together: nothing of the endpoint is left to write
+      await c.query('DELETE FROM gpufleet_jobs WHERE endpoint_id = $1', [endpointId]);
+      fx.drops.add(endpointId);
+      return { cancelled, removed: rows.length };
+    });
+  }
+
+  async get(jobId: string): Promise<Job | undefined> {
+    await this.begin();
+    return this.find(jobId);
+  }
+
+  async setTtl(jobId: string, ttlMs: number): Promise<Job> {
+    const lim = JOB_LIMITS.statusTtl;
+    if (!Number.isInteger(ttlMs) || ttlMs < lim.min || ttlMs > lim.max) {
+      throw new GpufleetError('VALIDATION_FAILED', `ttl must be an integer number of milliseconds from ${lim.min} to ${lim.max}`, {
+        errors: [`$.ttl: must be an integer from ${lim.min} to ${lim.max}`],
+      });
+    }
+    await this.begin();
+    return this.tx(async (c, fx) => {
+      const row = await this.lockOne(c, jobId);
+      return (await this.applyRecs(c, fx, [{ row, rec: { t: 'ttl', id: jobId, at: this.now(), ttl: ttlMs } }]))[0]!;
+    });
+  }
+
+  async heldBy(workerId: string): Promise<string[]> {
+    await this.begin();
+    const { rows } = await this.query<{ id: string }>(
+      `SELECT id FROM gpufleet_jobs WHERE worker_id = $1 AND status = 'IN_PROGRESS' ORDER BY started_at, lane, seq`,
+      [workerId],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async waitForFinal(jobId: string, opts?: WaitOptions): Promise<Job | undefined> {
+    await this.begin();
+    const job = await this.find(jobId);
+    if (!job || isFinal(job.status) || (opts?.waitMs ?? 0) <= 0) return job;
+    const got = await park<{ job: Job | undefined }>(
+      this.waitOpts(opts),
+      async () => {
+        const now = await this.find(jobId);
+        return !now || isFinal(now.status) ? { job: now } : undefined;
+      },
+      (slot) => this.finalWaiters.add(jobId, slot),
+    );
+    return got ? got.job : this.closed ? undefined : this.find(jobId);
+  }
+
+  async stopRequests(workerId: string, opts?: WaitOptions): Promise<string[]> {
+    if (this.closed) return [];
+    const got = await park<string[]>(
+      // a poll that went away after it took them: they are put back for the next
+      { ...this.waitOpts(opts), onLate: (ids) => this.restoreStops(workerId, ids) },
+      async () => {
+        const { rows } = await this.query<{ job_id: string }>('DELETE FROM gpufleet_job_stops WHERE worker_id = $1 RETURNING job_id, at', [workerId]);
+        return rows.length > 0 ? rows.map((r) => r.job_id) : undefined;
+      },
+      (slot) => this.stopWaiters.add(workerId, slot),
+    );
+    return got ?? [];
+  }
+
+  private async restoreStops(workerId: string, ids: string[]): Promise<void> {
+    await this.query(
+      'INSERT INTO gpufleet_job_stops (worker_id, job_id, at) SELECT $1, j, $3 FROM unnest($2::text[]) AS j ON CONFLICT DO NOTHING',
+      [workerId, ids, this.now()],
+    );
+  }
+
+  async counts(endpointId: string): Promise<EndpointCounts> {
+    await this.begin();
+    const { rows } = await this.query<Record<keyof EndpointCounts, number>>(
+      `SELECT count(*) FILTER (WHERE status = 'COMPLETED')::int AS completed,
+              count(*) FILTER (WHERE status IN ('FAILED', 'TIMED_OUT'))::int AS failed,
+              count(*) FILTER (WHERE status = 'IN_PROGRESS')::int AS "inProgress",
+              count(*) FILTER (WHERE status = 'IN_QUEUE')::int AS "inQueue",
+              count(*) FILTER (WHERE retries > 0)::int AS retried
+       FROM gpufleet_jobs WHERE endpoint_id = $1 AND (status = 'IN_PROGRESS' OR expires_at > $2)`,
+      [endpointId, this.now()],
+    );
+    return { ...rows[0]! };
+  }
+
+  async depth(endpointId: string): Promise<QueueDepth> {
+    await this.begin();
+    const now = this.now();
+    const { rows } = await this.query<{ in_queue: number; low: number; in_progress: number; oldest: string | null; others: number }>(
+      `SELECT count(*) FILTER (WHERE status = 'IN_QUEUE' AND NOT low_priority)::int AS in_queue,
+              count(*) FILTER (WHERE status = 'IN_QUEUE' AND low_priority)::int AS low,
+              count(*) FILTER (WHERE status = 'IN_PROGRESS')::int AS in_progress,
+              min(queued_at) FILTER (WHERE status = 'IN_QUEUE' AND NOT low_priority) AS oldest,
+              ${OTHERS_WAITING_SQL} AS others
+       FROM gpufleet_jobs WHERE endpoint_id = $1 AND status IN ('IN_QUEUE', 'IN_PROGRESS') AND (status = 'IN_PROGRESS' OR expires_at > $2)`,
+      [endpointId, now, this.replicaId],
+    );
+    const r = rows[0]!;
+    return {
+      inQueue: r.in_queue,
+      lowPriority: r.low,
+      inProgress: r.in_progress,
+      oldestAgeMs: r.oldest === null ? 0 : Math.max(0, now - Number(r.oldest)),
+      waitingWorkers: this.takers.count(endpointId) + r.others,
+    };
+  }
+
+  /**
+   * Webhook deliveries pending on this replica, and those of replicas not seen for a while (taken
+   * over, so each delivery is made by one live replica; docs/postgres-queue.md).
+   */
+  async pendingWebhooks(): Promise<PendingWebhook[]> {
+    const { rows } = await this.query<{ job: string; attempts: number; next_at: string }>(
+      `UPDATE gpufleet_job_webhooks w SET owner = $1
+       WHERE owner = $1 OR NOT EXISTS (SELECT 1 FROM gpufleet_job_replicas r WHERE r.id = w.owner AND r.seen_at >= $2::bigint - ${ALIVE_FOR_MS})
+       RETURNING job::text AS job, attempts, next_at`,
+      [this.replicaId, this.now()],
+    );
+    return rows.map((r) => ({ job: Object.freeze(JSON.parse(r.job) as Job), attempts: r.attempts, nextAt: Number(r.next_at) }));
+  }
+
+  async webhookAttempted(jobId: string, attempts: number, nextAt: number): Promise<void> {
+    await this.query('UPDATE gpufleet_job_webhooks SET attempts = $2, next_at = $3 WHERE job_id = $1', [jobId, attempts, nextAt]);
+  }
+
+  async webhookSettled(jobId: string): Promise<void> {
+    await this.query('DELETE FROM gpufleet_job_webhooks WHERE job_id = $1', [jobId]);
+  }
+
+  /** applies every deadline that is due (the interval timer calls this too); replicas each claim other rows */
+  sweep(): Promise<void> {
+    if (this.closed) return Promise.reject(closedError());
+    this.sweptAt = this.now();
+    const run = this.sweepDue(this.sweptAt).finally(() => {
+      if (this.sweeping === run) this.sweeping = null;
+    });
+    this.sweeping = run;
+    return run;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    for (const t of this.takers.drainAll()) t.slot.cancel();
+    for (const s of [...this.finalWaiters.drainAll(), ...this.streamWaiters.drainAll(), ...this.stopWaiters.drainAll()]) s.cancel();
+    await this.notifier.close();
+    await leaveReplicas(this.pool, this.replicaId).catch(() => undefined);
+    this.pool.removeListener('error', this.onPoolError);
+  }
+
+  // ---- internals ----
+
+  private now(): number {
+    return this.clock();
+  }
+
+  private waitOpts(opts: WaitOptions | undefined): WaitOptions {
+    return { waitMs: opts?.waitMs ?? 0, ...(opts?.signal ? { signal: opts.signal } : {}) };
+  }
+
+  /** every operation starts here: due deadlines first (once per tick of the clock, shared by concurrent callers) */
+  private begin(): Promise<void> {
+    if (this.closed) return Promise.reject(closedError());
+    if (this.now() <= this.sweptAt) return this.sweeping ?? Promise.resolve();
+    return this.sweep();
+  }
+
+  private async sweepDue(now: number): Promise<void> {
+    const probe = await this.query('SELECT 1 FROM gpufleet_jobs WHERE due_at <= $1 LIMIT 1', [now]);
+    if (probe.rowCount === 0) return;
+    for (;;) {
+      const claimed = await this.tx(async (c, fx) => {
+        const { rows } = await c.query<JobRowData>(
+          `SELECT ${JOB_COLUMNS} FROM gpufleet_jobs WHERE due_at <= $1 ORDER BY due_at LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED`,
+          [now],
+        );
+        const items: { row: JobRow; rec: LogRecord }[] = [];
+        const gone: string[] = [];
+        const stale: RowWrite[] = [];
+        for (const row of rows.map(fromRow)) {
+          const job = row.job;
+          if (job.status === 'IN_QUEUE' && job.expiresAt! <= now) {
+            const error = `the job's ttl of ${job.policy.ttl} ms ended before a worker took it`;
+            fx.finals.push(transition(job, { t: 'fin', id: job.id, at: now, status: 'TIMED_OUT', error, expired: true }, this.tableOpts));
+            gone.push(job.id); // gone at once (404), as on the public platform
+          } else if (job.status === 'IN_PROGRESS') {
+            const lease = job.leaseExpiresAt!;
+            const exec = job.startedAt! + job.policy.executionTimeout;
+            if (exec <= now && exec <= lease) {
+              const error = `execution timeout of ${job.policy.executionTimeout} ms exceeded`;
+              items.push({ row, rec: { t: 'fin', id: job.id, at: now, status: 'TIMED_OUT', error } });
+              fx.stops.push({ workerId: job.workerId!, jobId: job.id });
+              fx.recycles.push({ workerId: job.workerId!, jobId: job.id, reason: 'execution-timeout' });
+            } else if (lease <= now) {
+              items.push({ row, rec: this.lose(job, `its lease expired (no heartbeat for ${this.leaseMs} ms)`, now, fx, true) });
+            } else stale.push({ before: row, after: job }); // renewed since: due_at is rewritten
+          } else if (isFinal(job.status) && job.expiresAt! <= now) gone.push(job.id);
+          else stale.push({ before: row, after: job });
+        }
+        await this.applyRecs(c, fx, items);
+        await writeJobs(c, stale);
+        if (gone.length > 0) await c.query('DELETE FROM gpufleet_jobs WHERE id = ANY($1)', [gone]);
+        return rows.length;
+      });
+      if (claimed < SWEEP_BATCH) return;
+    }
+  }
+
+  /** refreshes this replica's row and drops job-stop requests nobody came for */
+  private async refresh(): Promise<void> {
+    const waiting: Record<string, number> = {};
+    for (const ep of this.takers.keys()) waiting[ep] = this.takers.count(ep);
+    await refreshReplica(this.pool, this.replicaId, this.now(), waiting);
+    await this.query('DELETE FROM gpufleet_job_stops WHERE at < $1', [this.now() - STOP_KEEP_MS]);
+  }
+
+  /** an attempt whose worker is gone: back to the queue under the cap, else FAILED */
+  private lose(job: Job, reason: string, now: number, fx: Effects, tellWorker: boolean): LogRecord {
+    const worker = job.workerId!;
+    if (tellWorker) fx.stops.push({ workerId: worker, jobId: job.id });
+    if (job.autoRetries < this.maxLostRetries) return { t: 'rq', id: job.id, at: now, cause: 'lost', error: `worker ${worker}: ${reason}` };
+    const error = `worker ${worker}: ${reason}; not retried again after ${job.autoRetries} automatic retries`;
+    return { t: 'fin', id: job.id, at: now, status: 'FAILED', error };
+  }
+
+  /** computes each record's change with the embedded queue's table and writes them, under the rows' locks */
+  private async applyRecs(c: pg.PoolClient, fx: Effects, items: { row: JobRow; rec: LogRecord }[]): Promise<Job[]> {
+    const out: Job[] = [];
+    const writes: RowWrite[] = [];
+    for (const { row, rec } of items) {
+      const after = transition(row.job, rec, this.tableOpts);
+      out.push(after);
+      if (after === row.job) continue;
+      const entered = after.status === 'IN_QUEUE' && row.job.status !== 'IN_QUEUE';
+      writes.push({ before: row, after, ...(entered ? { lane: laneOf(after, rec.t === 'rq' && rec.cause !== 'retry') } : {}) });
+      if (isFinal(after.status) && !isFinal(row.job.status)) fx.finals.push(after);
+      if (entered) fx.ready.add(after.endpointId);
+    }
+    const entering = writes.filter((w) => w.lane !== undefined);
+    if (entering.length > 0) {
+      // new places at the back of their lanes, in this order
+      const { rows } = await c.query<{ s: string }>(`SELECT nextval('gpufleet_job_seq')::text AS s FROM generate_series(1, $1)`, [entering.length]);
+      entering.forEach((w, i) => (w.seq = Number(rows[i]!.s)));
+    }
+    await writeJobs(c, writes);
+    return out;
+  }
+
+  private async find(jobId: string): Promise<Job | undefined> {
+    const { rows } = await this.query<JobRowData>(`SELECT ${JOB_COLUMNS} FROM gpufleet_jobs WHERE id = $1`, [jobId]);
+    const job = rows[0] ? fromRow(rows[0]).job : undefined;
+    return job && visible(job, this.now()) ? job : undefined;
+  }
+
+  private async lockOne(c: pg.PoolClient, jobId: string): Promise<JobRow> {
+    const { rows } = await c.query<JobRowData>(`SELECT ${JOB_COLUMNS} FROM gpufleet_jobs WHERE id = $1 FOR UPDATE`, [jobId]);
+    const row = rows[0] ? fromRow(rows[0]) : undefined;
+    if (!row || !visible(row.job, this.now())) throw notFound(jobId);
+    return row;
+  }
+
+  private async lockMany(c: pg.PoolClient, where: string, params: unknown[], order = 'seq'): Promise<JobRow[]> {
+    const { rows } = await c.query<JobRowData>(`SELECT ${JOB_COLUMNS} FROM gpufleet_jobs WHERE ${where} ORDER BY ${order} FOR UPDATE`, params);
+    const now = this.now();
+    return rows.map(fromRow).filter((r) => visible(r.job, now));
+  }
+
+  /** the job, if `workerId` holds it IN_PROGRESS; otherwise why not, as an error */
+  private held(job: Job, workerId: string): Job {
+    if (isFinal(job.status)) {
+      throw new GpufleetError('JOB_ALREADY_FINAL', `job ${job.id} is already ${job.status}`, { fields: { jobId: job.id, status: job.status, workerId: job.workerId } });
+    }
+    if (job.status !== 'IN_PROGRESS' || job.workerId !== workerId) throw leaseLost(job.id, workerId, job);
+    return job;
+  }
+
+  private async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(sql, params);
+    } catch (e) {
+      throw queueError(e);
+    }
+  }
+
+  /** one transaction; its job-stop rows and its NOTIFY commit with it; local waiters and listeners are told after */
+  private async tx<T>(fn: (c: pg.PoolClient, fx: Effects) => Promise<T>): Promise<T> {
+    let c: pg.PoolClient;
+    try {
+      c = await this.pool.connect();
+    } catch (e) {
+      throw queueError(e);
+    }
+    let broken: Error | undefined;
+    const onError = (e: Error): void => {
+      broken = e;
+    };
+    c.on('error', onError);
+    const fx = newEffects();
+    try {
+      await c.query('BEGIN');
+      const out = await fn(c, fx);
+      if (fx.stops.length > 0) {
+        await c.query(
+          'INSERT INTO gpufleet_job_stops (worker_id, job_id, at) SELECT w, j, $3 FROM unnest($1::text[], $2::text[]) AS s(w, j) ON CONFLICT DO NOTHING',
+          [fx.stops.map((s) => s.workerId), fx.stops.map((s) => s.jobId), this.now()],
+        );
+      }
+      if (fx.lost.size > 0) await c.query('DELETE FROM gpufleet_job_stops WHERE worker_id = ANY($1)', [[...fx.lost]]);
+      // a final job's webhook delivery is pending from the same commit on (this replica sends it: onFinal)
+      const hooks = fx.finals.filter((j) => j.webhook !== undefined);
+      if (hooks.length > 0) {
+        await c.query(
+          `INSERT INTO gpufleet_job_webhooks (job_id, job, attempts, next_at, owner) SELECT id, job::json, 0, $3, $4 FROM unnest($1::text[], $2::text[]) AS h(id, job)
+           ON CONFLICT (job_id) DO UPDATE SET job = EXCLUDED.job, attempts = 0, next_at = EXCLUDED.next_at, owner = EXCLUDED.owner`,
+          [hooks.map((j) => j.id), hooks.map((j) => JSON.stringify(j)), this.now(), this.replicaId],
+        );
+      }
+      const wakes = wakesOf(fx);
+      const notify = isEmpty(wakes) ? '' : `SELECT pg_notify('${JOB_CHANNEL}', ${c.escapeLiteral(encodeWakes(this.replicaId, wakes))}); `;
+      await c.query(`${notify}COMMIT`);
+      this.publish(fx, wakes);
+      return out;
+    } catch (e) {
+      if (!broken && isConnectionError(e)) broken = e as Error;
+      if (!broken) await c.query('ROLLBACK').catch((err: Error) => (broken = err));
+      throw queueError(e);
+    } finally {
+      c.removeListener('error', onError);
+      c.release(broken);
+    }
+  }
+
+  private publish(fx: Effects, wakes: Wakes): void {
+    this.applyWakes(wakes);
+    for (const job of fx.finals) for (const l of this.finalListeners) guard(() => l(job));
+    for (const e of fx.recycles) for (const l of this.recycleListeners) guard(() => l(e));
+  }
+
+  private onNotification(payload: string): void {
+    const m = decodeWakes(payload);
+    if (!m || m.from === this.replicaId || this.closed) return;
+    if (m.wakes === 'all') this.wakeAll();
+    else this.applyWakes(m.wakes);
+  }
+
+  private applyWakes(w: Wakes): void {
+    for (const id of w.chunk) this.wakeEach(this.streamWaiters, id);
+    for (const id of w.final) {
+      this.wakeEach(this.finalWaiters, id);
+      this.wakeEach(this.streamWaiters, id);
+    }
+    for (const worker of w.stop) this.stopWaiters.peek(worker).find((s) => s.wake());
+    for (const ep of w.ready) this.wakeTakers(ep);
+    for (const ep of w.drop) for (const t of this.takers.drain(ep)) t.slot.cancel();
+    for (const worker of w.lost) {
+      for (const t of this.takers.drainWhere((t) => t.workerId === worker)) t.slot.cancel();
+      for (const s of this.stopWaiters.drain(worker)) s.cancel();
+    }
+  }
+
+  /** after a lost LISTEN connection: anything may have happened, everything parked checks again */
+  private wakeAll(): void {
+    for (const ep of this.takers.keys()) this.wakeTakers(ep);
+    for (const set of [this.finalWaiters, this.streamWaiters, this.stopWaiters] as Parked<{ wake(): boolean }>[]) {
+      for (const key of set.keys()) this.wakeEach(set, key);
+    }
+  }
+
+  private wakeEach(set: Parked<{ wake(): boolean }>, key: string): void {
+    for (const s of set.peek(key)) s.wake();
+  }
+
+  /** the oldest waiting taker of the endpoint checks the queue (it wakes the next one if it filled its batch) */
+  private wakeTakers(endpointId: string): void {
+    for (const t of this.takers.peek(endpointId)) if (t.slot.wake()) return;
+  }
+
+  /**
+   * A waiting taker to hand a new job to directly, held for it until `fulfil`. A taker still checking
+   * the queue (it just arrived) is waited for: its check is one short statement, while handing it the
+   * job after a NOTIFY would cost it a second take.
+   */
+  private async reserveTaker(endpointId: string): Promise<Taker | undefined> {
+    // oldest first: a taker that is checking is waited for before any younger one is offered the job
+    for (const t of this.takers.peek(endpointId)) {
+      if (t.slot.reserve()) return t;
+      await t.slot.checked();
+      if (t.slot.reserve()) return t;
+    }
+    return undefined;
+  }
+}
+
+function noWakes(): Wakes {
+  return { ready: [], final: [], chunk: [], stop: [], lost: [], drop: [] };
+}
+
+function closedError(): GpufleetError {
+  return new GpufleetError('INTERNAL', 'the job queue is closed');
+}
+
+function notFound(jobId: string): GpufleetError {
+  return new GpufleetError('NOT_FOUND', `job ${jobId} not found`, { fields: { jobId } });
+}
+
+function leaseLost(jobId: string, workerId: string, job: Job): GpufleetError {
+  return new GpufleetError('JOB_LEASE_LOST', `worker ${workerId} does not hold job ${jobId} (it is ${job.status})`, {
+    fields: { jobId, status: job.status, workerId: job.workerId },
+  });
+}
+

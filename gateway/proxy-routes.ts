@@ -1,0 +1,137 @@
+// The gateway's routes: any method and path of a load-balancing endpoint goes to one of its ready
+// workers with @fastify/reply-from over the worker dispatcher. The request guard has checked the
+// caller's key (route config) before this runs; the key itself never reaches the worker. Bodies stream
+// both ways (the request body is the raw stream, the answer is piped as it comes: SSE, chunked), nothing
+// is retried, and what goes wrong is problem+json from the one error handler: 404 (not the caller's
+// endpoint), 413 (over 30 MB), 503 (no worker ready within the hold), 502 (the worker could not be
+// reached or broke off before answering), 504 (no answer within the time per request).
+import replyFrom from '@fastify/reply-from';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Transform, type TransformCallback } from 'node:stream';
+import type { Agent } from 'undici';
+import type { Principal, WorkerService } from '../core/index.ts';
+import { GpufleetError, isGpufleetError } from '../model/index.ts';
+import type { Balancer } from './balancer.ts';
+import { workerOrigin } from './worker-dispatcher.ts';
+import type { LbWorker, WorkerTable } from './worker-table.ts';
+
+/** The routes' own prefix: rewriteUrl (gateway.ts) moves a load balancer's requests here. */
+export const GATEWAY_PREFIX = '/.gateway';
+
+export interface ProxyDeps {
+  table: WorkerTable;
+  balancer: Balancer;
+  dispatcher: Agent;
+  workers: WorkerService;
+  principalOf(request: FastifyRequest): Principal;
+  maxBodyBytes: number;
+  requestTimeoutMs: number;
+}
+
+/** Request headers that are the caller's credentials to gpufleet, or hop-by-hop: never sent on. */
+const DROPPED_REQUEST_HEADERS = ['authorization', 'x-api-key', 'proxy-authorization', 'forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto'];
+
+export async function proxyRoutes(app: FastifyInstance, d: ProxyDeps): Promise<void> {
+  await app.register(async (gw) => {
+    // the body is passed on as the stream it arrives as, whatever its type
+    gw.removeAllContentTypeParsers();
+    gw.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    await gw.register(replyFrom, { undici: d.dispatcher, disableRequestLogging: true, disableCache: true });
+
+    const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+      const principal = d.principalOf(request);
+      const endpointId = (request.params as { endpointId: string }).endpointId;
+      const ep = d.table.endpoint(endpointId);
+      if (!ep || ep.accountId !== principal.accountId) throw new GpufleetError('NOT_FOUND', `Endpoint ${endpointId} was not found.`);
+      const declared = Number(request.headers['content-length'] ?? 0);
+      if (declared > d.maxBodyBytes) throw tooLarge(d.maxBodyBytes);
+
+      const gone = new AbortController();
+      reply.raw.once('close', () => gone.abort());
+      const w = await d.balancer.acquire(ep.id, gone.signal);
+      if (!w) return reply; // the caller went away while held
+      const done = d.workers.requests.start(ep.id, w.id);
+      reply.raw.once('close', done);
+
+      const limit = request.body instanceof Transform || isReadable(request.body) ? limitBody(request, d.maxBodyBytes) : null;
+      const host = request.headers.host;
+      const sentAt = Date.now();
+      return reply.from(workerOrigin(w) + workerPath(request.url, endpointId), {
+        retryDelay: () => null, // no retries: a request may not be safe to send twice
+        timeout: d.requestTimeoutMs,
+        rewriteRequestHeaders: (req, headers) => {
+          for (const h of DROPPED_REQUEST_HEADERS) delete headers[h];
+          if (host !== undefined) headers.host = host;
+          headers['x-forwarded-for'] = req.ip;
+          headers['x-forwarded-proto'] = req.protocol;
+          if (host !== undefined) headers['x-forwarded-host'] = host;
+          return headers;
+        },
+        rewriteHeaders: (headers) => {
+          delete headers.connection;
+          delete headers['keep-alive'];
+          return headers;
+        },
+        onError: (r, { error }) => void r.send(limit?.exceeded ? tooLarge(d.maxBodyBytes) : upstreamError(error, w, d.requestTimeoutMs, Date.now() - sentAt)),
+      });
+    };
+
+    const route = { config: { scope: 'read_write', rawKey: true }, schema: { hide: true }, exposeHeadRoute: false } as const;
+    gw.all(`${GATEWAY_PREFIX}/:endpointId`, route, handler);
+    gw.all(`${GATEWAY_PREFIX}/:endpointId/*`, route, handler);
+  });
+}
+
+/** `/.gateway/<id>/echo?q=1` → `/echo?q=1`; an `api_key` query parameter is dropped (a credential). */
+export function workerPath(url: string, endpointId: string): string {
+  const rest = url.slice(GATEWAY_PREFIX.length + 1 + endpointId.length);
+  const path = rest.startsWith('/') ? rest : `/${rest}`;
+  const q = path.indexOf('?');
+  if (q < 0 || !path.includes('api_key', q)) return path;
+  const params = new URLSearchParams(path.slice(q + 1));
+  params.delete('api_key');
+  const query = params.toString();
+  return path.slice(0, q) + (query ? `?${query}` : '');
+}
+
+function isReadable(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && typeof (v as { pipe?: unknown }).pipe === 'function';
+}
+
+function tooLarge(max: number): GpufleetError {
+  // the rest of the body is not read: the connection closes after the answer
+  return new GpufleetError('PAYLOAD_TOO_LARGE', `The request body is larger than the ${Math.round(max / 1e6)} MB a load-balancing endpoint takes.`, {
+    headers: { connection: 'close' },
+  });
+}
+
+/** Counts the body as it streams; past `max` the stream fails and the caller gets 413. */
+function limitBody(request: FastifyRequest, max: number): { exceeded: boolean } {
+  const state = { exceeded: false };
+  let seen = 0;
+  const source = request.body as NodeJS.ReadableStream;
+  const counted = new Transform({
+    transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback) {
+      seen += chunk.length;
+      if (seen > max) {
+        state.exceeded = true;
+        source.unpipe(counted);
+        cb(tooLarge(max));
+      } else cb(null, chunk);
+    },
+  });
+  source.pipe(counted);
+  request.body = counted;
+  return state;
+}
+
+function upstreamError(error: unknown, w: LbWorker, timeoutMs: number, elapsedMs: number): GpufleetError {
+  if (isGpufleetError(error)) return error;
+  const e = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e.cause?.code ?? e.code ?? '';
+  // undici's timers fire at a coarse resolution; a connection that closes as one fires reports "closed"
+  if (/TIMEOUT/.test(code) || /TIMEOUT/.test(e.code ?? '') || elapsedMs >= timeoutMs)
+    return new GpufleetError('GATEWAY_TIMEOUT', `Worker ${w.id} did not answer within ${Math.round(timeoutMs / 1000)} s.`, { cause: error, fields: { workerId: w.id } });
+  const why = e.cause?.message ?? e.message ?? String(error);
+  return new GpufleetError('BAD_GATEWAY', `Worker ${w.id} could not be reached or broke off its answer: ${why}`, { cause: error, fields: { workerId: w.id } });
+}

@@ -1,0 +1,33 @@
+// One undici Agent for every worker: a worker's origin is `http://<worker id>:<port>`, and the Agent's
+// `connect` turns that into a connection from the WorkerConnector (an SSH channel by default), so
+// undici keeps its pool of kept-alive connections per worker and port, over SSH as over TCP.
+import type { Socket } from 'node:net';
+import { Agent, type buildConnector } from 'undici';
+import { GpufleetError } from '../model/index.ts';
+import type { WorkerConnector } from './connectors.ts';
+import type { LbWorker } from './worker-table.ts';
+
+export function workerOrigin(w: LbWorker, port = w.port): string {
+  return `http://${w.id}:${port}`;
+}
+
+export function workerDispatcher(connector: WorkerConnector, workerOf: (id: string) => LbWorker | undefined): Agent {
+  const connect: buildConnector.connector = (opts, callback) => {
+    const w = workerOf(opts.hostname);
+    if (!w) {
+      callback(new GpufleetError('BAD_GATEWAY', `worker ${opts.hostname} is no longer in service`), null);
+      return;
+    }
+    connector.connect(w, Number(opts.port)).then(
+      // a Duplex, not a net.Socket: undici uses only what streams have (read, write, cork, destroy)
+      (stream) => callback(null, stream as Socket),
+      (err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null),
+    );
+  };
+  return new Agent({
+    connect,
+    // kept-alive connections are closed before a worker's own idle timeout closes them (Node's 5 s)
+    keepAliveTimeout: 4_000,
+    keepAliveMaxTimeout: 30_000,
+  });
+}

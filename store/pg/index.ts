@@ -1,0 +1,4 @@
+// The PostgreSQL store (docs/postgres.md): what store/index.ts exports of it.
+export { PgStore, type PgStoreOptions } from './pg-store.ts';
+export { migrate, pendingMigrations, MIGRATIONS, type MigrateResult } from './pg-schema.ts';
+export { importDataDir, type ImportCount, type ImportOptions } from './pg-import.ts';

@@ -1,0 +1,93 @@
+// The S3 option end to end: a control plane configured with GPUFLEET_MEDIA_S3_* settings (s3rver on a
+// free port) keeps a public model's image in the bucket, serves it by its signed URL, and its sweeper
+// deletes the object once the URL has expired (the media clock moved 7 days). A second control plane
+// over the same bucket and the same secret.key serves the URL too; one with another secret.key refuses it.
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { configFromEnv } from '../../core/index.ts';
+import { ADMIN_KEY, startTestControlPlane } from '../harness/control-plane.ts';
+import { startJobWorld, type JobWorld } from '../job-interface/in-process-workers.ts';
+import { loadRunpodSdk } from '../job-interface/runpod-sdk.ts';
+import { makePng } from './media-fixtures.ts';
+import { startS3rver, type TestS3 } from './s3rver.ts';
+
+let s3: TestS3;
+let world: JobWorld;
+let now = Date.now();
+
+beforeAll(async () => {
+  s3 = await startS3rver();
+  // the settings as an operator writes them
+  const { mediaS3 } = configFromEnv({
+    GPUFLEET_MEDIA_S3_ENDPOINT: s3.config.endpoint,
+    GPUFLEET_MEDIA_S3_BUCKET: s3.config.bucket,
+    GPUFLEET_MEDIA_S3_ACCESS_KEY_ID: 'S3RVER',
+    GPUFLEET_MEDIA_S3_SECRET_ACCESS_KEY: 'S3RVER',
+    GPUFLEET_MEDIA_S3_PREFIX: 'cp1/',
+  });
+  expect(mediaS3).toEqual({ endpoint: s3.config.endpoint, bucket: s3.config.bucket, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', prefix: 'cp1/' });
+  world = await startJobWorld({ mediaClock: () => now, config: { mediaS3 } });
+});
+afterAll(async () => {
+  await world?.close();
+  await s3?.close();
+});
+
+async function bucketKeys(): Promise<string[]> {
+  const c = new S3Client({ ...s3.config, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED' });
+  try {
+    return ((await c.send(new ListObjectsV2Command({ Bucket: s3.config.bucket }))).Contents ?? []).map((o) => o.Key!);
+  } finally {
+    c.destroy();
+  }
+}
+
+test('an image output goes to the bucket, is served by its signed URL, and is deleted after it expires', async () => {
+  const tpl = (await (await world.cp.api('/v2/templates', { method: 'POST', json: { name: 'img', image: 'busybox', serverless: true } })).json()) as { id: string };
+  const ep = ((await (await world.cp.api('/v1/endpoints', { method: 'POST', json: { templateId: tpl.id, gpuTypeIds: ['ADA_24'] } })).json()) as { id: string }).id;
+  await world.startWorker(ep);
+  const pub = await world.cp.api('/v2/public-endpoints', { method: 'POST', key: ADMIN_KEY, json: { slug: 'png-fixture', endpointId: ep, name: 'PNG', pricing: { unit: 'megapixel', usdPerUnit: 0.01 } } });
+  expect(pub.status).toBe(201);
+
+  const sdk = await loadRunpodSdk();
+  const png = makePng(1000, 500);
+  const r = await sdk(world.user.key, { baseUrl: `${world.cp.url}/v2` }).endpoint('png-fixture')!.runSync({ input: { output: { image_base64: png.toString('base64') } } }, 30_000);
+  // megapixels measured from the PNG header: 0.5 MP × 0.01
+  expect(r.output).toMatchObject({ usage: { units: 0.5, unit: 'megapixel' }, cost: 0.005 });
+  const key = new URL(r.output.image_url).pathname.split('/').pop()!;
+  expect(await bucketKeys()).toEqual([`cp1/${key}`]);
+  // nothing on local disk
+  expect(await readdir(path.join(world.cp.dataDir, 'media')).catch(() => [])).toEqual([]);
+  const img = await fetch(r.output.image_url);
+  expect(img.status).toBe(200);
+  expect(img.headers.get('content-length')).toBe(String(png.length));
+  expect(Buffer.from(await img.arrayBuffer()).equals(png)).toBe(true);
+  const tail = await fetch(r.output.image_url, { headers: { range: 'bytes=-100' } });
+  expect(tail.status).toBe(206);
+  expect(tail.headers.get('content-range')).toBe(`bytes ${png.length - 100}-${png.length - 1}/${png.length}`);
+  expect(Buffer.from(await tail.arrayBuffer()).equals(png.subarray(-100))).toBe(true);
+
+  // another control plane behind the same name: same bucket, same secret.key, its own data dir
+  const u = new URL(r.output.image_url);
+  for (const [sameKey, status] of [[true, 200], [false, 403]] as const) {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-cp2-'));
+    if (sameKey) await copyFile(path.join(world.cp.dataDir, 'secret.key'), path.join(dataDir, 'secret.key'));
+    const cp2 = await startTestControlPlane({ dataDir, config: { mediaS3: world.cp.services.config.mediaS3 } });
+    try {
+      const res = await fetch(`${cp2.url}${u.pathname}${u.search}`);
+      expect(res.status, sameKey ? 'same secret.key' : 'another secret.key').toBe(status);
+      if (status === 200) expect(Buffer.from(await res.arrayBuffer()).equals(png)).toBe(true);
+    } finally {
+      await cp2.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }
+
+  now += 7 * 86_400_000;
+  expect((await fetch(r.output.image_url)).status).toBe(410);
+  expect(await world.cp.services.media.sweep()).toBe(1);
+  expect(await bucketKeys()).toEqual([]);
+});
