@@ -8,7 +8,7 @@ import { GpufleetError } from '../model/index.ts';
 import { principalOf, registerRequestGuard } from './auth/request-guard.ts';
 import type { OriginMount } from './origin-mount.ts';
 import { serverLogger } from './logging.ts';
-import { RateLimiter } from './rate-limit/limiter.ts';
+import { requestLimiterFor } from './rate-limit/shared-limiter.ts';
 import type { Services } from '../core/index.ts';
 import { podRoutes } from './rest/pods.ts';
 import { keyRoutes } from './rest/keys.ts';
@@ -30,7 +30,7 @@ import { podLogRoutes } from './rest/pod-logs.ts';
 import { podExecRoutes } from './rest/pod-exec.ts';
 import { podExecSocketRoutes } from './rest/pod-exec-socket.ts';
 import { eventRoutes } from './rest/events.ts';
-import { publicEndpointRoutes, v2RouteNames } from './rest/public-endpoints.ts';
+import { publicEndpointRoutes, routeNames } from './rest/public-endpoints.ts';
 import { mediaRoutes } from './rest/media.ts';
 
 export interface BuildOptions {
@@ -113,10 +113,10 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
 
   const allowed = routeTable(app);
   // public model slugs may not take a route name: the catalog reads them from this table
-  services.publicEndpoints.useReservedNames(v2RouteNames(app));
+  services.publicEndpoints.useReservedNames(routeNames(app));
   registerProblemHandlers(app, allowed);
   registerHttpMetrics(app, services.telemetry); // before the guard: refused requests are counted too
-  registerRequestGuard(app, services.keys, new RateLimiter(services.config.rateLimits), services.workerPorts, services.config.metricsToken);
+  registerRequestGuard(app, services.keys, requestLimiterFor(services, opts.logger || undefined), services.workerPorts, services.config.metricsToken);
 
   await app.register(swagger, {
     openapi: {

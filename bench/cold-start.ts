@@ -92,6 +92,12 @@ try {
       const j = await cp.services.jobQueue.get(job.id);
       if (j?.startedAt !== undefined) {
         const took = j.startedAt - t0;
+        if (process.env.BENCH_VERBOSE) {
+          const pods = await cp.services.store.list('pods', { endpointId: ep });
+          const p = pods[0] as unknown as { createdAt: string; startedAt?: string | null; lastStartedAt?: string | null; worker: { readyAt: string | null } } | undefined;
+          const at = (iso: string | null | undefined) => (iso ? `${Date.parse(iso) - t0}` : '-');
+          console.log(`  ours: worker record +${at(p?.createdAt)} ms, container started +${at(p?.startedAt ?? p?.lastStartedAt)}, worker's first call +${at(p?.worker.readyAt)}, job taken +${took}`);
+        }
         await cp.api(`/v1/endpoints/${ep}`, { method: 'DELETE', key: user.key }); // its worker goes
         return took;
       }

@@ -19,6 +19,8 @@ const BENCHES: { name: string; file: string; floor: string }[] = [
   { name: 'plan', file: 'plan.ts', floor: 'plan ≤ 2× list' },
   { name: 'gateway', file: 'gateway.ts', floor: 'load balancer req/s ≥ 0.7× the worker called directly; added latency p50 ≤ 1 ms' },
   { name: 'serverless', file: 'serverless.ts', floor: 'dispatch added latency p50 ≤ 2 ms, p99 ≤ 10 ms; jobs/s ≥ 0.15× bare Fastify req/s' },
+  { name: 'cold-start', file: 'cold-start.ts', floor: 'run on an endpoint with no worker → job taken ≤ 1.3× bare docker run over SSH + worker boot' },
+  { name: 'pg-queue', file: 'pg-queue.ts', floor: 'cross-replica take wake-up p50 ≤ 100 ms; PostgreSQL queue jobs/s vs embedded printed (no floor)' },
 ];
 
 const only = process.argv.slice(2);

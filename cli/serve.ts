@@ -18,7 +18,7 @@ export function serveCommand(): Command {
     const cp = await startControlPlane(config, { logger, background: config.provisioner ? [provisioner({ logger })] : [], mounts: [loadBalancerGateway()] });
     if (cp.bootstrapKey && !config.bootstrapKey)
       process.stdout.write(`\nNo API key existed, so an admin key was created. It is shown this once:\n\n  ${cp.bootstrapKey}\n\n`);
-    logger.info({ url: cp.url, dataDir: config.dataDir }, 'gpufleet control plane listening');
+    logger.info({ url: cp.url, dataDir: config.dataDir, replicaId: cp.services.replicaId }, 'gpufleet control plane listening');
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;

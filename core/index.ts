@@ -36,3 +36,4 @@ export * from './pod-logs/log-query.ts';
 export * from './pod-logs/pod-log-service.ts';
 export * from './pod-logs/async-queue.ts';
 export * from './pod-exec/pod-exec-service.ts';
+export * from './replicas/index.ts';

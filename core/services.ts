@@ -37,6 +37,7 @@ import { PodExecService } from './pod-exec/pod-exec-service.ts';
 import { LocalMediaStore, MediaService, S3MediaStore } from './media/index.ts';
 import { publicOrigin } from './media/media-config.ts';
 import { PublicEndpointCatalog, PublicEndpointCharges, PublicEndpointOutputs } from './public-endpoints/index.ts';
+import { newReplicaId, PgHostLeases, SoleHostLeases, type HostLeases } from './replicas/index.ts';
 
 export interface Services {
   config: ServerConfig;
@@ -81,6 +82,10 @@ export interface Services {
   publicCharges: PublicEndpointCharges;
   /** media outputs and their signed URLs, with the sweeper (docs/media.md) */
   media: MediaService;
+  /** this process among the replicas of one database: random per start (docs/replicas.md) */
+  replicaId: string;
+  /** which hosts this replica reconciles: leases in the database, or every host (embedded store) */
+  hostLeases: HostLeases;
 }
 
 export interface CreateServicesOptions {
@@ -114,9 +119,9 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   // replaced by the provisioner's own check once it runs (provisioner/index.ts)
   if (config.provisioner) readiness.set('provisioner', () => 'the provisioner has not started yet');
   const templates = new TemplateService(s);
-  // the job queue. With a database (GPUFLEET_DATABASE_URL) the store's pool is here, for the
-  // PostgreSQL queue to share; it plugs in at this one place:
-  // (docs/postgres-queue.md); the replica's name is stable across its restarts (its data directory on its host)
+  // the job queue: with a database (GPUFLEET_DATABASE_URL) the PostgreSQL one, on the store's pool
+  // (docs/postgres-queue.md), named as a replica stably across its restarts (host and data directory);
+  // otherwise the embedded one, in its own log under <dataDir>/jobs (docs/jobs.md)
   const pool = databasePool(s);
   const jobQueue: JobQueue = pool
     ? await PostgresJobQueue.open(pool, { replicaId: `${hostname()}:${path.resolve(config.dataDir)}` })
@@ -124,6 +129,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   // a queue whose log cannot take writes (a full disk) makes /readyz say so
   readiness.set('jobs', queueReadiness(jobQueue));
   const workerPorts = new WorkerPorts();
+  const replicaId = newReplicaId();
   const credits = new AccountCredits(s);
   const media = new MediaService({
     store: config.mediaS3 ? new S3MediaStore(config.mediaS3) : new LocalMediaStore(path.join(config.dataDir, 'media')),
@@ -170,6 +176,8 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     publicEndpoints,
     publicCharges: new PublicEndpointCharges(jobQueue, s, publicEndpoints, credits),
     media,
+    replicaId,
+    hostLeases: pool ? new PgHostLeases(pool, replicaId) : new SoleHostLeases(replicaId),
   };
   media.start();
   workerPorts.register(services.workers);

@@ -188,7 +188,7 @@ export class SshPool {
     const cmd = Array.isArray(command) ? shellJoin(command) : command;
     const open = this.streamsOpen.get(target.hostId) ?? 0;
     if (open >= this.opts.maxStreamsPerHost)
-      throw new GpufleetError('UNAVAILABLE', `host ${target.hostId} already serves ${open} log streams, the most it serves at once; try again later.`, {
+      throw new GpufleetError('UNAVAILABLE', `host ${target.hostId} already serves ${open} streams (logs, exec sessions), the most it serves at once; try again later.`, {
         fields: { hostId: target.hostId, streams: open },
         headers: { 'retry-after': '5' },
       });

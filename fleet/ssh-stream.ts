@@ -13,8 +13,13 @@ export interface SshStream {
   readonly done: Promise<{ code: number | null }>;
   pause(): void;
   resume(): void;
-  /** Writes to the command's stdin (interactive exec); false once the channel is closed. */
+  /**
+   * Writes to the command's stdin (interactive exec). False when the channel's window is full (call
+   * `onInputDrain` to learn when to write again) or the channel is closed.
+   */
   write(data: Buffer): boolean;
+  /** `listener` once stdin takes writes again after write() answered false */
+  onInputDrain(listener: () => void): void;
   /** Ends the command's stdin (EOF); the channel stays open for its output. */
   endInput(): void;
   /** Tells the channel's terminal its new size (a stream opened with a PTY; nothing otherwise). */
@@ -47,8 +52,10 @@ export function openStream(ch: ClientChannel, handlers: StreamHandlers, pty = fa
     },
     write(data) {
       if (closed || inputEnded) return false;
-      ch.write(data);
-      return true;
+      return ch.write(data);
+    },
+    onInputDrain(listener) {
+      ch.once('drain', listener);
     },
     endInput() {
       if (closed || inputEnded) return;

@@ -46,10 +46,16 @@ export async function proxyRoutes(app: FastifyInstance, d: ProxyDeps): Promise<v
       const declared = Number(request.headers['content-length'] ?? 0);
       if (declared > d.maxBodyBytes) throw tooLarge(d.maxBodyBytes);
 
-      const gone = new AbortController();
-      reply.raw.once('close', () => gone.abort());
-      const w = await d.balancer.acquire(ep.id, gone.signal);
-      if (!w) return reply; // the caller went away while held
+      let w = d.balancer.pick(ep.id);
+      if (!w) {
+        // none ready: held (an abort signal only here: making one per request costs a DOMException)
+        const gone = new AbortController();
+        const onClose = (): void => gone.abort();
+        reply.raw.once('close', onClose);
+        w = await d.balancer.acquire(ep.id, gone.signal);
+        reply.raw.off('close', onClose);
+        if (!w) return reply; // the caller went away while held
+      }
       const done = d.workers.requests.start(ep.id, w.id);
       reply.raw.once('close', done);
 

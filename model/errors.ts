@@ -51,6 +51,8 @@ export const ERROR_CODES = {
   HOST_KEY_MISMATCH: 502,
   HOST_REQUIREMENT: 422,
   SSH_COMMAND_FAILED: 502,
+  /** this replica no longer holds the host's reconcile lease (another took it over): its pass stops (docs/replicas.md) */
+  HOST_LEASE_LOST: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,5 +1,6 @@
 // Events (spec part 6 leaves them open; docs/events.md): every status change of a pod, a host or a
-// serverless worker, with when, why and who. Kept in memory by core/events, not in the store.
+// serverless worker, with when, why and who. Kept by core/events (in memory and in their own file
+// beside the store, docs/events.md), not in the store.
 
 export type EventResourceType = 'pod' | 'host' | 'worker';
 

@@ -60,8 +60,13 @@ export class ContainerSessions implements ContainerSessionRunner {
     });
     return {
       write(d) {
-        if (head !== null) held.push(d);
-        else s.write(d);
+        if (head === null) return s.write(d);
+        held.push(d);
+        return held.length < 64; // the script has not started yet: hold a little, then push back
+      },
+      onInputDrain(listener) {
+        if (head === null) s.onInputDrain(listener);
+        else setTimeout(listener, 50); // held input goes when the script's first line comes
       },
       endInput() {
         inputEnded = true;

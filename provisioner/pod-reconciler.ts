@@ -50,6 +50,11 @@ export class PodReconciler {
     private readonly metricsIntervalMs: number,
     private readonly observer?: ProvisionerObserver,
     private readonly log?: Pick<Logger, 'warn'>,
+    /**
+     * Right before a command that creates a container (docker run, docker start): throws when this
+     * replica no longer holds the host's reconcile lease (HostLeaseKeeper.confirm), ending the pass.
+     */
+    private readonly beforeCreate: (hostId: string) => Promise<void> = async () => undefined,
   ) {}
 
   async reconcile(host: HostRecord, docker: HostDocker, pod: PodRecord, container: ObservedContainer | null, metrics: Map<string, PodMetrics> | null): Promise<void> {
@@ -102,12 +107,18 @@ export class PodReconciler {
   /** Start the kept container, or run a new one (pulling first when the host lacks the image). */
   private async bringUp(host: HostRecord, docker: HostDocker, pod: PodRecord, intent: Intent, container: ObservedContainer | null): Promise<ObservedContainer | null> {
     let r: { ok: boolean; error: string; container: ObservedContainer | null };
-    if (container) r = await docker.start(pod.id);
-    else {
+    if (container) {
+      await this.beforeCreate(host.id);
+      r = await docker.start(pod.id);
+    } else {
       // a serverless worker also gets the protocol env (its token is opened here, never stored in env)
       const spec = runSpec(pod, host.id, undefined, this.s.workers.containerEnv(pod));
       // a cached image another account pulled with its credentials is pulled again with this pod's
-      const image = async () => ({ ref: pod.image, refusedImageIds: await refusedImages(this.s.store, host.id, pod.accountId) });
+      // with several replicas, only while this one still holds the host's lease (checked beside the image)
+      const image = async () => {
+        const [refusedImageIds] = await Promise.all([refusedImages(this.s.store, host.id, pod.accountId), this.beforeCreate(host.id)]);
+        return { ref: pod.image, refusedImageIds };
+      };
       // the status write and the command overlap: STARTING is true from the moment docker is asked
       const [, first] = await Promise.all([
         this.write(pod, intent, () => ({ status: 'STARTING', statusReason: 'starting container' })),

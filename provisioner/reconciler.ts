@@ -13,9 +13,13 @@ import { HostHealth } from './host-health.ts';
 import { podStorageDir } from './container-spec.ts';
 import { TenantNetworkCollector } from './tenant-network-gc.ts';
 import { tenantBridgeName } from './tenant-network.ts';
+import { HostLeaseKeeper } from './host-lease-keeper.ts';
 
-/** Faults of the host, not of the pod being reconciled: the rest of the pass would fail the same way. */
-const HOST_LOST: ReadonlySet<ErrorCode> = new Set(['HOST_UNREACHABLE', 'HOST_KEY_MISMATCH']);
+/**
+ * Faults of the host, not of the pod being reconciled: the rest of the pass would fail the same way.
+ * A reconcile lease another replica took ends the pass too: the host is that replica's now.
+ */
+const HOST_LOST: ReadonlySet<ErrorCode> = new Set(['HOST_UNREACHABLE', 'HOST_KEY_MISMATCH', 'HOST_LEASE_LOST']);
 
 export interface ReconcilerOptions {
   intervalMs: number;
@@ -38,13 +42,22 @@ export class Reconciler {
   private readonly health: HostHealth;
   private readonly pods: PodReconciler;
   private readonly networks = new TenantNetworkCollector();
+  /** which hosts this replica reconciles (all of them with the embedded store; docs/replicas.md) */
+  readonly leases: HostLeaseKeeper;
 
   constructor(
     private readonly s: Services,
     private readonly opts: ReconcilerOptions,
   ) {
     this.health = new HostHealth(s.store, opts.unreachableAfter ?? 3);
-    this.pods = new PodReconciler(s, opts.metricsIntervalMs ?? 10_000, opts.observer, opts.logger);
+    this.leases = new HostLeaseKeeper(s.hostLeases, s.store, {
+      ...(opts.logger ? { logger: opts.logger } : {}),
+      onTaken: (hostIds) => {
+        for (const h of hostIds) void this.kick(h);
+      },
+      busy: () => new Set(this.running.keys()),
+    });
+    this.pods = new PodReconciler(s, opts.metricsIntervalMs ?? 10_000, opts.observer, opts.logger, (hostId) => this.leases.confirm(hostId));
   }
 
   /** started and not stopped: what /readyz reports for the provisioner */
@@ -57,6 +70,7 @@ export class Reconciler {
       // host records are not kicked: heartbeats write them, and a down host would spin
       for (const c of changes) if (c.collection === 'pods') void this.kickPod(c.id);
     });
+    this.leases.start();
     const tick = () => {
       if (this.stopped) return;
       void this.passAll().finally(() => {
@@ -72,11 +86,13 @@ export class Reconciler {
     if (this.timer) clearTimeout(this.timer);
     await Promise.allSettled([...this.running.values()]);
     await this.queue.onIdle();
+    // after the last pass: the other replicas take this one's hosts at their next sync
+    await this.leases.stop();
   }
 
   async passAll(): Promise<void> {
     const hosts = await this.s.store.list('hosts');
-    await Promise.allSettled(hosts.map((h) => this.kick(h.id)));
+    await Promise.allSettled(hosts.filter((h) => this.leases.holds(h.id)).map((h) => this.kick(h.id)));
   }
 
   private async kickPod(podId: string): Promise<void> {
@@ -86,7 +102,8 @@ export class Reconciler {
 
   /** Runs a pass for the host now, or right after the one in progress. */
   kick(hostId: string): Promise<void> {
-    if (this.stopped) return Promise.resolve();
+    // a host another replica holds is that replica's to reconcile (it hears the same commits)
+    if (this.stopped || !this.leases.holds(hostId)) return Promise.resolve();
     const current = this.running.get(hostId);
     if (current) {
       this.again.add(hostId);
@@ -101,7 +118,11 @@ export class Reconciler {
           this.opts.observer?.reconciled(hostId, (performance.now() - started) / 1000);
         }
       })
-      .catch((err: unknown) => this.opts.logger?.error({ err, hostId }, 'reconcile failed'))
+      .catch((err: unknown) =>
+        isGpufleetError(err) && err.code === 'HOST_LEASE_LOST'
+          ? this.opts.logger?.info({ hostId }, 'reconcile lease lost to another replica: pass ended')
+          : this.opts.logger?.error({ err, hostId }, 'reconcile failed'),
+      )
       .finally(() => {
         this.running.delete(hostId);
         if (this.again.delete(hostId)) void this.kick(hostId);
@@ -111,6 +132,8 @@ export class Reconciler {
   }
 
   private async reconcileHost(hostId: string): Promise<void> {
+    // the lease may have lapsed while the pass waited in the queue
+    if (!this.leases.holds(hostId)) return;
     const host = await this.s.store.get('hosts', hostId);
     if (!host) return;
     let docker: HostDocker;
@@ -118,7 +141,7 @@ export class Reconciler {
     try {
       docker = new HostDocker(this.s.sshPool, this.s.fleet.target(host));
       // the same round trip re-asserts the isolation rules of the accounts' bridges here (tenant-firewall.ts)
-      const accounts = new Set((await this.s.store.list('pods', { hostId })).map((p) => p.accountId));
+      const accounts = new Set((await this.s.store.list('pods', { hostId })).filter((p) => p.desiredStatus !== 'TERMINATED').map((p) => p.accountId));
       containers = await docker.observe({ isolate: [...accounts].map((a) => tenantBridgeName(hostId, a)) });
       if (docker.firewallError) this.opts.logger?.warn({ hostId, reason: docker.firewallError }, 'tenant isolation rules could not be asserted');
     } catch (err) {

@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import type { ApiKeyScope } from '../../model/index.ts';
 import { GpufleetError } from '../../model/index.ts';
 import { isMetricsToken } from './metrics-token.ts';
-import type { RateLimiter } from '../rate-limit/limiter.ts';
+import type { RequestLimiter } from '../rate-limit/limiter.ts';
 import { chargeArrival } from '../rate-limit/request-charge.ts';
 import { hasScope, type ApiKeys, type Principal, type WorkerIdentity } from '../../core/index.ts';
 
@@ -72,7 +72,7 @@ const NO_WORKERS: WorkerAuthenticator = { authenticate: async () => null };
 export function registerRequestGuard(
   app: FastifyInstance,
   keys: ApiKeys,
-  limiter: RateLimiter,
+  limiter: RequestLimiter,
   workerTokens: WorkerAuthenticator = NO_WORKERS,
   metricsToken: string | undefined = undefined,
 ): void {
@@ -88,7 +88,7 @@ export function registerRequestGuard(
     if (matched && config.worker === true) return guardWorker(request, reply, limiter, workerTokens);
     // the scrape token: on the routes that take it, and only as the whole Bearer credential
     if (matched && config.metricsToken === true && metricsToken !== undefined && isMetricsToken(request.headers.authorization, metricsToken)) {
-      chargeArrival(request, reply, limiter, 'metrics-token');
+      await chargeArrival(request, reply, limiter, 'metrics-token');
       return;
     }
     let principal: Principal | null = null;
@@ -107,7 +107,7 @@ export function registerRequestGuard(
       }
     }
     // limit per account; a caller without a valid key is limited per address
-    chargeArrival(request, reply, limiter, principal ? `acct:${principal.accountId}` : `anon:${anonSubject(request)}`);
+    await chargeArrival(request, reply, limiter, principal ? `acct:${principal.accountId}` : `anon:${anonSubject(request)}`);
     // no route: the not-found handler answers 404/405 and nothing runs
     if (!matched || isPublic) return;
     if (!principal) throw authError ?? new GpufleetError('UNAUTHENTICATED', 'An API key is required: send Authorization: Bearer <key>.');
@@ -126,12 +126,12 @@ export function registerRequestGuard(
  * names, on the endpoint it names. Authenticated workers are not rate limited (their long polls and
  * pings are the protocol itself); failures are counted per address like any anonymous caller.
  */
-async function guardWorker(request: FastifyRequest, reply: FastifyReply, limiter: RateLimiter, tokens: WorkerAuthenticator): Promise<void> {
+async function guardWorker(request: FastifyRequest, reply: FastifyReply, limiter: RequestLimiter, tokens: WorkerAuthenticator): Promise<void> {
   const header = request.headers.authorization?.trim();
   const token = header ? (/^Bearer +(\S+)$/i.exec(header)?.[1] ?? header) : undefined;
   const id = token && /^[\x21-\x7e]{8,512}$/.test(token) ? await tokens.authenticate(token) : null;
   if (!id) {
-    chargeArrival(request, reply, limiter, `anon:${anonSubject(request)}`);
+    await chargeArrival(request, reply, limiter, `anon:${anonSubject(request)}`);
     throw new GpufleetError('UNAUTHENTICATED', "Worker protocol calls take the worker's own token: Authorization: <RUNPOD_AI_API_KEY>.");
   }
   const params = request.params as { workerId?: unknown; endpointId?: unknown };

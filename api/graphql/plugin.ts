@@ -68,7 +68,7 @@ export async function graphqlPlugin(app: FastifyInstance, opts: GraphqlPluginOpt
   // the document is parsed and valid (or came from mercurius' cache): charge its cost before it runs
   app.graphql.addHook('preExecution', async (_schema, document, context) => {
     const ctx = context as unknown as GqlContext;
-    if (ctx.reply) chargeTotal(ctx.reply.request, ctx.reply, operationCost(document, ctx.operationName));
+    if (ctx.reply) await chargeTotal(ctx.reply.request, ctx.reply, operationCost(document, ctx.operationName));
   });
 
   // errors before the document runs (guard, body, cost): GraphQL-shaped, with the registry's HTTP status

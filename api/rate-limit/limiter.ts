@@ -29,7 +29,22 @@ export interface Charge {
   starts: number[];
 }
 
-export class RateLimiter {
+export interface ConsumeResult {
+  windows: WindowState[];
+  exceeded: WindowState[];
+  charge: Charge | null;
+}
+
+/**
+ * What the request guard counts requests with: this process's counters (RateLimiter), or counters
+ * the replicas of one database share (SharedRateLimiter, shared-limiter.ts).
+ */
+export interface RequestLimiter {
+  consume(subject: string, nowMs?: number, units?: number): ConsumeResult | Promise<ConsumeResult>;
+  refund(charge: Charge): void | Promise<void>;
+}
+
+export class RateLimiter implements RequestLimiter {
   private readonly counters = new Map<string, Counter>();
   private sweepAt = 0;
 
@@ -39,7 +54,7 @@ export class RateLimiter {
    * Counts `units` for `subject` in every window, unless a window has fewer units left: then nothing
    * is counted, `charge` is null and `exceeded` names the windows that cannot take them.
    */
-  consume(subject: string, nowMs = Date.now(), units = 1): { windows: WindowState[]; exceeded: WindowState[]; charge: Charge | null } {
+  consume(subject: string, nowMs = Date.now(), units = 1): ConsumeResult {
     const now = Math.floor(nowMs / 1000);
     this.sweep(now);
     let c = this.counters.get(subject);

@@ -5,10 +5,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GpufleetError } from '../../model/index.ts';
 import { rateLimitHeaders } from './headers.ts';
-import { rateLimitError, type Charge, type RateLimiter } from './limiter.ts';
+import { rateLimitError, type Charge, type RequestLimiter } from './limiter.ts';
 
 interface RequestCharge {
-  limiter: RateLimiter;
+  limiter: RequestLimiter;
   subject: string;
   charges: Charge[];
 }
@@ -16,8 +16,8 @@ interface RequestCharge {
 const charged = new WeakMap<FastifyRequest, RequestCharge>();
 
 /** One unit for the request, the headers on the reply; 429 (nothing counted) when a window is spent. */
-export function chargeArrival(request: FastifyRequest, reply: FastifyReply, limiter: RateLimiter, subject: string): void {
-  const { windows, exceeded, charge } = limiter.consume(subject);
+export async function chargeArrival(request: FastifyRequest, reply: FastifyReply, limiter: RequestLimiter, subject: string): Promise<void> {
+  const { windows, exceeded, charge } = await limiter.consume(subject);
   const headers = rateLimitHeaders(windows);
   reply.headers(headers);
   if (!charge) throw rateLimitError(exceeded, headers);
@@ -28,20 +28,20 @@ export function chargeArrival(request: FastifyRequest, reply: FastifyReply, limi
  * Brings what the request is charged up to `total` units and says so in the headers. When the windows
  * cannot take the rest, the units already counted are given back and the answer is 429.
  */
-export function chargeTotal(request: FastifyRequest, reply: FastifyReply, total: number): void {
+export async function chargeTotal(request: FastifyRequest, reply: FastifyReply, total: number): Promise<void> {
   const rc = charged.get(request);
   // the guard charges every request before its handler runs; a handler without a charge is a bug
   if (!rc) throw new GpufleetError('INTERNAL', 'The request was not counted against the rate limit.');
   const extra = total - rc.charges.reduce((n, c) => n + c.units, 0);
-  const { windows, exceeded, charge } = rc.limiter.consume(rc.subject, Date.now(), Math.max(0, extra));
+  const { windows, exceeded, charge } = await rc.limiter.consume(rc.subject, Date.now(), Math.max(0, extra));
   if (charge) {
     rc.charges.push(charge);
     reply.headers(rateLimitHeaders(windows, total));
     return;
   }
-  for (const c of rc.charges) rc.limiter.refund(c);
+  for (const c of rc.charges) await rc.limiter.refund(c);
   rc.charges = [];
   // the windows as they stand after the refund (a charge of nothing counts nothing)
-  const headers = rateLimitHeaders(rc.limiter.consume(rc.subject, Date.now(), 0).windows, total);
+  const headers = rateLimitHeaders((await rc.limiter.consume(rc.subject, Date.now(), 0)).windows, total);
   throw rateLimitError(exceeded, headers, total);
 }

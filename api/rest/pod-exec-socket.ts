@@ -96,12 +96,17 @@ function serve(socket: WebSocket, request: FastifyRequest, plan: ExecSessionPlan
   };
   const last = (message: unknown, code: number, reason: string): void => {
     if (socket.readyState !== socket.OPEN) return;
+    if (socket.isPaused) socket.resume(); // to read the client's close frame
     socket.send(JSON.stringify(message), () => socket.close(code, reason));
   };
   const onMessage = (s: ExecSession, data: RawData, binary: boolean): void => {
     const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
     if (binary) {
-      if (buf[0] === EXEC_CHANNEL.stdin && buf.length > 1) s.write(buf.subarray(1));
+      // a client that sends faster than the host takes: stop reading it until the channel drains
+      if (buf[0] === EXEC_CHANNEL.stdin && buf.length > 1 && !s.write(buf.subarray(1)) && !socket.isPaused) {
+        socket.pause();
+        s.onInputDrain(() => socket.resume());
+      }
       return;
     }
     // control messages; anything else is ignored
@@ -117,7 +122,14 @@ function serve(socket: WebSocket, request: FastifyRequest, plan: ExecSessionPlan
     if (isSize(cols) && isSize(rows)) s.resize(cols, rows);
   };
 
-  socket.on('message', (data, binary) => (session ? onMessage(session, data, binary) : early.push({ data, binary })));
+  let earlyBytes = 0;
+  socket.on('message', (data, binary) => {
+    if (session) return onMessage(session, data, binary);
+    early.push({ data, binary });
+    // input sent while the channel opens is held, up to a frame's worth; then the client waits
+    earlyBytes += Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
+    if (earlyBytes > MAX_FRAME && !socket.isPaused) socket.pause();
+  });
   socket.on('close', () => {
     gone = true;
     session?.close();
@@ -127,6 +139,7 @@ function serve(socket: WebSocket, request: FastifyRequest, plan: ExecSessionPlan
       session = s;
       if (gone) return s.close();
       for (const m of early.splice(0)) onMessage(s, m.data, m.binary);
+      if (earlyBytes > MAX_FRAME && socket.isPaused) socket.resume();
       void s.ended.then(({ code, reason }) => last({ exit: { code, reason } }, 1000, code === null ? reason : `exit ${code}`));
     },
     (err: unknown) => {

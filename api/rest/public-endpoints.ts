@@ -22,14 +22,18 @@ const entryView = {
 const tags = ['public-endpoints'];
 
 /**
- * The first path segments registered under /v2 (`pods`, `billing`, `media`, …), collected from the
- * route table as routes are added: slugs may not take them. Call before the routes are registered.
+ * The route names of this API, collected from the route table as routes are added: the first static
+ * segment under each version (`/v2/pods`, `/v2/billing`, `/v2/media`, `/v1/endpoints`, …) and each
+ * top-level one (`graphql`, `healthz`, …). Slugs may not take them. Call before the routes are
+ * registered.
  */
-export function v2RouteNames(app: FastifyInstance): () => Iterable<string> {
+export function routeNames(app: FastifyInstance): () => Iterable<string> {
   const names = new Set<string>();
+  const isStatic = (seg: string | undefined): seg is string => seg !== undefined && seg !== '' && !seg.startsWith(':') && !seg.includes('*');
   app.addHook('onRoute', (r) => {
-    const first = /^\/v2\/([^/:*]+)/.exec(r.url)?.[1];
-    if (first !== undefined) names.add(first);
+    const [first, second] = r.url.split('/').slice(1);
+    if (isStatic(first)) names.add(first);
+    if (first !== undefined && /^v\d+$/.test(first) && isStatic(second)) names.add(second);
   });
   return () => names;
 }

@@ -1,14 +1,14 @@
-// Group commit for the job log. `append` queues a record; `sync(seq)` resolves once it is on disk.
-// The write of the records waiting is started at the end of the event loop turn that first asked for
-// one (setImmediate), so every operation of that turn shares it, and the records appended while a
-// write is under way share the next one: one write at a time, in order. With fsync on, a segment is
-// opened O_DSYNC, so a write returns only once its data is as durable as after fdatasync: one system
-// call per batch rather than a write and an fdatasync.
+// Group commit for the job log. `append` queues a record; `sync(seq)` resolves once it is written
+// and fdatasynced. The write of the records waiting starts at the end of the event-loop turn that
+// first asked for one (setImmediate), so every operation of that turn shares one write and one
+// fdatasync. Writes are issued one batch at a time, in order; up to MAX_FLIGHTS fdatasyncs may be in
+// flight at once (records that arrive while one runs start the next without waiting for it), and a
+// batch counts as durable only once its own fdatasync and every earlier one have returned.
 //
-// A failed write (ENOSPC, EIO) rejects every record not yet durable (the failed batch and everything
-// queued behind it: they may build on it) and leaves the log `failed` until `repair()` cuts each
-// segment back to its durable size. Nothing is ever acknowledged that is not on disk.
-import { constants } from 'node:fs';
+// A failed write or fdatasync (ENOSPC, EIO) rejects every record not yet durable (the failed batch,
+// the ones in flight and everything queued behind: they may build on it) and leaves the log `failed`
+// until `repair()` cuts each segment back to its durable size. Nothing is ever acknowledged that is
+// not on disk.
 import { open, type FileHandle } from 'node:fs/promises';
 import { GpufleetError } from '../../model/index.ts';
 import { FILE_MODE, fsyncDir } from './log-replay.ts';
@@ -29,8 +29,14 @@ interface Waiter {
   reject: (e: unknown) => void;
 }
 
-/** O_DSYNC: each write is durable when it returns (data, and the metadata needed to read it back) */
-const SYNC_APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC;
+interface Flight {
+  upto: number;
+  landed: boolean;
+  parts: { seg: Segment; buf: Buffer }[];
+}
+
+/** fdatasyncs in flight at once; libuv's pool has 4 threads, and writes need one too */
+const MAX_FLIGHTS = 2;
 
 export class GroupCommit {
   private pending: { seg: Segment; buf: Buffer }[] = [];
@@ -39,6 +45,12 @@ export class GroupCommit {
   private waiters: Waiter[] = [];
   private writing = false;
   private scheduled = false;
+  /** batches written and being fdatasynced, oldest first */
+  private flights: Flight[] = [];
+  /** the writer waiting for a flight to land */
+  private landing: (() => void) | null = null;
+  /** bumped by a failure: fdatasyncs of flights given up then are ignored when they return */
+  private epoch = 0;
   /** a write failed and the files are not yet cut back (`repair`) */
   private failed: GpufleetError | null = null;
   /** records dropped by failed writes (seq ranges): a later `sync` of one of them rejects */
@@ -124,6 +136,9 @@ export class GroupCommit {
       { cause: e, fields: { errno: errno ?? null, dropped } },
     );
     this.failed = error;
+    this.epoch++;
+    for (const f of this.flights) for (const p of f.parts) p.seg.busy--;
+    this.flights = [];
     if (dropped > 0) {
       this.lost.push({ from: this.durableSeq + 1, to: this.appendedSeq, error });
       if (this.lost.length > 8) this.lost.shift(); // nobody asks about seqs that old
@@ -132,6 +147,9 @@ export class GroupCommit {
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w.reject(error);
+    const wake = this.landing;
+    this.landing = null;
+    wake?.();
     this.onFailure(error);
   }
 
@@ -139,6 +157,8 @@ export class GroupCommit {
     this.writing = true;
     try {
       while (this.pending.length > 0 && !this.failed) {
+        while (this.flights.length >= MAX_FLIGHTS && !this.failed) await new Promise<void>((r) => (this.landing = r));
+        if (this.failed) return;
         // every pending record and the highest seq, taken in one synchronous step
         const batch = this.pending;
         const upto = this.appendedSeq;
@@ -151,34 +171,53 @@ export class GroupCommit {
           for (; i < batch.length && batch[i]!.seg === seg; i++) bufs.push(batch[i]!.buf);
           parts.push({ seg, buf: bufs.length === 1 ? bufs[0]! : Buffer.concat(bufs) });
         }
+        const flight: Flight = { upto, landed: false, parts };
         for (const p of parts) p.seg.busy++;
-        try {
-          for (const { seg, buf } of parts) {
-            if (!seg.fh) {
-              const fh = await open(seg.file, this.fsync ? SYNC_APPEND : 'a', FILE_MODE);
-              seg.fh = fh;
-              seg.size = (await fh.stat()).size;
-              if (this.fsync) await fsyncDir(this.dir); // the new file's name survives a power loss
-            }
-            await writeAll(seg.fh, buf);
+        this.flights.push(flight);
+        const epoch = this.epoch;
+        for (const { seg, buf } of parts) {
+          if (!seg.fh) {
+            const fh = await open(seg.file, 'a', FILE_MODE);
+            seg.fh = fh;
+            seg.size = (await fh.stat()).size;
+            if (this.fsync) await fsyncDir(this.dir); // the new file's name survives a power loss
           }
-        } finally {
-          for (const p of parts) p.seg.busy--;
+          await writeAll(seg.fh, buf);
         }
-        // only a whole batch counts: a failure in its second segment cuts the first one back too
-        for (const { seg, buf } of parts) seg.size += buf.length;
-        this.durableSeq = upto;
-        this.commits++;
-        const still: Waiter[] = [];
-        for (const w of this.waiters) (w.seq <= upto ? w.resolve() : still.push(w));
-        this.waiters = still;
-        this.onDurable();
+        const synced = this.fsync ? Promise.all(parts.map((p) => p.seg.fh!.datasync())) : Promise.resolve([]);
+        synced.then(
+          () => this.land(flight, epoch),
+          (e: unknown) => {
+            if (epoch === this.epoch) this.fail(e);
+          },
+        );
       }
     } catch (e) {
       this.fail(e);
     } finally {
       this.writing = false; // in the same step as the last look at `pending`: no append can slip between
     }
+  }
+
+  /** a flight's fdatasync returned: it counts once it and every earlier one did */
+  private land(flight: Flight, epoch: number): void {
+    if (epoch !== this.epoch) return; // a failure since gave it up (and cut the files back)
+    flight.landed = true;
+    for (const p of flight.parts) p.seg.busy--;
+    while (this.flights[0]?.landed) {
+      const f = this.flights.shift()!;
+      this.durableSeq = f.upto;
+      // only now do the sizes a failed write is cut back to move
+      for (const { seg, buf } of f.parts) seg.size += buf.length;
+    }
+    this.commits++;
+    const still: Waiter[] = [];
+    for (const w of this.waiters) (w.seq <= this.durableSeq ? w.resolve() : still.push(w));
+    this.waiters = still;
+    const wake = this.landing;
+    this.landing = null;
+    wake?.();
+    this.onDurable();
   }
 }
 

@@ -16,7 +16,7 @@ import type { LogRecord, SubmittedJob } from './log-record.ts';
 import { validateEnqueue } from './job-validation.ts';
 import { DEFAULT_LEASE_MS } from './queue-options.ts';
 import { decodeWakes, encodeWakes, isConnectionError, isEmpty, newEffects, queueError, wakesOf, type Effects, type Wakes } from './pg/effects.ts';
-import { fromRow, INSERT_JOB, insertParams, JOB_COLUMNS, laneOf, submitted, transition, visible, writeJobs, type JobRow, type JobRowData, type RowWrite } from './pg/job-row.ts';
+import { dueAt, fromRow, INSERT_JOB, insertParams, JOB_COLUMNS, laneOf, submitted, transition, visible, writeJobs, type JobRow, type JobRowData, type RowWrite } from './pg/job-row.ts';
 import { JOB_CHANNEL, Notifier } from './pg/notifier.ts';
 import { park, Parked, type Slot } from './pg/parking.ts';
 import { ALIVE_FOR_MS, joinReplicas, leaveReplicas, OTHERS_WAITING_SQL, refreshReplica, REPLICA_HEARTBEAT_MS } from './pg/replicas.ts';
@@ -77,6 +77,13 @@ export class PostgresJobQueue implements JobQueue {
   private readonly onPoolError = (): void => undefined;
   private timer: NodeJS.Timeout | undefined;
   private sweptAt = Number.NEGATIVE_INFINITY;
+  /**
+   * No row is due before this, as far as this replica knows: the last probe's earliest due_at, but
+   * at most `minGapMs` after it (a deadline made since by another replica is never sooner than that),
+   * lowered by every deadline this replica writes. Operations sweep first only once it has passed.
+   */
+  private nextDue = Number.NEGATIVE_INFINITY;
+  private readonly minGapMs: number;
   private sweeping: Promise<void> | null = null;
   private closed = false;
 
@@ -90,6 +97,8 @@ export class PostgresJobQueue implements JobQueue {
       leaseMs: this.leaseMs,
       retention: { asyncMs: opts.retention?.asyncMs ?? JOB_LIMITS.asyncRetention, syncMs: opts.retention?.syncMs ?? JOB_LIMITS.syncRetention },
     };
+    // the soonest deadline a write can make: a lease, a result's retention, a status ?ttl (1 s at least)
+    this.minGapMs = Math.min(JOB_LIMITS.statusTtl.min, this.leaseMs, this.tableOpts.retention.asyncMs, this.tableOpts.retention.syncMs);
     this.notifier = new Notifier(pool, (p) => this.onNotification(p), () => this.wakeAll());
     // an idle client of the pool losing its connection must not end the process
     pool.on('error', this.onPoolError);
@@ -151,6 +160,7 @@ export class PostgresJobQueue implements JobQueue {
     if (taker) {
       // a worker waits here: the job is stored already taken by it (one statement, one commit)
       const taken = transition(queued, { t: 'take', id: sub.id, worker: taker.workerId, at }, this.tableOpts);
+      this.noteDue(dueAt(taken));
       try {
         await this.query(INSERT_JOB, insertParams(taken, lane, 1));
       } catch (e) {
@@ -161,6 +171,7 @@ export class PostgresJobQueue implements JobQueue {
       return queued;
     }
     const payload = encodeWakes(this.replicaId, { ...noWakes(), ready: [req.endpointId] });
+    this.noteDue(dueAt(queued));
     await this.query(`WITH j AS (${INSERT_JOB} RETURNING 1) SELECT pg_notify($21, $22) FROM j`, [...insertParams(queued, lane, 0), JOB_CHANNEL, payload]);
     this.wakeTakers(req.endpointId);
     return queued;
@@ -185,6 +196,7 @@ export class PostgresJobQueue implements JobQueue {
   /** FOR UPDATE SKIP LOCKED: concurrent takers (on any replica) each get other jobs, none waits */
   private async claim(endpointId: string, workerId: string, max: number): Promise<Job[] | undefined> {
     const at = this.now();
+    this.noteDue(at + Math.min(this.leaseMs, JOB_LIMITS.executionTimeout.min)); // the soonest its deadline can be
     const { rows } = await this.query<JobRowData & { lane: number; seq: string }>(
       `WITH picked AS (
          SELECT id AS pid FROM gpufleet_jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' AND expires_at > $2
@@ -541,13 +553,19 @@ export class PostgresJobQueue implements JobQueue {
   /** every operation starts here: due deadlines first (once per tick of the clock, shared by concurrent callers) */
   private begin(): Promise<void> {
     if (this.closed) return Promise.reject(closedError());
-    if (this.now() <= this.sweptAt) return this.sweeping ?? Promise.resolve();
+    const now = this.now();
+    if (now <= this.sweptAt || now < this.nextDue) return this.sweeping ?? Promise.resolve();
     return this.sweep();
   }
 
   private async sweepDue(now: number): Promise<void> {
-    const probe = await this.query('SELECT 1 FROM gpufleet_jobs WHERE due_at <= $1 LIMIT 1', [now]);
-    if (probe.rowCount === 0) return;
+    const probe = await this.query<{ m: string | null }>('SELECT min(due_at) AS m FROM gpufleet_jobs', []);
+    const soonest = probe.rows[0]?.m == null ? Number.POSITIVE_INFINITY : Number(probe.rows[0].m);
+    if (soonest > now) {
+      this.nextDue = Math.min(soonest, now + this.minGapMs);
+      return;
+    }
+    this.nextDue = Number.NEGATIVE_INFINITY; // swept now: the next operation looks again
     for (;;) {
       const claimed = await this.tx(async (c, fx) => {
         const { rows } = await c.query<JobRowData>(
@@ -578,12 +596,18 @@ export class PostgresJobQueue implements JobQueue {
           else stale.push({ before: row, after: job });
         }
         await this.applyRecs(c, fx, items);
+        for (const w of stale) this.noteDue(dueAt(w.after));
         await writeJobs(c, stale);
         if (gone.length > 0) await c.query('DELETE FROM gpufleet_jobs WHERE id = ANY($1)', [gone]);
         return rows.length;
       });
       if (claimed < SWEEP_BATCH) return;
     }
+  }
+
+  /** a deadline this replica is about to write */
+  private noteDue(at: number | null): void {
+    if (at !== null && at < this.nextDue) this.nextDue = at;
   }
 
   /** refreshes this replica's row and drops job-stop requests nobody came for */
@@ -622,6 +646,7 @@ export class PostgresJobQueue implements JobQueue {
       const { rows } = await c.query<{ s: string }>(`SELECT nextval('gpufleet_job_seq')::text AS s FROM generate_series(1, $1)`, [entering.length]);
       entering.forEach((w, i) => (w.seq = Number(rows[i]!.s)));
     }
+    for (const w of writes) this.noteDue(dueAt(w.after));
     await writeJobs(c, writes);
     return out;
   }

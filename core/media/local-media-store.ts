@@ -5,15 +5,16 @@ import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { assertMediaKey, MEDIA_KEY_PATTERN, type ByteRange, type MediaObject, type MediaStore } from './media-store.ts';
 
+const STALE_TMP_MS = 3_600_000;
+
 export class LocalMediaStore implements MediaStore {
   readonly backend = 'local';
-  private ready: Promise<unknown> | undefined;
 
   constructor(private readonly dir: string) {}
 
   async put(key: string, bytes: Buffer, _contentType: string): Promise<void> {
     assertMediaKey(key);
-    await (this.ready ??= mkdir(this.dir, { recursive: true, mode: 0o700 }));
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const tmp = path.join(this.dir, `.tmp-${randomBytes(8).toString('hex')}`);
     const fh = await open(tmp, 'wx', 0o600);
     try {
@@ -76,7 +77,19 @@ export class LocalMediaStore implements MediaStore {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
       throw e;
     }
-    for (const n of names) if (MEDIA_KEY_PATTERN.test(n)) yield n;
+    for (const n of names) {
+      if (MEDIA_KEY_PATTERN.test(n)) yield n;
+      // a write cut short by a crash left its temporary file: gone an hour later, at a sweep
+      else if (n.startsWith('.tmp-')) await this.dropStale(path.join(this.dir, n));
+    }
+  }
+
+  private async dropStale(file: string): Promise<void> {
+    try {
+      if (Date.now() - (await stat(file)).mtimeMs > STALE_TMP_MS) await rm(file, { force: true });
+    } catch {
+      /* gone already */
+    }
   }
 
   async close(): Promise<void> {}

@@ -25,7 +25,9 @@ export interface SessionOutput {
 
 /** The command on the host, as the provisioner runs it. */
 export interface ContainerSession {
-  write(data: Buffer): void;
+  /** stdin; false when the host takes no more for now: wait for onInputDrain */
+  write(data: Buffer): boolean;
+  onInputDrain(listener: () => void): void;
   /** the client's stdin ended (EOF) */
   endInput(): void;
   resize(cols: number, rows: number): void;
@@ -47,7 +49,9 @@ export interface ContainerSessionRunner {
 export type SessionEnd = 'exited' | 'client closed' | 'idle timeout' | 'connection lost';
 
 export interface ExecSession {
-  write(data: Buffer): void;
+  /** stdin; false when the host takes no more for now: stop reading the client until onInputDrain */
+  write(data: Buffer): boolean;
+  onInputDrain(listener: () => void): void;
   endInput(): void;
   resize(cols: number, rows: number): void;
   pause(): void;
@@ -112,8 +116,9 @@ export async function openExecSession(
   return {
     write(d) {
       touch();
-      s.write(d);
+      return s.write(d);
     },
+    onInputDrain: (l) => s.onInputDrain(l),
     endInput: () => s.endInput(),
     resize: (c, r) => s.resize(c, r),
     pause: () => s.pause(),

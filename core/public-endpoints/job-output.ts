@@ -10,6 +10,8 @@ import { canonicalMime, imagePixels, kindOf, sniffMime, wavSeconds, type MediaKi
 import type { PublicEndpointCatalog } from './catalog.ts';
 
 const KINDS: readonly MediaKind[] = ['image', 'audio', 'video'];
+/** units one job may report (the cost must also stay a safe integer of micro-dollars) */
+export const MAX_UNITS = 1e9;
 const BASE64 = /^[A-Za-z0-9+/\-_]*={0,2}$/;
 const DATA_URI = /^data:([^;,]*)(?:;[^;,]*)*;base64,/i;
 
@@ -92,9 +94,11 @@ export class PublicEndpointOutputs {
     if (!isObject(usage)) throw new Refused('$.usage: must be an object');
     let units: number;
     if (usage.units !== undefined) {
-      if (typeof usage.units !== 'number' || !Number.isFinite(usage.units) || usage.units < 0) throw new Refused('$.usage.units: must be a number ≥ 0');
+      if (typeof usage.units !== 'number' || !(usage.units >= 0 && usage.units <= MAX_UNITS)) throw new Refused(`$.usage.units: must be a number from 0 to ${MAX_UNITS}`);
       units = usage.units;
     } else units = measuredUnits(entry.pricing.unit, media);
+    const micros = costMicros(units, entry.pricing.usdPerUnit);
+    if (!Number.isSafeInteger(micros)) throw new Refused(`$.usage.units: ${units} units at ${entry.pricing.usdPerUnit} USD is more than a job may cost`);
     for (const m of media) {
       const saved = await this.media.save(m.bytes, m.mime).catch((e: unknown) => {
         throw new GpufleetError('UNAVAILABLE', `The media store could not keep the ${m.kind} of this result; report it again.`, { cause: e });
@@ -103,7 +107,7 @@ export class PublicEndpointOutputs {
       out[`${m.kind}_url`] = saved.url;
     }
     out.usage = { ...usage, units, unit: entry.pricing.unit };
-    out.cost = costMicros(units, entry.pricing.usdPerUnit) / 1e6;
+    out.cost = micros / 1e6;
     return out;
   }
 }

@@ -34,6 +34,61 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX IF NOT EXISTS gf_gpu_claims_owner ON gf_gpu_claims (owner_id);
     `,
   },
+  {
+    // several replicas (docs/replicas.md; core/replicas): who is alive, who reconciles which host, and
+    // the rate-limit windows they share
+    version: 2,
+    name: 'replicas',
+    sql: `
+      CREATE TABLE IF NOT EXISTS gf_replicas (id text PRIMARY KEY, seen_at timestamptz NOT NULL);
+      CREATE TABLE IF NOT EXISTS gf_host_leases (
+        host_id text PRIMARY KEY,
+        holder text NOT NULL,
+        expires_at timestamptz NOT NULL,
+        -- how many times the lease changed hands
+        epoch bigint NOT NULL DEFAULT 1
+      );
+      CREATE INDEX IF NOT EXISTS gf_host_leases_holder ON gf_host_leases (holder);
+      CREATE TABLE IF NOT EXISTS gf_rate_limits (subject text PRIMARY KEY, starts bigint[] NOT NULL, used int[] NOT NULL);
+      -- counts p_units in every window of the subject or in none (a window with fewer left refuses),
+      -- windows aligned to the epoch by the database's clock; answers the state after the call
+      CREATE OR REPLACE FUNCTION gf_rate_take(p_subject text, p_seconds int[], p_quotas int[], p_units int)
+        RETURNS TABLE (now_s bigint, starts bigint[], used int[], taken boolean) LANGUAGE plpgsql AS $$
+      DECLARE
+        t bigint := floor(extract(epoch FROM clock_timestamp()))::bigint;
+        n int := array_length(p_seconds, 1);
+        s bigint[];
+        u int[];
+        cur_s bigint[];
+        cur_u int[];
+        ok boolean := true;
+      BEGIN
+        SELECT array_agg(t - t % p_seconds[i] ORDER BY i) INTO s FROM generate_series(1, n) AS i;
+        INSERT INTO gf_rate_limits AS r (subject, starts, used) VALUES (p_subject, s, array_fill(0, ARRAY[n]))
+          ON CONFLICT (subject) DO NOTHING;
+        SELECT r.starts, r.used INTO cur_s, cur_u FROM gf_rate_limits r WHERE r.subject = p_subject FOR UPDATE;
+        u := array_fill(0, ARRAY[n]);
+        FOR i IN 1 .. n LOOP
+          IF cur_s[i] IS NOT DISTINCT FROM s[i] THEN u[i] := coalesce(cur_u[i], 0); END IF;
+          IF p_quotas[i] - u[i] < p_units THEN ok := false; END IF;
+        END LOOP;
+        IF ok THEN
+          FOR i IN 1 .. n LOOP u[i] := u[i] + p_units; END LOOP;
+        END IF;
+        IF ok OR cur_s IS DISTINCT FROM s THEN
+          UPDATE gf_rate_limits r SET starts = s, used = u WHERE r.subject = p_subject;
+        END IF;
+        RETURN QUERY SELECT t, s, u, ok;
+      END $$;
+      -- gives units back in the windows that still start where they were counted
+      CREATE OR REPLACE FUNCTION gf_rate_refund(p_subject text, p_starts bigint[], p_units int) RETURNS void LANGUAGE sql AS $$
+        UPDATE gf_rate_limits r SET used = ARRAY(
+          SELECT CASE WHEN r.starts[i] = p_starts[i] THEN greatest(0, r.used[i] - p_units) ELSE r.used[i] END
+          FROM generate_series(1, array_length(r.used, 1)) AS i ORDER BY i)
+        WHERE r.subject = p_subject;
+      $$;
+    `,
+  },
 ];
 
 /** The table a collection lives in: `gf_` and its name in snake case (apiKeys → gf_api_keys). */

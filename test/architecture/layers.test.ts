@@ -90,7 +90,7 @@ describe('layers', () => {
 
   it('reads the layers it is meant to check', () => {
     // a walker that finds nothing would pass everything above
-    for (const layer of ['model', 'store', 'fleet', 'core', 'api', 'provisioner', 'client', 'provider', 'cli'])
+    for (const layer of ['model', 'store', 'fleet', 'core', 'api', 'provisioner', 'gateway', 'client', 'provider', 'cli'])
       expect(files.some((f) => layerOf(f) === layer), layer).toBe(true);
   });
 });

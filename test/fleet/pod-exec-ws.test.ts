@@ -2,6 +2,7 @@
 // sshd test host, the real Docker engine, the control plane with its provisioner, a `ws` client
 // speaking the framing by hand, and `gpufleet pods exec` on a pipe and on a terminal (script(1)).
 import { execFile, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import WebSocket from 'ws';
@@ -29,7 +30,7 @@ interface Session {
   stderr: () => string;
   /** the last JSON message and the close frame */
   done: Promise<{ last: { exit?: { code: number | null; reason: string }; error?: { status: number } } | null; close: number; reason: string }>;
-  send(text: string): void;
+  send(stdin: string | Buffer): void;
   control(m: unknown): void;
 }
 
@@ -58,7 +59,7 @@ function open(id: string, argv: string[], opts: { tty?: boolean; cols?: number; 
         stdout: () => out.toString(),
         stderr: () => err.toString(),
         done,
-        send: (t) => ws.send(Buffer.concat([Buffer.from([0]), Buffer.from(t)])),
+        send: (t) => ws.send(Buffer.concat([Buffer.from([0]), typeof t === 'string' ? Buffer.from(t) : t])),
         control: (m) => ws.send(JSON.stringify(m)),
       }),
     );
@@ -129,6 +130,16 @@ describe('interactive exec over a WebSocket', () => {
       expect.objectContaining({ type: 'pod.exec_end', reason: 'exec session ended (exited, exit code 0): "cat"', actor: `user:${keyId}` }),
     ]);
   }, 30_000);
+
+  test('4 MiB of random stdin arrives whole and in order, however fast the client sends it', async () => {
+    const data = randomBytes(4 << 20);
+    const s = await session(podId, ['md5sum']);
+    for (let i = 0; i < data.length; i += 64 << 10) s.send(data.subarray(i, i + (64 << 10)));
+    s.control({ eof: true });
+    const d = await s.done;
+    expect(d.last).toEqual({ exit: { code: 0, reason: 'exited' } });
+    expect(s.stdout().split(' ')[0]).toBe(createHash('md5').update(data).digest('hex'));
+  }, 60_000);
 
   test("sh -c 'exit 3': the exit code is the last message, stderr comes apart without a terminal", async () => {
     const s = await session(podId, ['sh', '-c', 'echo out; echo err >&2; exit 3']);
@@ -258,7 +269,7 @@ describe('interactive exec over a WebSocket', () => {
       });
     expect(await cli(['pods', 'exec', podId, '--', 'sh', '-c', 'tr a-z A-Z; exit 4'], 'piped in\n')).toMatchObject({ code: 4, stdout: 'PIPED IN\n' });
     expect(await cli(['pods', 'exec', podId, '--', 'sh', '-c', 'cat >&2'], 'to stderr\n')).toMatchObject({ code: 0, stdout: '', stderr: 'to stderr\n' });
-  }, 30_000);
+  }, 90_000);
 
   test('gpufleet pods exec -- sh on a terminal: a terminal in the pod, typed input runs, exit code passed on', async () => {
     // script(1) gives the CLI a terminal of its own; what is typed goes through it in raw mode
@@ -268,10 +279,11 @@ describe('interactive exec over a WebSocket', () => {
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const closed = new Promise<number | null>((r) => child.on('close', r));
-    await new Promise((r) => setTimeout(r, 1500));
+    // the container's shell prompt: the session is open and the terminal in raw mode
+    await waitFor('the prompt', async () => out.includes('#'), 30_000);
     child.stdin.write('tty; stty size\r');
     await waitFor('tty and size', async () => /\/dev\/pts\/\d+/.test(out) && out.includes('21 77'), 15_000);
     child.stdin.write('exit 6\r');
     expect(await closed).toBe(6);
-  }, 40_000);
+  }, 90_000);
 });

@@ -40,7 +40,8 @@ const databaseOfDataDir = new Map<string, string>();
 
 /** The store settings of a test control plane: none (embedded), or a database of its own (postgres). */
 async function testStoreConfig(dataDir: string, config: Partial<ServerConfig> | undefined): Promise<Partial<ServerConfig>> {
-  if (TEST_STORE !== 'postgres' || config?.databaseUrl !== undefined) return {};
+  // a test that names a database (or databaseUrl: undefined, the embedded store) keeps its choice
+  if (TEST_STORE !== 'postgres' || (config !== undefined && 'databaseUrl' in config)) return {};
   let url = databaseOfDataDir.get(dataDir);
   if (!url) databaseOfDataDir.set(dataDir, (url = await freshTestDatabase()));
   return { databaseUrl: url, secretKey: TEST_SECRET_KEY };

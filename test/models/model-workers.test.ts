@@ -99,6 +99,7 @@ describe('tts-espeak (runpod-python worker + espeak-ng)', () => {
 
   test.each([
     ['text over the length bound', { text: 'a'.repeat(2001) }, 'input.text: at most 2000 characters (got 2001)'],
+    ['a megabyte of text', { text: '-'.repeat(1_000_000) }, 'input.text: at most 2000 characters (got 1000000)'],
     ['empty text', { text: '   ' }, 'input.text: required, a non-empty string'],
     ['a NUL byte in the text', { text: 'hello\u0000world' }, 'input.text: control characters are not allowed'],
     ['a voice that is an option', { text: 'hi', voice: '-w/tmp/x' }, "input.voice: '-w/tmp/x' is not an installed voice"],

@@ -84,9 +84,9 @@ describe('the catalog', () => {
     expect((await world.cp.api(`/v2/public-endpoints/${IMAGE.slug}`, { method: 'DELETE', key: admin.key })).status).toBe(403);
   });
 
-  test('slugs that are route names are refused: every first segment the API registers under /v2', async () => {
-    const names = [...new Set(registeredRoutes(world.cp.app).map((r) => /^\/v2\/([^/:*]+)/.exec(r.url)?.[1]).filter((x): x is string => x !== undefined))];
-    expect(names).toEqual(expect.arrayContaining(['pods', 'serverless', 'hosts', 'accounts', 'billing', 'public-endpoints', 'media']));
+  test('slugs that are route names are refused: every first segment the API registers under /v1 and /v2, and at the top', async () => {
+    const names = [...new Set(registeredRoutes(world.cp.app).map((r) => /^(?:\/v\d+)?\/([^/:*]+)/.exec(r.url)?.[1]).filter((x): x is string => x !== undefined))];
+    expect(names).toEqual(expect.arrayContaining(['pods', 'serverless', 'hosts', 'endpoints', 'accounts', 'billing', 'public-endpoints', 'media', 'graphql', 'healthz']));
     const ep = await operatorEndpoint();
     for (const slug of names.filter((n) => n.length >= 3 && /^[a-z0-9-]+$/.test(n))) {
       const r = await publish({ slug, endpointId: ep, name: 'x', pricing: { unit: 'request', usdPerUnit: 1 } });
@@ -208,7 +208,8 @@ describe('calling a model by slug (runpod-sdk)', () => {
       [{ image_base64: Buffer.from('<html><script>x</script>').toString('base64'), mime_type: 'text/html' }, '$.image_base64: media type text/html is not served'],
       [{ image_base64: makeWav(0.1).toString('base64'), mime_type: 'audio/wav' }, '$.image_base64: media type audio/wav is not an image type'],
       [{ image_base64: makePng(2, 2).toString('base64'), audio_base64: 'UklG', mime_type: 'image/png' }, '$.audio_base64: media type image/png is not an audio type'],
-      [{ usage: { units: -1 } }, '$.usage.units: must be a number ≥ 0'],
+      [{ usage: { units: -1 } }, '$.usage.units: must be a number from 0 to 1000000000'],
+      [{ usage: { units: 1e300 } }, '$.usage.units: must be a number from 0 to 1000000000'],
     ] as const) {
       const r = await model(IMAGE.slug, alice.key).runSync({ input: { output } }, 30_000);
       expect(r.status, reason).toBe('FAILED');

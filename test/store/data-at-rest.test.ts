@@ -14,6 +14,7 @@ import { parseQuotas } from '../../api/rate-limit/limiter.ts';
 import { LowdbStore } from '../../store/lowdb-store.ts';
 import { formatRecord } from '../../store/journal-format.ts';
 import { ADMIN_KEY, startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import { itEmbeddedOnly } from '../harness/embedded-only.ts';
 import { seedHosts } from '../harness/fake-hosts.ts';
 
 type J = any;
@@ -115,7 +116,8 @@ describe('through a listening control plane', () => {
     for (const s of seenByBob) for (const v of [POD_ENV, POD_ENV_PATCHED, TPL_ENV, EP_ENV]) expect(s).not.toContain(v);
   });
 
-  test('no data file holds an env value, a registry password or an API key in clear: journal, snapshot, after close', async () => {
+  // the data directory's files: the embedded store's (on PostgreSQL test/store/store-contract.test.ts checks the rows)
+  itEmbeddedOnly('no data file holds an env value, a registry password or an API key in clear: journal, snapshot, after close', async () => {
     // 1. the journal (the timed snapshot may not have run yet)
     expect(await leaks(dataDir, secrets())).toEqual([]);
     // 2. a snapshot of the whole state
@@ -137,7 +139,7 @@ describe('through a listening control plane', () => {
     expect(await leaks(dataDir, secrets())).toEqual([]);
   });
 
-  test('the data directory is 0700 and every file in it 0600', async () => {
+  itEmbeddedOnly('the data directory is 0700 and every file in it 0600', async () => {
     // a write, so a journal segment exists beside the snapshot and the key
     expect((await call(alice.key, 'PATCH', `/v2/pods/${ids.pod}`, { name: 'renamed' })).status).toBe(200);
     expect(await modeOf(dataDir)).toBe('700');

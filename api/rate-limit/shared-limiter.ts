@@ -1,0 +1,72 @@
+// Rate limits shared by the replicas of one database (docs/rate-limits.md, "Several replicas"): the
+// same windows, quotas and headers as the in-process RateLimiter, counted in PostgreSQL
+// (core PgRateWindows: one round trip per request, under the subject's row lock, windows on the
+// database's clock). While the database cannot be reached the replica counts on its own (each
+// replica then allows up to the full quota, as before replicas) rather than refuse every request;
+// the store answers 503 for anything that needs it meanwhile.
+import type { Logger } from 'pino';
+import { databasePool, PgRateWindows, type Services } from '../../core/index.ts';
+import { isGpufleetError, WINDOWS, type Quotas } from '../../model/index.ts';
+import { RateLimiter, type Charge, type ConsumeResult, type RequestLimiter, type WindowState } from './limiter.ts';
+
+/** What the shared counter needs of the database (PgRateWindows). */
+export interface SharedWindows {
+  take(subject: string, seconds: readonly number[], quotas: readonly number[], units: number): Promise<{ now: number; starts: number[]; used: number[]; taken: boolean }>;
+  refund(subject: string, starts: readonly number[], units: number): Promise<void>;
+}
+
+const SECONDS = WINDOWS.map((w) => w.seconds);
+
+export class SharedRateLimiter implements RequestLimiter {
+  /** counts while the database cannot be reached */
+  private readonly local: RateLimiter;
+  /** charges the local counters took (refunded there) */
+  private readonly localCharges = new WeakSet<Charge>();
+  private readonly quotaList: number[];
+  private degraded = false;
+
+  constructor(
+    private readonly shared: SharedWindows,
+    private readonly quotas: Quotas,
+    private readonly log?: Pick<Logger, 'warn' | 'info'>,
+  ) {
+    this.local = new RateLimiter(quotas);
+    this.quotaList = WINDOWS.map((w) => quotas[w.name]);
+  }
+
+  async consume(subject: string, nowMs = Date.now(), units = 1): Promise<ConsumeResult> {
+    let r: Awaited<ReturnType<SharedWindows['take']>>;
+    try {
+      r = await this.shared.take(subject, SECONDS, this.quotaList, units);
+    } catch (e) {
+      if (isGpufleetError(e)) throw e;
+      if (!this.degraded) this.log?.warn({ err: e }, 'rate limits: the database cannot be reached; counting on this replica alone until it is back');
+      this.degraded = true;
+      const res = this.local.consume(subject, nowMs, units);
+      if (res.charge) this.localCharges.add(res.charge);
+      return res;
+    }
+    if (this.degraded) this.log?.info('rate limits: counting in the database again');
+    this.degraded = false;
+    const windows: WindowState[] = WINDOWS.map((w, i) => {
+      const quota = this.quotas[w.name];
+      const start = r.starts[i] ?? r.now;
+      return { name: w.name, quota, seconds: w.seconds, remaining: quota - (r.used[i] ?? 0), reset: start + w.seconds - r.now };
+    });
+    const exceeded = r.taken ? [] : windows.filter((s) => s.remaining < units);
+    for (const s of windows) s.remaining = Math.max(0, s.remaining);
+    return { windows, exceeded, charge: r.taken ? { subject, units, starts: r.starts } : null };
+  }
+
+  async refund(charge: Charge): Promise<void> {
+    if (this.localCharges.has(charge)) return this.local.refund(charge);
+    // a refund that cannot reach the database is lost: the units stay counted until the window ends
+    await this.shared.refund(charge.subject, charge.starts, charge.units).catch((err: unknown) => this.log?.warn({ err }, 'rate limits: a refund was lost'));
+  }
+}
+
+/** The control plane's limiter: shared through the database when there is one, else this process's. */
+export function requestLimiterFor(services: Pick<Services, 'store' | 'config'>, log?: Pick<Logger, 'warn' | 'info'>): RequestLimiter {
+  const pool = databasePool(services.store);
+  return pool ? new SharedRateLimiter(new PgRateWindows(pool), services.config.rateLimits, log) : new RateLimiter(services.config.rateLimits);
+}
