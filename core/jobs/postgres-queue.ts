@@ -295,6 +295,8 @@ export class PostgresJobQueue implements JobQueue {
 
   async complete(jobId: string, workerId: string, result: CompleteRequest): Promise<Job> {
     await this.begin();
+    const fast = result.error === undefined || this.maxErrorRetries === 0 ? await this.finishHeld(jobId, workerId, result) : undefined;
+    if (fast) return fast;
     return this.tx(async (c, fx) => {
       const row = await this.lockOne(c, jobId);
       const held = this.held(row.job, workerId);
@@ -308,6 +310,40 @@ export class PostgresJobQueue implements JobQueue {
         };
       return (await this.applyRecs(c, fx, [{ row, rec }]))[0]!;
     });
+  }
+
+  /**
+   * The common final report in one statement: COMPLETED or FAILED, conditional on the job being
+   * IN_PROGRESS under this worker (the row lock of the UPDATE makes a second report wait and then
+   * find it final). The same change as the `fin` record makes (job-table.ts); a job with a webhook
+   * (its outbox row) or anything unexpected takes the transaction path, which also says why not.
+   */
+  private async finishHeld(jobId: string, workerId: string, result: CompleteRequest): Promise<Job | undefined> {
+    const at = this.now();
+    const { syncMs, asyncMs } = this.tableOpts.retention;
+    const keep = `(CASE WHEN sync THEN $7 ELSE $8 END)::bigint`;
+    const expiry = `GREATEST(LEAST($4::bigint + ${keep}, queued_at + ttl), $4::bigint + LEAST(${keep}, $9::bigint))`;
+    const payload = encodeWakes(this.replicaId, { ...noWakes(), final: [jobId] });
+    this.noteDue(at + Math.min(syncMs, asyncMs, JOB_LIMITS.syncRetention));
+    const { rows } = await this.query<JobRowData>(
+      `WITH u AS (
+         UPDATE gpufleet_jobs SET status = $3, finished_at = $4, execution_time = $4::bigint - started_at, output = $5::json,
+           error = COALESCE($6::json, error), lease_expires_at = NULL, expires_at = ${expiry}, due_at = ${expiry}
+         WHERE id = $1 AND status = 'IN_PROGRESS' AND worker_id = $2 AND webhook IS NULL
+         RETURNING ${JOB_COLUMNS})
+       SELECT u.*, pg_notify($10, $11) FROM u`,
+      [
+        jobId, workerId, result.error !== undefined ? 'FAILED' : 'COMPLETED', at,
+        result.output === undefined ? null : JSON.stringify(result.output), result.error === undefined ? null : JSON.stringify(result.error),
+        syncMs, asyncMs, JOB_LIMITS.syncRetention, JOB_CHANNEL, payload,
+      ],
+    );
+    if (!rows[0]) return undefined;
+    const job = fromRow(rows[0]).job;
+    const fx = newEffects();
+    fx.finals.push(job);
+    this.publish(fx, wakesOf(fx));
+    return job;
   }
 
   async heartbeat(workerId: string, jobIds: readonly string[]): Promise<HeartbeatResult> {
