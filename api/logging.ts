@@ -23,7 +23,7 @@ export const LOG_REDACT: NonNullable<LoggerOptions['redact']> = {
   censor: CENSOR,
 };
 
-/** `url` with the value of every `api_key` (and media `signature`) query parameter censored (names compared decoded, any case). */
+/** `url` with the value of every `api_key` (and media `signature`, exec `ticket`) query parameter censored (names compared decoded, any case). */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
   if (q < 0) return url;
@@ -43,10 +43,11 @@ export function redactUrl(url: string): string {
   return changed ? `${url.slice(0, q)}?${parts.join('&')}` : url;
 }
 
-// `signature`: a media URL's signature is its credential (docs/media.md)
+// `signature`: a media URL's signature is its credential (docs/media.md); `ticket`: an exec
+// WebSocket's single-use credential (docs/pods.md), spent on use but still a secret until then
 const isKeyName = (name: string): boolean => {
   const n = name.trim().toLowerCase();
-  return n.includes('api_key') || n === 'signature';
+  return n.includes('api_key') || n === 'signature' || n === 'ticket';
 };
 
 /** Fastify's request serializer, with the URL censored; anything else logged as `req` passes (redact still applies). */

@@ -1,5 +1,5 @@
-// The store interface every layer codes against. The one implementation today is lowdb plus a journal
-// (lowdb-store.ts); a second (PostgreSQL) is planned against the same contract: equality filters only,
+// The store interface every layer codes against. Two implementations: lowdb plus a journal
+// (lowdb-store.ts, the default) and PostgreSQL (pg/pg-store.ts), against one contract: equality filters only,
 // transactions that are serialisable and durable when they resolve.
 import type { Collections } from '../model/index.ts';
 

@@ -69,17 +69,21 @@ export class PgHostLeases implements HostLeases {
       const taken: string[] = [];
       const want = fair - held.length;
       if (want > 0) {
-        // free or expired leases, in random order so replicas racing for them mostly take different ones;
+        // free or expired leases; a random pick of them, so replicas racing for them mostly ask for
+        // different ones, written in host order, so two such writes never wait on each other in a cycle
+        const free = await c.query<{ h: string }>(
+          `SELECT h FROM unnest($1::text[]) AS h WHERE NOT EXISTS (SELECT 1 FROM gf_host_leases x WHERE x.host_id = h AND x.expires_at > now())`,
+          [hostIds],
+        );
+        const pick = shuffle(free.rows.map((r) => r.h)).slice(0, want).sort();
         // the conditional upsert is what decides: a lease taken meanwhile is not expired any more
         const got = await c.query<{ host_id: string }>(
           `INSERT INTO gf_host_leases AS l (host_id, holder, expires_at)
-             SELECT h, $1, now() + $2 * interval '1 millisecond' FROM unnest($3::text[]) AS h
-             WHERE NOT EXISTS (SELECT 1 FROM gf_host_leases x WHERE x.host_id = h AND x.expires_at > now())
-             ORDER BY random() LIMIT $4
+             SELECT h, $1, now() + $2 * interval '1 millisecond' FROM unnest($3::text[]) WITH ORDINALITY AS u(h, i) ORDER BY i
            ON CONFLICT (host_id) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at, epoch = l.epoch + 1
              WHERE l.expires_at <= now()
            RETURNING host_id`,
-          [me, ttl, hostIds, want],
+          [me, ttl, pick],
         );
         for (const r of got.rows) taken.push(r.host_id);
         held.push(...taken);
@@ -106,4 +110,12 @@ export class PgHostLeases implements HostLeases {
     await this.pool.query('DELETE FROM gf_host_leases WHERE holder = $1', [this.replicaId]);
     await this.pool.query('DELETE FROM gf_replicas WHERE id = $1', [this.replicaId]);
   }
+}
+
+function shuffle<T>(xs: T[]): T[] {
+  for (let i = xs.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [xs[i], xs[j]] = [xs[j]!, xs[i]!];
+  }
+  return xs;
 }

@@ -3,7 +3,7 @@
 // by tests and the bench (startLbTestServer).
 //   GET  /ping          200 (204 while GPUFLEET_TEST_INIT_MS since start has not passed; always 204
 //                       with GPUFLEET_TEST_NEVER_READY=true; PORT_HEALTH if set)
-//   *    /echo…         {method, path, url, headers, body (utf8), worker}: what the worker received
+//   *    /echo…         {method, path, url, headers, body (utf8, null past 64 KiB), bytes, worker}: what the worker received
 //   GET  /sse?n=3&gapMs=500  n server-sent events, gapMs apart, then the end
 //   GET  /slow?ms=N     answers {slept: N} after N ms (nothing is sent before)
 //   GET  /kb            1 KB of text at once (the bench)
@@ -36,7 +36,9 @@ export function lbTestHandler(env: NodeJS.ProcessEnv = process.env): (req: Incom
       req.on('end', () => {
         const body = Buffer.concat(chunks);
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ method: req.method, path: url.pathname, url: req.url, headers: req.headers, body: body.toString('utf8'), bytes: body.length, worker }));
+        // a large body is only counted: echoing megabytes back would measure JSON, not the gateway
+        const text = body.length <= 65_536 ? body.toString('utf8') : null;
+        res.end(JSON.stringify({ method: req.method, path: url.pathname, url: req.url, headers: req.headers, body: text, bytes: body.length, worker }));
       });
       return;
     }
