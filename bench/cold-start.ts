@@ -75,6 +75,19 @@ try {
     return firstTake.get(id)! - t;
   };
 
+  // when the provisioner began the container (its STARTING write overlaps the docker command) and saw it running
+  const phases = new Map<string, { starting?: number; running?: number }>();
+  cp.services.store.onCommit((changes) => {
+    for (const c of changes) {
+      const rec = c.record as { status?: string; endpointId?: string | null } | undefined;
+      if (c.collection !== 'pods' || !rec?.endpointId) continue;
+      const p = phases.get(rec.endpointId) ?? {};
+      if (rec.status === 'STARTING') p.starting ??= Date.now();
+      if (rec.status === 'RUNNING') p.running ??= Date.now();
+      phases.set(rec.endpointId, p);
+    }
+  });
+
   const apiRun = async (): Promise<number> => {
     const res = await cp.api('/v1/endpoints', {
       method: 'POST',
@@ -96,7 +109,12 @@ try {
           const pods = await cp.services.store.list('pods', { endpointId: ep });
           const p = pods[0] as unknown as { createdAt: string; startedAt?: string | null; lastStartedAt?: string | null; worker: { readyAt: string | null } } | undefined;
           const at = (iso: string | null | undefined) => (iso ? `${Date.parse(iso) - t0}` : '-');
-          console.log(`  ours: worker record +${at(p?.createdAt)} ms, container started +${at(p?.startedAt ?? p?.lastStartedAt)}, worker's first call +${at(p?.worker.readyAt)}, job taken +${took}`);
+          const ph = phases.get(ep);
+          const rel = (x: number | undefined) => (x === undefined ? '-' : `${x - t0}`);
+          console.log(
+            `  ours: worker record +${at(p?.createdAt)} ms, provisioner starts it +${rel(ph?.starting)}, container started +${at(p?.startedAt ?? p?.lastStartedAt)}, ` +
+              `seen running +${rel(ph?.running)}, worker's first call +${at(p?.worker.readyAt)}, job taken +${took}`,
+          );
         }
         await cp.api(`/v1/endpoints/${ep}`, { method: 'DELETE', key: user.key }); // its worker goes
         return took;

@@ -12,7 +12,10 @@
 // (SshConnector, forwarded channels, as the gateway reaches containers) and printed beside, without a
 // floor: it is what SSH's encryption costs here (BENCH_SSH=0 skips it).
 //   npx tsx bench/gateway.ts
+import replyFrom from '@fastify/reply-from';
+import Fastify from 'fastify';
 import { fork, type ChildProcess } from 'node:child_process';
+import { Agent } from 'undici';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -69,13 +72,19 @@ async function measure(world: LocalLbWorld, label: string): Promise<{ ratio: num
   for (let i = 0; i < ROUNDS; i++) {
     const order = i % 2 === 0 ? [direct, gateway] : [gateway, direct];
     const results = new Map<typeof direct, LoadResult>();
-    for (const t of order) results.set(t, await run(t, CONCURRENCY, PER_LANE));
+    let elu = 0;
+    for (const t of order) {
+      const before = performance.eventLoopUtilization();
+      results.set(t, await run(t, CONCURRENCY, PER_LANE));
+      if (t === gateway) elu = performance.eventLoopUtilization(before).utilization;
+    }
     const rd = results.get(direct)!.perSecond;
     const rg = results.get(gateway)!.perSecond;
     d.push(rd);
     g.push(rg);
     ratios.push(rg / rd);
-    console.log(`${label} round ${i + 1}: direct ${rd.toFixed(0)} req/s, through the gateway ${rg.toFixed(0)} req/s, ratio ${(rg / rd).toFixed(3)}`);
+    // the gateway's thread: how busy it was, and so its capacity (requests per busy second)
+    console.log(`${label} round ${i + 1}: direct ${rd.toFixed(0)} req/s, through the gateway ${rg.toFixed(0)} req/s, ratio ${(rg / rd).toFixed(3)}; gateway thread busy ${(elu * 100).toFixed(0)}% (${(rg / Math.max(elu, 1e-6)).toFixed(0)} req per busy s)`);
   }
   // latency: one at a time, alternating halves
   const half = Math.floor(LATENCY_REQUESTS / 2);
@@ -87,6 +96,34 @@ async function measure(world: LocalLbWorld, label: string): Promise<{ ratio: num
   const gatewayP50 = (l2.p50 + l3.p50) / 2;
   console.log(`${label} latency p50 (one at a time): direct ${directP50.toFixed(3)} ms, through the gateway ${gatewayP50.toFixed(3)} ms; p99 ${((l1.p99 + l4.p99) / 2).toFixed(3)} / ${((l2.p99 + l3.p99) / 2).toFixed(3)} ms`);
   return { ratio: median(ratios), direct: median(d), gateway: median(g), addedP50: gatewayP50 - directP50, directP50, gatewayP50 };
+}
+
+/**
+ * The floor under any gateway built this way: a bare Fastify with @fastify/reply-from and undici in
+ * front of the same worker (no key check, no rate limit, no metrics, no balancer), measured the same way.
+ */
+async function bareProxy(workerPort: number): Promise<void> {
+  const app = Fastify({ logger: false });
+  const agent = new Agent({ keepAliveTimeout: 4_000 });
+  await app.register(replyFrom, { undici: agent, disableRequestLogging: true, disableCache: true });
+  app.get('/kb', (_req, reply) => reply.from(`http://127.0.0.1:${workerPort}/kb`, { retryDelay: () => null }));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const addr = app.server.address();
+  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  try {
+    const lanes = (u: string, n: number) => ({ url: u, headers: {}, concurrency: CONCURRENCY, lanes: Array.from({ length: CONCURRENCY }, () => Array.from({ length: n }, () => ({ method: 'GET', path: '/kb', expect: 200 }))) });
+    await runLoad(lanes(url, 150));
+    const ratios: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const d = await runLoad(lanes(`http://127.0.0.1:${workerPort}`, PER_LANE));
+      const b = await runLoad(lanes(url, PER_LANE));
+      ratios.push(b.perSecond / d.perSecond);
+    }
+    console.log(`baseline (no floor): a bare Fastify + @fastify/reply-from proxy ÷ direct, median of rounds: ${median(ratios).toFixed(3)}× (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')})`);
+  } finally {
+    await app.close();
+    await agent.destroy();
+  }
 }
 
 async function ready(world: LocalLbWorld): Promise<void> {
@@ -107,6 +144,7 @@ async function main(): Promise<void> {
       await tcp.close();
     }
     console.log(`worker: 1 KB at once, own process; ${CONCURRENCY} in flight, ${ROUNDS} rounds of ${CONCURRENCY * PER_LANE} requests per side`);
+    await bareProxy(worker.port);
     checkTarget({ name: 'gateway req/s ÷ direct req/s (TCP to the worker, median of rounds)', value: t.ratio, op: '>=', floor: 0.7, unit: '×', digits: 3 });
     checkTarget({ name: 'gateway added latency p50 (TCP to the worker)', value: t.addedP50, op: '<=', floor: 1, unit: ' ms', digits: 3 });
     if (SSH) {

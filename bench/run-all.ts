@@ -21,6 +21,7 @@ const BENCHES: { name: string; file: string; floor: string }[] = [
   { name: 'serverless', file: 'serverless.ts', floor: 'dispatch added latency p50 ≤ 2 ms, p99 ≤ 10 ms; jobs/s ≥ 0.15× bare Fastify req/s' },
   { name: 'cold-start', file: 'cold-start.ts', floor: 'run on an endpoint with no worker → job taken ≤ 1.3× bare docker run over SSH + worker boot' },
   { name: 'pg-queue', file: 'pg-queue.ts', floor: 'cross-replica take wake-up p50 ≤ 100 ms; PostgreSQL queue jobs/s vs embedded printed (no floor)' },
+  { name: 'replicas', file: 'replicas.ts', floor: 'mutations/s at 10,000 pods: 3 PostgreSQL replicas ≥ 1.0× one; 1,000-host reconcile round printed' },
 ];
 
 const only = process.argv.slice(2);

@@ -43,10 +43,7 @@ export function loadBalancerGateway(opts: GatewayOptions = {}): (services: Servi
     const checks = new HealthChecks(table, dispatcher, services.workers, opts.healthChecks);
     const balancer = new Balancer(table, services.workers, opts.holdMs ?? DEFAULT_HOLD_MS);
     checks.onReady((w) => balancer.wake(w.endpointId));
-    table.onGone((w) => {
-      connector.forget(w);
-      services.workers.liveness.checked(w.id, false, 'no longer in service');
-    });
+    table.onGone((w) => connector.forget(w));
     const domain = services.config.lbDomain ? `.${services.config.lbDomain}` : null;
 
     return {

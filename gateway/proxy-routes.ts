@@ -59,7 +59,7 @@ export async function proxyRoutes(app: FastifyInstance, d: ProxyDeps): Promise<v
       const done = d.workers.requests.start(ep.id, w.id);
       reply.raw.once('close', done);
 
-      const limit = request.body instanceof Transform || isReadable(request.body) ? limitBody(request, d.maxBodyBytes) : null;
+      const limit = isReadable(request.body) ? limitBody(request, d.maxBodyBytes) : null;
       const host = request.headers.host;
       const sentAt = Date.now();
       return reply.from(workerOrigin(w) + workerPath(request.url, endpointId), {

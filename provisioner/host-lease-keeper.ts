@@ -17,6 +17,8 @@ export interface HostLeaseKeeperOptions {
   onTaken: (hostIds: string[]) => void;
   /** hosts with a pass in flight (never given up while it runs) */
   busy: () => ReadonlySet<string>;
+  /** told when this replica becomes the one that runs the once-in-all loops (true) or stops being it */
+  onLeader?: (leader: boolean) => void;
 }
 
 export class HostLeaseKeeper {
@@ -28,6 +30,10 @@ export class HostLeaseKeeper {
   private readonly margin: number;
   private readonly syncMs: number;
   private failing = false;
+  /** performance.now() until which this replica leads */
+  private leadUntil = 0;
+  private leading = false;
+  private leadTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly leases: HostLeases,
@@ -46,6 +52,18 @@ export class HostLeaseKeeper {
   holds(hostId: string): boolean {
     if (!this.leases.shared) return true;
     return (this.until.get(hostId) ?? 0) > performance.now();
+  }
+
+  /** This replica runs the loops that must run once in all (always, with the embedded store). */
+  isLeader(): boolean {
+    return !this.leases.shared || this.leadUntil > performance.now();
+  }
+
+  private setLeading(now: boolean): void {
+    if (now === this.leading) return;
+    this.leading = now;
+    this.opts.logger?.info({ replicaId: this.leases.replicaId, leader: now }, now ? 'this replica now runs the autoscaler' : 'this replica no longer runs the autoscaler');
+    this.opts.onLeader?.(now);
   }
 
   /** the hosts held now */
@@ -96,6 +114,14 @@ export class HostLeaseKeeper {
       const heldBefore = new Set(this.held());
       this.until.clear();
       for (const h of r.held) this.until.set(h, deadline);
+      this.leadUntil = r.leader ? deadline : 0;
+      this.setLeading(r.leader);
+      // leadership ends at its deadline unless a sync renews it first
+      if (this.leadTimer) clearTimeout(this.leadTimer);
+      if (r.leader) {
+        this.leadTimer = setTimeout(() => !this.isLeader() && this.setLeading(false), Math.max(0, deadline - performance.now()) + 1);
+        this.leadTimer.unref();
+      }
       const taken = r.held.filter((h) => !heldBefore.has(h));
       if (this.failing) this.opts.logger?.info({ replicaId: this.leases.replicaId }, 'reconcile leases: renewing again');
       this.failing = false;
@@ -117,6 +143,8 @@ export class HostLeaseKeeper {
     if (this.timer) clearTimeout(this.timer);
     await this.syncing;
     this.until.clear();
+    this.leadUntil = 0;
+    if (this.leadTimer) clearTimeout(this.leadTimer);
     if (this.leases.shared) await this.leases.releaseAll().catch(() => undefined);
   }
 }

@@ -10,22 +10,28 @@ export { runSpec, splitArgs, containerName } from './container-spec.ts';
 
 export function provisioner(opts: { logger?: Logger } = {}) {
   return async (services: Services): Promise<() => Promise<void>> => {
+    // serverless workers are pods to the reconciler; the autoscaler decides how many (docs/serverless.md)
+    const queue = services.workers.jobQueue;
+    const scaler = queue ? new Autoscaler(services.workers, services.store, queue, opts.logger ? { logger: opts.logger } : {}) : null;
+    if (!queue) opts.logger?.warn('no job queue attached to the worker service: serverless endpoints get no workers');
     const r = new Reconciler(services, {
       intervalMs: services.config.reconcileIntervalMs,
       metricsIntervalMs: services.config.metricsIntervalMs,
       observer: services.telemetry.provisioner,
       ...(opts.logger ? { logger: opts.logger } : {}),
+      // with several replicas the autoscaler runs on one of them, the leader (docs/replicas.md)
+      onLeader: (leader) => {
+        if (!scaler) return;
+        if (leader) scaler.start();
+        else void scaler.stop();
+      },
     });
     r.start();
     services.readiness.set('provisioner', () => (r.isRunning ? null : 'the reconcile loop is stopped'));
     // pod logs are read on the hosts by the process that reaches them
     services.podLogs.useSource(new ContainerLogs(services));
     services.podExec.useRunner(new ContainerExecs(services));
-    // serverless workers are pods to the reconciler; the autoscaler decides how many (docs/serverless.md)
-    const queue = services.workers.jobQueue;
-    const scaler = queue ? new Autoscaler(services.workers, services.store, queue, opts.logger ? { logger: opts.logger } : {}) : null;
-    if (!queue) opts.logger?.warn('no job queue attached to the worker service: serverless endpoints get no workers');
-    scaler?.start();
+    if (!services.hostLeases.shared) scaler?.start();
     return async () => {
       services.podLogs.useSource(null);
       services.podExec.useRunner(null);

@@ -30,6 +30,8 @@ export interface ReconcilerOptions {
   logger?: Logger;
   /** told each host pass's duration and each GPU sample (metrics) */
   observer?: ProvisionerObserver;
+  /** with several replicas: told when this one starts or stops running the once-in-all loops (HostLeaseKeeper) */
+  onLeader?: (leader: boolean) => void;
 }
 
 export class Reconciler {
@@ -56,6 +58,7 @@ export class Reconciler {
         for (const h of hostIds) void this.kick(h);
       },
       busy: () => new Set(this.running.keys()),
+      ...(opts.onLeader ? { onLeader: opts.onLeader } : {}),
     });
     this.pods = new PodReconciler(s, opts.metricsIntervalMs ?? 10_000, opts.observer, opts.logger, (hostId) => this.leases.confirm(hostId));
   }
@@ -68,7 +71,14 @@ export class Reconciler {
   start(): void {
     this.unsubscribe = this.s.store.onCommit((changes) => {
       // host records are not kicked: heartbeats write them, and a down host would spin
-      for (const c of changes) if (c.collection === 'pods') void this.kickPod(c.id);
+      // the commit carries the pod as written: its host is known without a read (with several
+      // replicas every one hears every commit, and kicks only the hosts it holds)
+      for (const c of changes) {
+        if (c.collection !== 'pods') continue;
+        if (c.record) {
+          if (c.record.hostId) void this.kick(c.record.hostId);
+        } else if (!c.deleted) void this.kickPod(c.id);
+      }
     });
     this.leases.start();
     const tick = () => {

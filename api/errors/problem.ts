@@ -59,6 +59,7 @@ export function registerProblemHandlers(app: FastifyInstance, allowedMethods: (u
           headers: { allow: methods.join(', ') },
         }),
       );
-    return sendProblem(reply, new GpufleetError('ROUTE_NOT_FOUND', `No route ${request.method} ${path}.`));
+    // the URL as sent (a mount may have rewritten it before routing, api/origin-mount.ts)
+    return sendProblem(reply, new GpufleetError('ROUTE_NOT_FOUND', `No route ${request.method} ${request.originalUrl.split('?')[0] ?? path}.`));
   });
 }

@@ -4,7 +4,7 @@
 // and lease token read. Takes and the deadline sweep claim rows with FOR UPDATE SKIP LOCKED, so
 // replicas never hand out one job twice nor fight over the same deadline. Dispatch is push: a worker
 // parked in take on this replica is handed a job by the enqueue itself (one INSERT, already taken);
-// other replicas are woken by a NOTIFY sent inside the committing transaction.
+// other replicas are woken by a NOTIFY sent right after the commit.
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { GpufleetError } from '../../model/index.ts';
@@ -15,12 +15,16 @@ import type {
 import type { LogRecord, SubmittedJob } from './log-record.ts';
 import { validateEnqueue } from './job-validation.ts';
 import { DEFAULT_LEASE_MS } from './queue-options.ts';
-import { decodeWakes, encodeWakes, isConnectionError, isEmpty, newEffects, queueError, wakesOf, type Effects, type Wakes } from './pg/effects.ts';
+import { newEffects, queueError, wakesOf, type Effects } from './pg/effects.ts';
 import { dueAt, fromRow, INSERT_JOB, insertParams, JOB_COLUMNS, laneOf, submitted, transition, visible, writeJobs, type JobRow, type JobRowData, type RowWrite } from './pg/job-row.ts';
-import { JOB_CHANNEL, Notifier } from './pg/notifier.ts';
-import { park, Parked, type Slot } from './pg/parking.ts';
-import { ALIVE_FOR_MS, joinReplicas, leaveReplicas, OTHERS_WAITING_SQL, refreshReplica, REPLICA_HEARTBEAT_MS } from './pg/replicas.ts';
+import { park } from './pg/parking.ts';
+import { joinReplicas, leaveReplicas, refreshReplica, REPLICA_HEARTBEAT_MS } from './pg/replicas.ts';
 import { ensureJobSchema } from './pg/schema.ts';
+import { dueWork, lostRecord } from './pg/deadlines.ts';
+import { inTransaction } from './pg/transaction.ts';
+import { queueWebhooks, takePendingWebhooks, webhookAttempted, webhookSettled } from './pg/webhook-outbox.ts';
+import { appendChunk, claimJobs, countJobs, depthOf, finishHeldJob, readChunks, renewLeases, type Query } from './pg/statements.ts';
+import { noWakes, Wakeups } from './pg/wakeups.ts';
 
 export interface PostgresJobQueueOptions {
   /** ms since the epoch; injectable for tests. Replicas compare deadlines by their own clocks (keep them in NTP) */
@@ -40,11 +44,6 @@ export interface PostgresJobQueueOptions {
    * default a random one
    */
   replicaId?: string;
-}
-
-interface Taker {
-  workerId: string;
-  slot: Slot<Job[]>;
 }
 
 /** rows a sweep transaction claims at most */
@@ -67,13 +66,9 @@ export class PostgresJobQueue implements JobQueue {
   private readonly maxLostRetries: number;
   private readonly maxErrorRetries: number;
   private readonly tableOpts: { leaseMs: number; retention: Retention };
-  private readonly takers = new Parked<Taker>();
-  private readonly finalWaiters = new Parked<Slot<{ job: Job | undefined }>>();
-  private readonly streamWaiters = new Parked<Slot<{ read: StreamRead | undefined }>>();
-  private readonly stopWaiters = new Parked<Slot<string[]>>();
+  private readonly wakes: Wakeups;
   private readonly finalListeners = new Set<(job: Job) => void>();
   private readonly recycleListeners = new Set<(e: RecycleEvent) => void>();
-  private readonly notifier: Notifier;
   private readonly onPoolError = (): void => undefined;
   private timer: NodeJS.Timeout | undefined;
   private sweptAt = Number.NEGATIVE_INFINITY;
@@ -99,7 +94,7 @@ export class PostgresJobQueue implements JobQueue {
     };
     // the soonest deadline a write can make: a lease, a result's retention, a status ?ttl (1 s at least)
     this.minGapMs = Math.min(JOB_LIMITS.statusTtl.min, this.leaseMs, this.tableOpts.retention.asyncMs, this.tableOpts.retention.syncMs);
-    this.notifier = new Notifier(pool, (p) => this.onNotification(p), () => this.wakeAll());
+    this.wakes = new Wakeups(pool, this.replicaId);
     // an idle client of the pool losing its connection must not end the process
     pool.on('error', this.onPoolError);
   }
@@ -109,7 +104,7 @@ export class PostgresJobQueue implements JobQueue {
     const q = new PostgresJobQueue(pool, opts);
     try {
       await ensureJobSchema(pool);
-      await q.notifier.start();
+      await q.wakes.start();
       await joinReplicas(pool, q.replicaId, q.now(), q.leaseMs);
     } catch (e) {
       await q.close().catch(() => undefined);
@@ -156,7 +151,7 @@ export class PostgresJobQueue implements JobQueue {
     };
     const queued = submitted({ t: 'enq', job: sub }, this.tableOpts);
     const lane = laneOf(queued, false);
-    const taker = await this.reserveTaker(req.endpointId);
+    const taker = await this.wakes.reserveTaker(req.endpointId);
     if (taker) {
       // a worker waits here: the job is stored already taken by it (one statement, one commit)
       const taken = transition(queued, { t: 'take', id: sub.id, worker: taker.workerId, at }, this.tableOpts);
@@ -170,10 +165,9 @@ export class PostgresJobQueue implements JobQueue {
       if (!taker.slot.fulfil([taken])) await this.undeliver([taken]).catch(() => undefined);
       return queued;
     }
-    const payload = encodeWakes(this.replicaId, { ...noWakes(), ready: [req.endpointId] });
     this.noteDue(dueAt(queued));
-    await this.query(`WITH j AS (${INSERT_JOB} RETURNING 1) SELECT pg_notify($21, $22) FROM j`, [...insertParams(queued, lane, 0), JOB_CHANNEL, payload]);
-    this.wakeTakers(req.endpointId);
+    await this.query(INSERT_JOB, insertParams(queued, lane, 0));
+    this.wakes.committed({ ...noWakes(), ready: [req.endpointId] });
     return queued;
   }
 
@@ -186,31 +180,18 @@ export class PostgresJobQueue implements JobQueue {
     const got = await park<Job[]>(
       { ...this.waitOpts(opts), onLate: (jobs) => this.undeliver(jobs) },
       () => this.claim(endpointId, workerId, max),
-      (slot) => this.takers.add(endpointId, { workerId, slot }),
+      (slot) => this.wakes.takers.add(endpointId, { workerId, slot }),
     );
     // a full batch: more may be queued for the next waiter
-    if (got?.length === max) this.wakeTakers(endpointId);
+    if (got?.length === max) this.wakes.wakeTakers(endpointId);
     return got ?? [];
   }
 
-  /** FOR UPDATE SKIP LOCKED: concurrent takers (on any replica) each get other jobs, none waits */
   private async claim(endpointId: string, workerId: string, max: number): Promise<Job[] | undefined> {
     const at = this.now();
     this.noteDue(at + Math.min(this.leaseMs, JOB_LIMITS.executionTimeout.min)); // the soonest its deadline can be
-    const { rows } = await this.query<JobRowData & { lane: number; seq: string }>(
-      `WITH picked AS (
-         SELECT id AS pid FROM gpufleet_jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' AND expires_at > $2
-         ORDER BY lane, seq LIMIT $3 FOR UPDATE SKIP LOCKED)
-       UPDATE gpufleet_jobs SET status = 'IN_PROGRESS', worker_id = $4, started_at = $2, delay_time = $2 - queued_at,
-         lease_expires_at = $2 + $5::bigint, finished_at = NULL, execution_time = NULL, output = NULL, error = NULL, expires_at = NULL,
-         attempt = attempt + 1, due_at = LEAST($2 + $5::bigint, $2 + execution_timeout)
-       FROM picked WHERE id = picked.pid
-       RETURNING ${JOB_COLUMNS}, lane, seq`,
-      [endpointId, at, max, workerId, this.leaseMs],
-    );
-    if (rows.length === 0) return undefined;
-    rows.sort((a, b) => a.lane - b.lane || Number(a.seq) - Number(b.seq));
-    return rows.map((r) => fromRow(r).job);
+    const jobs = await claimJobs(this.q, endpointId, workerId, max, at, this.leaseMs);
+    return jobs.length > 0 ? jobs : undefined;
   }
 
   /** taken jobs whose taker went away before it got them: back to the queue, no retry counted */
@@ -235,19 +216,8 @@ export class PostgresJobQueue implements JobQueue {
 
   async appendStream(jobId: string, workerId: string, chunk: unknown): Promise<void> {
     await this.begin();
-    const until = this.now() + this.leaseMs;
-    const payload = encodeWakes(this.replicaId, { ...noWakes(), chunk: [jobId] });
-    const { rowCount } = await this.query(
-      `WITH j AS (
-         UPDATE gpufleet_jobs SET stream_len = stream_len + 1, lease_expires_at = GREATEST(lease_expires_at, $4),
-           due_at = LEAST(GREATEST(lease_expires_at, $4), started_at + execution_timeout)
-         WHERE id = $1 AND status = 'IN_PROGRESS' AND worker_id = $2 RETURNING stream_len - 1 AS n),
-       ins AS (INSERT INTO gpufleet_job_chunks (job_id, n, output) SELECT $1, n, $3::json FROM j RETURNING n)
-       SELECT n, pg_notify($5, $6) FROM ins`,
-      [jobId, workerId, JSON.stringify(chunk), until, JOB_CHANNEL, payload],
-    );
-    if (rowCount === 1) {
-      this.wakeEach(this.streamWaiters, jobId);
+    if (await appendChunk(this.q, jobId, workerId, chunk, this.now() + this.leaseMs)) {
+      this.wakes.committed({ ...noWakes(), chunk: [jobId] });
       return;
     }
     const job = await this.find(jobId);
@@ -258,39 +228,18 @@ export class PostgresJobQueue implements JobQueue {
 
   async readStream(jobId: string, from?: number, opts?: WaitOptions): Promise<StreamRead | undefined> {
     await this.begin();
-    const first = await this.readChunks(jobId, from);
+    const first = await readChunks(this.q, jobId, from, this.now());
     if (!first || isFinal(first.status) || first.chunks.length > 0 || (opts?.waitMs ?? 0) <= 0) return first;
     // nothing new on a job still running: wait for a chunk or the final status
     const got = await park<{ read: StreamRead | undefined }>(
       this.waitOpts(opts),
       async () => {
-        const read = await this.readChunks(jobId, from);
+        const read = await readChunks(this.q, jobId, from, this.now());
         return !read || isFinal(read.status) || read.chunks.length > 0 ? { read } : undefined;
       },
-      (slot) => this.streamWaiters.add(jobId, slot),
+      (slot) => this.wakes.streams.add(jobId, slot),
     );
-    return got ? got.read : this.closed ? undefined : this.readChunks(jobId, from);
-  }
-
-  /** the chunks from the job's cursor (advanced, compare-and-set: two readers never get one chunk twice) or from `from` */
-  private async readChunks(jobId: string, from: number | undefined): Promise<StreamRead | undefined> {
-    for (;;) {
-      const { rows } = await this.query<{ status: Job['status']; expires_at: string | null; stream_len: number; stream_read: number }>(
-        'SELECT status, expires_at, stream_len, stream_read FROM gpufleet_jobs WHERE id = $1',
-        [jobId],
-      );
-      const r = rows[0];
-      if (!r || (r.status !== 'IN_PROGRESS' && r.expires_at !== null && Number(r.expires_at) <= this.now())) return undefined;
-      const start = from ?? r.stream_read;
-      if (from === undefined && r.stream_len > r.stream_read) {
-        const moved = await this.query('UPDATE gpufleet_jobs SET stream_read = $2 WHERE id = $1 AND stream_read = $3', [jobId, r.stream_len, r.stream_read]);
-        if (moved.rowCount !== 1) continue; // another read took them first
-      }
-      const chunks = r.stream_len > start
-        ? (await this.query<{ output: string }>('SELECT output::text AS output FROM gpufleet_job_chunks WHERE job_id = $1 AND n >= $2 AND n < $3 ORDER BY n', [jobId, start, r.stream_len])).rows.map((c) => JSON.parse(c.output) as unknown)
-        : [];
-      return { status: r.status, chunks, next: r.stream_len };
-    }
+    return got ? got.read : this.closed ? undefined : readChunks(this.q, jobId, from, this.now());
   }
 
   async complete(jobId: string, workerId: string, result: CompleteRequest): Promise<Job> {
@@ -312,37 +261,16 @@ export class PostgresJobQueue implements JobQueue {
     });
   }
 
-  /**
-   * The common final report in one statement: COMPLETED or FAILED, conditional on the job being
-   * IN_PROGRESS under this worker (the row lock of the UPDATE makes a second report wait and then
-   * find it final). The same change as the `fin` record makes (job-table.ts); a job with a webhook
-   * (its outbox row) or anything unexpected takes the transaction path, which also says why not.
-   */
+  /** the common final report in one statement (statements.ts); undefined: the transaction path decides */
   private async finishHeld(jobId: string, workerId: string, result: CompleteRequest): Promise<Job | undefined> {
     const at = this.now();
     const { syncMs, asyncMs } = this.tableOpts.retention;
-    const keep = `(CASE WHEN sync THEN $7 ELSE $8 END)::bigint`;
-    const expiry = `GREATEST(LEAST($4::bigint + ${keep}, queued_at + ttl), $4::bigint + LEAST(${keep}, $9::bigint))`;
-    const payload = encodeWakes(this.replicaId, { ...noWakes(), final: [jobId] });
     this.noteDue(at + Math.min(syncMs, asyncMs, JOB_LIMITS.syncRetention));
-    const { rows } = await this.query<JobRowData>(
-      `WITH u AS (
-         UPDATE gpufleet_jobs SET status = $3, finished_at = $4, execution_time = $4::bigint - started_at, output = $5::json,
-           error = COALESCE($6::json, error), lease_expires_at = NULL, expires_at = ${expiry}, due_at = ${expiry}
-         WHERE id = $1 AND status = 'IN_PROGRESS' AND worker_id = $2 AND webhook IS NULL
-         RETURNING ${JOB_COLUMNS})
-       SELECT u.*, pg_notify($10, $11) FROM u`,
-      [
-        jobId, workerId, result.error !== undefined ? 'FAILED' : 'COMPLETED', at,
-        result.output === undefined ? null : JSON.stringify(result.output), result.error === undefined ? null : JSON.stringify(result.error),
-        syncMs, asyncMs, JOB_LIMITS.syncRetention, JOB_CHANNEL, payload,
-      ],
-    );
-    if (!rows[0]) return undefined;
-    const job = fromRow(rows[0]).job;
+    const job = await finishHeldJob(this.q, jobId, workerId, result, at, this.tableOpts.retention);
+    if (!job) return undefined;
     const fx = newEffects();
     fx.finals.push(job);
-    this.publish(fx, wakesOf(fx));
+    this.publish(fx);
     return job;
   }
 
@@ -351,12 +279,7 @@ export class PostgresJobQueue implements JobQueue {
     await this.begin();
     if (jobIds.length === 0) return { renewed: [], notHeld: [] };
     const now = this.now();
-    const { rows } = await this.query<{ id: string }>(
-      `UPDATE gpufleet_jobs SET lease_expires_at = GREATEST(lease_expires_at, $3), due_at = LEAST(GREATEST(lease_expires_at, $3), started_at + execution_timeout)
-       WHERE id = ANY($1) AND status = 'IN_PROGRESS' AND worker_id = $2 AND lease_expires_at > $4 RETURNING id`,
-      [jobIds, workerId, now + this.leaseMs, now],
-    );
-    const ok = new Set(rows.map((r) => r.id));
+    const ok = await renewLeases(this.q, workerId, jobIds, now + this.leaseMs, now);
     return { renewed: jobIds.filter((id) => ok.has(id)), notHeld: jobIds.filter((id) => !ok.has(id)) };
   }
 
@@ -470,7 +393,7 @@ export class PostgresJobQueue implements JobQueue {
         const now = await this.find(jobId);
         return !now || isFinal(now.status) ? { job: now } : undefined;
       },
-      (slot) => this.finalWaiters.add(jobId, slot),
+      (slot) => this.wakes.finals.add(jobId, slot),
     );
     return got ? got.job : this.closed ? undefined : this.find(jobId);
   }
@@ -484,7 +407,7 @@ export class PostgresJobQueue implements JobQueue {
         const { rows } = await this.query<{ job_id: string }>('DELETE FROM gpufleet_job_stops WHERE worker_id = $1 RETURNING job_id, at', [workerId]);
         return rows.length > 0 ? rows.map((r) => r.job_id) : undefined;
       },
-      (slot) => this.stopWaiters.add(workerId, slot),
+      (slot) => this.wakes.stops.add(workerId, slot),
     );
     return got ?? [];
   }
@@ -498,60 +421,26 @@ export class PostgresJobQueue implements JobQueue {
 
   async counts(endpointId: string): Promise<EndpointCounts> {
     await this.begin();
-    const { rows } = await this.query<Record<keyof EndpointCounts, number>>(
-      `SELECT count(*) FILTER (WHERE status = 'COMPLETED')::int AS completed,
-              count(*) FILTER (WHERE status IN ('FAILED', 'TIMED_OUT'))::int AS failed,
-              count(*) FILTER (WHERE status = 'IN_PROGRESS')::int AS "inProgress",
-              count(*) FILTER (WHERE status = 'IN_QUEUE')::int AS "inQueue",
-              count(*) FILTER (WHERE retries > 0)::int AS retried
-       FROM gpufleet_jobs WHERE endpoint_id = $1 AND (status = 'IN_PROGRESS' OR expires_at > $2)`,
-      [endpointId, this.now()],
-    );
-    return { ...rows[0]! };
+    return countJobs(this.q, endpointId, this.now());
   }
 
   async depth(endpointId: string): Promise<QueueDepth> {
     await this.begin();
-    const now = this.now();
-    const { rows } = await this.query<{ in_queue: number; low: number; in_progress: number; oldest: string | null; others: number }>(
-      `SELECT count(*) FILTER (WHERE status = 'IN_QUEUE' AND NOT low_priority)::int AS in_queue,
-              count(*) FILTER (WHERE status = 'IN_QUEUE' AND low_priority)::int AS low,
-              count(*) FILTER (WHERE status = 'IN_PROGRESS')::int AS in_progress,
-              min(queued_at) FILTER (WHERE status = 'IN_QUEUE' AND NOT low_priority) AS oldest,
-              ${OTHERS_WAITING_SQL} AS others
-       FROM gpufleet_jobs WHERE endpoint_id = $1 AND status IN ('IN_QUEUE', 'IN_PROGRESS') AND (status = 'IN_PROGRESS' OR expires_at > $2)`,
-      [endpointId, now, this.replicaId],
-    );
-    const r = rows[0]!;
-    return {
-      inQueue: r.in_queue,
-      lowPriority: r.low,
-      inProgress: r.in_progress,
-      oldestAgeMs: r.oldest === null ? 0 : Math.max(0, now - Number(r.oldest)),
-      waitingWorkers: this.takers.count(endpointId) + r.others,
-    };
+    const d = await depthOf(this.q, endpointId, this.now(), this.replicaId);
+    return { ...d, waitingWorkers: d.waitingWorkers + this.wakes.takers.count(endpointId) };
   }
 
-  /**
-   * Webhook deliveries pending on this replica, and those of replicas not seen for a while (taken
-   * over, so each delivery is made by one live replica; docs/postgres-queue.md).
-   */
-  async pendingWebhooks(): Promise<PendingWebhook[]> {
-    const { rows } = await this.query<{ job: string; attempts: number; next_at: string }>(
-      `UPDATE gpufleet_job_webhooks w SET owner = $1
-       WHERE owner = $1 OR NOT EXISTS (SELECT 1 FROM gpufleet_job_replicas r WHERE r.id = w.owner AND r.seen_at >= $2::bigint - ${ALIVE_FOR_MS})
-       RETURNING job::text AS job, attempts, next_at`,
-      [this.replicaId, this.now()],
-    );
-    return rows.map((r) => ({ job: Object.freeze(JSON.parse(r.job) as Job), attempts: r.attempts, nextAt: Number(r.next_at) }));
+  /** webhook deliveries pending on this replica, and those of replicas not seen for a while (pg/webhook-outbox.ts) */
+  pendingWebhooks(): Promise<PendingWebhook[]> {
+    return takePendingWebhooks(this.q, this.replicaId, this.now());
   }
 
-  async webhookAttempted(jobId: string, attempts: number, nextAt: number): Promise<void> {
-    await this.query('UPDATE gpufleet_job_webhooks SET attempts = $2, next_at = $3 WHERE job_id = $1', [jobId, attempts, nextAt]);
+  webhookAttempted(jobId: string, attempts: number, nextAt: number): Promise<void> {
+    return webhookAttempted(this.q, jobId, attempts, nextAt);
   }
 
-  async webhookSettled(jobId: string): Promise<void> {
-    await this.query('DELETE FROM gpufleet_job_webhooks WHERE job_id = $1', [jobId]);
+  webhookSettled(jobId: string): Promise<void> {
+    return webhookSettled(this.q, jobId);
   }
 
   /** applies every deadline that is due (the interval timer calls this too); replicas each claim other rows */
@@ -569,9 +458,7 @@ export class PostgresJobQueue implements JobQueue {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.timer);
-    for (const t of this.takers.drainAll()) t.slot.cancel();
-    for (const s of [...this.finalWaiters.drainAll(), ...this.streamWaiters.drainAll(), ...this.stopWaiters.drainAll()]) s.cancel();
-    await this.notifier.close();
+    await this.wakes.close();
     await leaveReplicas(this.pool, this.replicaId).catch(() => undefined);
     this.pool.removeListener('error', this.onPoolError);
   }
@@ -608,29 +495,7 @@ export class PostgresJobQueue implements JobQueue {
           `SELECT ${JOB_COLUMNS} FROM gpufleet_jobs WHERE due_at <= $1 ORDER BY due_at LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED`,
           [now],
         );
-        const items: { row: JobRow; rec: LogRecord }[] = [];
-        const gone: string[] = [];
-        const stale: RowWrite[] = [];
-        for (const row of rows.map(fromRow)) {
-          const job = row.job;
-          if (job.status === 'IN_QUEUE' && job.expiresAt! <= now) {
-            const error = `the job's ttl of ${job.policy.ttl} ms ended before a worker took it`;
-            fx.finals.push(transition(job, { t: 'fin', id: job.id, at: now, status: 'TIMED_OUT', error, expired: true }, this.tableOpts));
-            gone.push(job.id); // gone at once (404), as on the public platform
-          } else if (job.status === 'IN_PROGRESS') {
-            const lease = job.leaseExpiresAt!;
-            const exec = job.startedAt! + job.policy.executionTimeout;
-            if (exec <= now && exec <= lease) {
-              const error = `execution timeout of ${job.policy.executionTimeout} ms exceeded`;
-              items.push({ row, rec: { t: 'fin', id: job.id, at: now, status: 'TIMED_OUT', error } });
-              fx.stops.push({ workerId: job.workerId!, jobId: job.id });
-              fx.recycles.push({ workerId: job.workerId!, jobId: job.id, reason: 'execution-timeout' });
-            } else if (lease <= now) {
-              items.push({ row, rec: this.lose(job, `its lease expired (no heartbeat for ${this.leaseMs} ms)`, now, fx, true) });
-            } else stale.push({ before: row, after: job }); // renewed since: due_at is rewritten
-          } else if (isFinal(job.status) && job.expiresAt! <= now) gone.push(job.id);
-          else stale.push({ before: row, after: job });
-        }
+        const { items, gone, stale } = dueWork(rows.map(fromRow), now, { table: this.tableOpts, maxLostRetries: this.maxLostRetries }, fx);
         await this.applyRecs(c, fx, items);
         for (const w of stale) this.noteDue(dueAt(w.after));
         await writeJobs(c, stale);
@@ -648,19 +513,12 @@ export class PostgresJobQueue implements JobQueue {
 
   /** refreshes this replica's row and drops job-stop requests nobody came for */
   private async refresh(): Promise<void> {
-    const waiting: Record<string, number> = {};
-    for (const ep of this.takers.keys()) waiting[ep] = this.takers.count(ep);
-    await refreshReplica(this.pool, this.replicaId, this.now(), waiting);
+    await refreshReplica(this.pool, this.replicaId, this.now(), this.wakes.waiting());
     await this.query('DELETE FROM gpufleet_job_stops WHERE at < $1', [this.now() - STOP_KEEP_MS]);
   }
 
-  /** an attempt whose worker is gone: back to the queue under the cap, else FAILED */
   private lose(job: Job, reason: string, now: number, fx: Effects, tellWorker: boolean): LogRecord {
-    const worker = job.workerId!;
-    if (tellWorker) fx.stops.push({ workerId: worker, jobId: job.id });
-    if (job.autoRetries < this.maxLostRetries) return { t: 'rq', id: job.id, at: now, cause: 'lost', error: `worker ${worker}: ${reason}` };
-    const error = `worker ${worker}: ${reason}; not retried again after ${job.autoRetries} automatic retries`;
-    return { t: 'fin', id: job.id, at: now, status: 'FAILED', error };
+    return lostRecord(job, reason, now, fx, tellWorker, this.maxLostRetries);
   }
 
   /** computes each record's change with the embedded queue's table and writes them, under the rows' locks */
@@ -715,6 +573,8 @@ export class PostgresJobQueue implements JobQueue {
     return job;
   }
 
+  private readonly q: Query = (sql, params) => this.query(sql, params);
+
   private async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<R>> {
     try {
       return await this.pool.query<R>(sql, params);
@@ -725,20 +585,8 @@ export class PostgresJobQueue implements JobQueue {
 
   /** one transaction; its job-stop rows and its NOTIFY commit with it; local waiters and listeners are told after */
   private async tx<T>(fn: (c: pg.PoolClient, fx: Effects) => Promise<T>): Promise<T> {
-    let c: pg.PoolClient;
-    try {
-      c = await this.pool.connect();
-    } catch (e) {
-      throw queueError(e);
-    }
-    let broken: Error | undefined;
-    const onError = (e: Error): void => {
-      broken = e;
-    };
-    c.on('error', onError);
     const fx = newEffects();
-    try {
-      await c.query('BEGIN');
+    const out = await inTransaction(this.pool, async (c) => {
       const out = await fn(c, fx);
       if (fx.stops.length > 0) {
         await c.query(
@@ -748,92 +596,19 @@ export class PostgresJobQueue implements JobQueue {
       }
       if (fx.lost.size > 0) await c.query('DELETE FROM gpufleet_job_stops WHERE worker_id = ANY($1)', [[...fx.lost]]);
       // a final job's webhook delivery is pending from the same commit on (this replica sends it: onFinal)
-      const hooks = fx.finals.filter((j) => j.webhook !== undefined);
-      if (hooks.length > 0) {
-        await c.query(
-          `INSERT INTO gpufleet_job_webhooks (job_id, job, attempts, next_at, owner) SELECT id, job::json, 0, $3, $4 FROM unnest($1::text[], $2::text[]) AS h(id, job)
-           ON CONFLICT (job_id) DO UPDATE SET job = EXCLUDED.job, attempts = 0, next_at = EXCLUDED.next_at, owner = EXCLUDED.owner`,
-          [hooks.map((j) => j.id), hooks.map((j) => JSON.stringify(j)), this.now(), this.replicaId],
-        );
-      }
-      const wakes = wakesOf(fx);
-      const notify = isEmpty(wakes) ? '' : `SELECT pg_notify('${JOB_CHANNEL}', ${c.escapeLiteral(encodeWakes(this.replicaId, wakes))}); `;
-      await c.query(`${notify}COMMIT`);
-      this.publish(fx, wakes);
+      await queueWebhooks(c, fx.finals, this.now(), this.replicaId);
       return out;
-    } catch (e) {
-      if (!broken && isConnectionError(e)) broken = e as Error;
-      if (!broken) await c.query('ROLLBACK').catch((err: Error) => (broken = err));
-      throw queueError(e);
-    } finally {
-      c.removeListener('error', onError);
-      c.release(broken);
-    }
+    });
+    this.publish(fx);
+    return out;
   }
 
-  private publish(fx: Effects, wakes: Wakes): void {
-    this.applyWakes(wakes);
+  /** after a commit: parked callers here, then (by NOTIFY) on the other replicas, then the listeners */
+  private publish(fx: Effects): void {
+    this.wakes.committed(wakesOf(fx));
     for (const job of fx.finals) for (const l of this.finalListeners) guard(() => l(job));
     for (const e of fx.recycles) for (const l of this.recycleListeners) guard(() => l(e));
   }
-
-  private onNotification(payload: string): void {
-    const m = decodeWakes(payload);
-    if (!m || m.from === this.replicaId || this.closed) return;
-    if (m.wakes === 'all') this.wakeAll();
-    else this.applyWakes(m.wakes);
-  }
-
-  private applyWakes(w: Wakes): void {
-    for (const id of w.chunk) this.wakeEach(this.streamWaiters, id);
-    for (const id of w.final) {
-      this.wakeEach(this.finalWaiters, id);
-      this.wakeEach(this.streamWaiters, id);
-    }
-    for (const worker of w.stop) this.stopWaiters.peek(worker).find((s) => s.wake());
-    for (const ep of w.ready) this.wakeTakers(ep);
-    for (const ep of w.drop) for (const t of this.takers.drain(ep)) t.slot.cancel();
-    for (const worker of w.lost) {
-      for (const t of this.takers.drainWhere((t) => t.workerId === worker)) t.slot.cancel();
-      for (const s of this.stopWaiters.drain(worker)) s.cancel();
-    }
-  }
-
-  /** after a lost LISTEN connection: anything may have happened, everything parked checks again */
-  private wakeAll(): void {
-    for (const ep of this.takers.keys()) this.wakeTakers(ep);
-    for (const set of [this.finalWaiters, this.streamWaiters, this.stopWaiters] as Parked<{ wake(): boolean }>[]) {
-      for (const key of set.keys()) this.wakeEach(set, key);
-    }
-  }
-
-  private wakeEach(set: Parked<{ wake(): boolean }>, key: string): void {
-    for (const s of set.peek(key)) s.wake();
-  }
-
-  /** the oldest waiting taker of the endpoint checks the queue (it wakes the next one if it filled its batch) */
-  private wakeTakers(endpointId: string): void {
-    for (const t of this.takers.peek(endpointId)) if (t.slot.wake()) return;
-  }
-
-  /**
-   * A waiting taker to hand a new job to directly, held for it until `fulfil`. A taker still checking
-   * the queue (it just arrived) is waited for: its check is one short statement, while handing it the
-   * job after a NOTIFY would cost it a second take.
-   */
-  private async reserveTaker(endpointId: string): Promise<Taker | undefined> {
-    // oldest first: a taker that is checking is waited for before any younger one is offered the job
-    for (const t of this.takers.peek(endpointId)) {
-      if (t.slot.reserve()) return t;
-      await t.slot.checked();
-      if (t.slot.reserve()) return t;
-    }
-    return undefined;
-  }
-}
-
-function noWakes(): Wakes {
-  return { ready: [], final: [], chunk: [], stop: [], lost: [], drop: [] };
 }
 
 function closedError(): GpufleetError {

@@ -10,6 +10,8 @@ export interface LeaseSync {
   taken: string[];
   /** those it gave up (over its fair share, or hosts that no longer exist) */
   released: string[];
+  /** this replica runs the loops that must run once in all (the serverless autoscaler) */
+  leader: boolean;
 }
 
 export interface HostLeases {
@@ -22,7 +24,7 @@ export interface HostLeases {
   /**
    * Renews this replica's leases among `hostIds`, gives up what it holds beyond its fair share
    * (hosts ÷ live replicas, rounded up) except the `busy` ones (a pass in flight), and takes free or
-   * expired leases up to that share.
+   * expired leases up to that share. Also renews or takes the leadership (one replica of all holds it).
    */
   sync(hostIds: readonly string[], busy: ReadonlySet<string>): Promise<LeaseSync>;
   /** One round trip: this replica still holds `hostId` (and the lease is renewed). */
@@ -44,7 +46,7 @@ export class SoleHostLeases implements HostLeases {
     const now = new Set(hostIds);
     const released = [...this.known].filter((h) => !now.has(h));
     this.known = now;
-    return { held: [...hostIds], taken, released };
+    return { held: [...hostIds], taken, released, leader: true };
   }
 
   async confirm(): Promise<boolean> {

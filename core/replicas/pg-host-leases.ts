@@ -88,7 +88,15 @@ export class PgHostLeases implements HostLeases {
         for (const r of got.rows) taken.push(r.host_id);
         held.push(...taken);
       }
-      return { held, taken, released };
+      // the leadership: kept by its holder, taken by anyone once it has run out
+      const lead = await c.query(
+        `INSERT INTO gf_leaders AS l (name, holder, expires_at) VALUES ('fleet', $1, now() + $2 * interval '1 millisecond')
+         ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+           WHERE l.holder = $1 OR l.expires_at <= now()
+         RETURNING holder`,
+        [me, ttl],
+      );
+      return { held, taken, released, leader: lead.rowCount === 1 };
     } catch (e) {
       broken = e instanceof Error ? e : new Error(String(e));
       throw e;
@@ -108,6 +116,7 @@ export class PgHostLeases implements HostLeases {
 
   async releaseAll(): Promise<void> {
     await this.pool.query('DELETE FROM gf_host_leases WHERE holder = $1', [this.replicaId]);
+    await this.pool.query('DELETE FROM gf_leaders WHERE holder = $1', [this.replicaId]);
     await this.pool.query('DELETE FROM gf_replicas WHERE id = $1', [this.replicaId]);
   }
 }

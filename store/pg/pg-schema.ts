@@ -49,6 +49,8 @@ export const MIGRATIONS: readonly Migration[] = [
         epoch bigint NOT NULL DEFAULT 1
       );
       CREATE INDEX IF NOT EXISTS gf_host_leases_holder ON gf_host_leases (holder);
+      -- loops that run on one replica of all (the serverless autoscaler): who runs them, until when
+      CREATE TABLE IF NOT EXISTS gf_leaders (name text PRIMARY KEY, holder text NOT NULL, expires_at timestamptz NOT NULL);
       CREATE TABLE IF NOT EXISTS gf_rate_limits (subject text PRIMARY KEY, starts bigint[] NOT NULL, used int[] NOT NULL);
       -- counts p_units in every window of the subject or in none (a window with fewer left refuses),
       -- windows aligned to the epoch by the database's clock; answers the state after the call

@@ -302,7 +302,10 @@ export class PgStore implements Store {
     this.closed = true;
     if (this.probeTimer) clearTimeout(this.probeTimer);
     await this.feed.close();
-    await this.pool.end().catch(() => undefined);
+    // the job queue shares the pool and may still hold a connection (it is closed after or before
+    // the store): the pool ends once that is released, without holding this close up
+    const ended = this.pool.end().catch(() => undefined);
+    await Promise.race([ended, sleep(1_000)]);
   }
 }
 

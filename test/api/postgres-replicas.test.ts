@@ -2,6 +2,10 @@
 // however they start, never one GPU to two pods whichever replica each create reaches, and the
 // database restarted under load: 503 problem+json while it is down, nothing acknowledged lost, and
 // service resumes.
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane } from '../../api/index.ts';
 import { configFromEnv } from '../../core/index.ts';
@@ -132,5 +136,24 @@ describe('GPUFLEET_SECRET_KEY at start', () => {
     const first = await replica(url);
     await first.close();
     await expect(startTestControlPlane({ config: { databaseUrl: url, secretKey: Buffer.alloc(32, 1) } })).rejects.toThrow(/does not open the secrets/);
+  }, 60_000);
+
+  it('without a database it replaces secret.key: no key file is written, and data sealed with it opens with it only', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'gf-secret-key-'));
+    const embedded = (secretKey: Buffer) => startTestControlPlane({ dataDir, config: { databaseUrl: undefined, secretKey } });
+    try {
+      let cp = await embedded(SECRET_KEY);
+      const t = await cp.api('/v2/templates', { method: 'POST', json: { name: 'sealed', image: 'img', env: { TOKEN: 'kept-secret' } } });
+      expect(t.status).toBe(201);
+      const id = ((await t.json()) as { id: string }).id;
+      await cp.close();
+      expect(existsSync(path.join(dataDir, 'secret.key'))).toBe(false);
+      cp = await embedded(SECRET_KEY);
+      expect(((await (await cp.api(`/v2/templates/${id}`)).json()) as { env: Record<string, string> }).env).toEqual({ TOKEN: 'kept-secret' });
+      await cp.close();
+      await expect(embedded(Buffer.alloc(32, 1))).rejects.toThrow(/cannot be opened/);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   }, 60_000);
 });

@@ -65,8 +65,22 @@ describe('routing', () => {
     expect(v2.requestUrls).toEqual({ base: `http://${world.endpointId}.lb.test:${port}`, health: `http://${world.endpointId}.lb.test:${port}/ping` });
   });
 
+  test('any method, a long path, and a body without a content type pass through as sent', async () => {
+    const long = `/echo/${'segment-'.repeat(80)}end`;
+    const body = (await (await call(long, { method: 'PATCH', body: new Uint8Array([1, 2, 3, 255]) })).json()) as { method: string; path: string; bytes: number; headers: Record<string, string> };
+    expect(body).toMatchObject({ method: 'PATCH', path: long, bytes: 4 });
+    expect(body.headers['content-type']).toBeUndefined();
+    const head = await call('/echo', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('x-worker')).toMatch(/^local-/);
+    const del = (await (await call('/echo/x', { method: 'DELETE' })).json()) as { method: string };
+    expect(del.method).toBe('DELETE');
+  });
+
   test("the gateway's own prefix is not a route, and queue endpoints keep the job interface", async () => {
-    expect((await fetch(`${world.cp.url}/.gateway/${world.endpointId}/echo`, { headers: { authorization: `Bearer ${world.key}` } })).status).toBe(404);
+    const direct = await fetch(`${world.cp.url}/.gateway/${world.endpointId}/echo`, { headers: { authorization: `Bearer ${world.key}` } });
+    expect(direct.status).toBe(404);
+    expect(((await direct.json()) as { detail: string }).detail).toBe(`No route GET /.gateway/${world.endpointId}/echo.`);
     const q = await world.cp.api('/v2/not-an-endpoint/run', { method: 'POST', key: world.key, json: { input: {} } });
     expect(q.status).toBe(404);
     expect(((await q.json()) as { code: string }).code).toBe('NOT_FOUND');

@@ -1,5 +1,5 @@
-// What a committed change of the PostgreSQL queue sets off: parked callers to wake (here and, by one
-// NOTIFY sent inside the same transaction, on every other replica) and, on this replica only, the
+// What a committed change of the PostgreSQL queue sets off: parked callers to wake (here and, by a
+// NOTIFY sent right after the commit, on every other replica) and, on this replica only, the
 // onFinal and onRecycle listeners (a change is told once, where it was made, like the embedded queue).
 import { GpufleetError } from '../../../model/index.ts';
 import type { Job } from '../job.ts';
