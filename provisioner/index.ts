@@ -14,6 +14,7 @@ export function provisioner(opts: { logger?: Logger } = {}) {
     const queue = services.workers.jobQueue;
     const scaler = queue ? new Autoscaler(services.workers, services.store, queue, opts.logger ? { logger: opts.logger } : {}) : null;
     if (!queue) opts.logger?.warn('no job queue attached to the worker service: serverless endpoints get no workers');
+    let closing = false;
     const r = new Reconciler(services, {
       intervalMs: services.config.reconcileIntervalMs,
       metricsIntervalMs: services.config.metricsIntervalMs,
@@ -21,7 +22,7 @@ export function provisioner(opts: { logger?: Logger } = {}) {
       ...(opts.logger ? { logger: opts.logger } : {}),
       // with several replicas the autoscaler runs on one of them, the leader (docs/replicas.md)
       onLeader: (leader) => {
-        if (!scaler) return;
+        if (!scaler || closing) return;
         if (leader) scaler.start();
         else void scaler.stop();
       },
@@ -33,6 +34,7 @@ export function provisioner(opts: { logger?: Logger } = {}) {
     services.podExec.useRunner(new ContainerExecs(services));
     if (!services.hostLeases.shared) scaler?.start();
     return async () => {
+      closing = true;
       services.podLogs.useSource(null);
       services.podExec.useRunner(null);
       await scaler?.stop();

@@ -43,15 +43,21 @@ test('a stalled replica loses its hosts when its leases run out, and its create-
   const a = replica(url, 'a', 1000);
   const b = replica(url, 'b', 1000);
   const all = hosts(4);
-  expect((await a.sync(all, none)).held.sort()).toEqual(all);
+  const first = await a.sync(all, none);
+  expect(first.held.sort()).toEqual(all);
+  expect(first.leader).toBe(true);
   expect(await a.confirm('host-0')).toBe(true);
-  // b is alive too: fair share is 2 each, but a's leases are live, so b gets nothing yet
-  expect((await b.sync(all, none)).held).toEqual([]);
+  // b is alive too: fair share is 2 each, but a's leases are live, so b gets nothing yet, nor the lead
+  const second = await b.sync(all, none);
+  expect(second.held).toEqual([]);
+  expect(second.leader).toBe(false);
   // a stalls (no sync, no confirm) past its leases' lifetime
   await new Promise((r) => setTimeout(r, 1200));
   const taken = await b.sync(all, none);
-  // a is no longer alive either (its replica row is as old as its leases): b takes every host
+  // a is no longer alive either (its replica row is as old as its leases): b takes every host, and the lead
   expect(taken.taken.sort()).toEqual(all);
+  expect(taken.leader).toBe(true);
+  expect((await a.sync([], none)).leader).toBe(false);
   expect(await a.confirm('host-0')).toBe(false);
   expect(await b.confirm('host-0')).toBe(true);
   // a comes back: b keeps what it holds, a gets its share only as b sheds its excess
