@@ -35,19 +35,30 @@ export class FleetPlacer implements Placer {
   ) {}
 
   static async create(store: Store, prices: PriceBook): Promise<FleetPlacer> {
+    // following first, then reading: a change committed while the lists are read (another replica's,
+    // on PostgreSQL) is folded in at the next placement rather than missed
+    let placer: FleetPlacer | null = null;
+    const early: [string, string, HostRecord | PodRecord | null][] = [];
+    const follow = store.onStage ? store.onStage.bind(store) : store.onCommit.bind(store);
+    follow((changes) => {
+      for (const c of changes) {
+        if (c.collection !== 'hosts' && c.collection !== 'pods') continue;
+        const version = c.deleted ? null : (c.record ?? null);
+        if (!placer) early.push([c.collection, c.id, version]);
+        else if (c.collection === 'hosts') placer.dirtyHosts.set(c.id, version as HostRecord | null);
+        else placer.dirtyPods.set(c.id, version as PodRecord | null);
+      }
+    });
     const pods = await store.list('pods');
     const scheduler = new Scheduler(
       await store.list('hosts'),
       pods.map(allocationOf).filter((a) => a !== null),
     );
-    const placer = new FleetPlacer(scheduler, prices);
-    const follow = store.onStage ? store.onStage.bind(store) : store.onCommit.bind(store);
-    follow((changes) => {
-      for (const c of changes) {
-        if (c.collection === 'hosts') placer.dirtyHosts.set(c.id, c.deleted ? null : c.record);
-        else if (c.collection === 'pods') placer.dirtyPods.set(c.id, c.deleted ? null : c.record);
-      }
-    });
+    placer = new FleetPlacer(scheduler, prices);
+    for (const [c, id, version] of early) {
+      if (c === 'hosts') placer.dirtyHosts.set(id, version as HostRecord | null);
+      else placer.dirtyPods.set(id, version as PodRecord | null);
+    }
     return placer;
   }
 

@@ -87,7 +87,6 @@ export class GroupCommit {
     if (this.failed) return Promise.reject(this.failed);
     return new Promise((resolve, reject) => {
       this.waiters.push({ seq, resolve, reject });
-      if (process.env.XXIMM === '1' && !this.writing) { void this.write(); return; }
       if (!this.writing && !this.scheduled) {
         this.scheduled = true;
         setImmediate(() => {

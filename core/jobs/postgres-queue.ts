@@ -81,6 +81,8 @@ export class PostgresJobQueue implements JobQueue {
   private readonly minGapMs: number;
   private sweeping: Promise<void> | null = null;
   private closed = false;
+  /** the last connection failure, until a statement succeeds again (writeBlocker) */
+  private unreachable: string | null = null;
 
   private constructor(private readonly pool: pg.Pool, opts: PostgresJobQueueOptions) {
     this.replicaId = opts.replicaId ?? `replica-${randomUUID()}`;
@@ -577,16 +579,38 @@ export class PostgresJobQueue implements JobQueue {
 
   private async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<R>> {
     try {
-      return await this.pool.query<R>(sql, params);
+      const r = await this.pool.query<R>(sql, params);
+      this.unreachable = null;
+      return r;
     } catch (e) {
-      throw queueError(e);
+      throw this.failed(e);
     }
   }
 
-  /** one transaction; its job-stop rows and its NOTIFY commit with it; local waiters and listeners are told after */
+  /** a failure as callers see it; an unreachable database is remembered for /readyz until a statement succeeds */
+  private failed(e: unknown): unknown {
+    const out = queueError(e);
+    if (out instanceof GpufleetError && out.code === 'STORE_UNAVAILABLE') this.unreachable = String(out.fields.reason ?? out.message);
+    return out;
+  }
+
+  /** why the queue cannot make changes durable now (its database unreachable, or it is closed), for /readyz */
+  writeBlocker(): string | null {
+    if (this.closed) return 'the job queue is closed';
+    return this.unreachable === null ? null : `the job queue's database is unreachable: ${this.unreachable}`;
+  }
+
+  /** one transaction; its job-stop and webhook rows commit with it; parked callers and listeners are told after */
   private async tx<T>(fn: (c: pg.PoolClient, fx: Effects) => Promise<T>): Promise<T> {
     const fx = newEffects();
-    const out = await inTransaction(this.pool, async (c) => {
+    const out = await this.txRun(fn, fx).catch((e: unknown) => Promise.reject(this.failed(e)));
+    this.publish(fx);
+    return out;
+  }
+
+  private txRun<T>(fn: (c: pg.PoolClient, fx: Effects) => Promise<T>, fx: Effects): Promise<T> {
+    return inTransaction(this.pool, async (c) => {
+      this.unreachable = null;
       const out = await fn(c, fx);
       if (fx.stops.length > 0) {
         await c.query(
@@ -599,8 +623,6 @@ export class PostgresJobQueue implements JobQueue {
       await queueWebhooks(c, fx.finals, this.now(), this.replicaId);
       return out;
     });
-    this.publish(fx);
-    return out;
   }
 
   /** after a commit: parked callers here, then (by NOTIFY) on the other replicas, then the listeners */

@@ -160,6 +160,7 @@ test('the database restarted mid-load: calls fail with 503 while it is down, not
   const atKill = acked.size;
   await new Promise((r) => setTimeout(r, 500));
   const whileDown = acked.size;
+  expect(a.writeBlocker()).toMatch(/database is unreachable/); // /readyz says so
   await server.start();
   const t0 = performance.now();
   while (acked.size === whileDown && performance.now() - t0 < 20_000) await new Promise((r) => setTimeout(r, 20));
@@ -169,6 +170,7 @@ test('the database restarted mid-load: calls fail with 503 while it is down, not
   expect(whileDown - atKill).toBeLessThanOrEqual(3); // at most the calls whose commit landed as it died
   expect([...failures.keys()]).toEqual(['STORE_UNAVAILABLE 503']);
   expect(acked.size).toBeGreaterThan(whileDown);
+  expect(a.writeBlocker()).toBeNull();
   // every acknowledged job is there, queued
   for (const id of acked) expect((await b.get(id))?.status, id).toBe('IN_QUEUE');
   expect((await b.counts('ep-r')).inQueue).toBeGreaterThanOrEqual(acked.size);

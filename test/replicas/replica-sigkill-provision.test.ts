@@ -2,7 +2,8 @@
 // database and one real sshd test host driving Docker. Exactly one replica reconciles the host (its
 // reconcile lease); SIGKILL that replica while its `docker run` for a new pod is in flight on the
 // host (the host's docker wrapper holds the run: harness/docker-run-gate.ts), and another replica
-// takes the host over within 10 s, finishes the pod, and the pod has exactly one container.
+// takes the host over within 10 s, finishes the pod, and the pod has exactly one container. The
+// serverless autoscaler runs on one replica of the three, the leader, and moves when it dies.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -95,6 +96,34 @@ afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
   await rm(storageRoot, { recursive: true, force: true });
 });
+
+/** the replica holding the autoscaler's lead (gf_leaders), if it is one of ours and alive */
+async function leader(): Promise<{ holder: string; replica: SpawnedControlPlane | undefined } | null> {
+  const r = await db.query<{ holder: string }>("SELECT holder FROM gf_leaders WHERE name = 'fleet' AND expires_at > now()");
+  const holder = r.rows[0]?.holder;
+  if (!holder) return null;
+  return { holder, replica: replicas.find((cp) => cp.proc.exitCode === null && cp.proc.signalCode === null && holder.includes(`-${cp.proc.pid}-`)) };
+}
+
+test('exactly one replica runs the autoscaler; SIGKILL it and another takes the lead within 10 s', async () => {
+  const first = await waitFor('a leader', async () => {
+    const l = await leader();
+    return l?.replica ? l : null;
+  }, 15_000);
+  const live = replicas.filter((cp) => cp.proc.exitCode === null && cp.proc.signalCode === null);
+  const runs = live.filter((cp) => cp.output().includes('this replica now runs the autoscaler'));
+  expect(runs).toEqual([first.replica]);
+  const killedAt = Date.now();
+  await first.replica!.kill('SIGKILL');
+  const next = await waitFor('another leader', async () => {
+    const l = await leader();
+    return l && l.holder !== first.holder && l.replica ? l : null;
+  }, 15_000);
+  expect(Date.now() - killedAt).toBeLessThan(10_000);
+  await waitFor('its autoscaler started', async () => next.replica!.output().includes('this replica now runs the autoscaler'), 5_000);
+  // three replicas again for the tests that follow
+  await spawnReplica();
+}, 60_000);
 
 test('the replica holding the host is SIGKILLed during docker run: another takes the host within 10 s and finishes the pod, with exactly one container', async () => {
   const first = await waitFor('a replica to hold the host', async () => {
