@@ -4,8 +4,9 @@
 // the same host and image: a bare `docker run -d` of that image over one already-open SSH connection,
 // with the same worker environment pointed at a bare HTTP server, until that server receives the
 // worker's first job-take (docker's start plus the worker's own boot). Each sample of ours is on a
-// new endpoint (no worker, nothing warm but the image and the host's connection); the two alternate,
-// one warm-up each, and the ratio is of the medians. Floor: ≤ 1.3× the bare run.
+// new endpoint (no worker, nothing warm but the image and the host's connection), started once the
+// previous sample's worker container is gone; the two alternate, one warm-up each, and the ratio is of
+// the medians. The control plane runs with the product's reconcile interval. Floor: ≤ 1.3× the bare run.
 //   npx tsx bench/cold-start.ts          (N=7 samples of each by default)
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { SshPool } from '../fleet/ssh-pool.ts';
 import { provisioner } from '../provisioner/index.ts';
 import { startTestControlPlane } from '../test/harness/control-plane.ts';
-import { dockerBridgeGateway, FIXTURE_GPUS, removeContainersByLabel, removeNetworksByLabel, startTestHost } from '../test/harness/index.ts';
+import { dockerBridgeGateway, dockerInspect, FIXTURE_GPUS, removeContainersByLabel, removeNetworksByLabel, startTestHost } from '../test/harness/index.ts';
 import { ensureNodeWorkerImage } from '../test/harness/worker-images.ts';
 import { checkTarget } from './target.ts';
 
@@ -24,7 +25,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const image = await ensureNodeWorkerImage();
 const bridge = await dockerBridgeGateway();
 const host = await startTestHost({ name: `cold-${process.pid}`, gpus: [FIXTURE_GPUS.H100_80GB_HBM3, FIXTURE_GPUS.H100_80GB_HBM3] });
-const cp = await startTestControlPlane({ host: bridge, background: [provisioner()] });
+// the product's default reconcile interval (GPUFLEET_RECONCILE_INTERVAL_MS, 2000), not the tests' 500
+const cp = await startTestControlPlane({ host: bridge, background: [provisioner()], reconcileIntervalMs: 2000 });
 const pool = new SshPool();
 
 // the bare side's control plane: records when the first job-take of each bare worker arrives
@@ -116,7 +118,10 @@ try {
               `seen running +${rel(ph?.running)}, worker's first call +${at(p?.worker.readyAt)}, job taken +${took}`,
           );
         }
-        await cp.api(`/v1/endpoints/${ep}`, { method: 'DELETE', key: user.key }); // its worker goes
+        // its worker goes; the next sample starts once its container is removed (as the bare side's are)
+        const workerIds = (await cp.services.store.list('pods', { endpointId: ep })).map((p) => p.id);
+        await cp.api(`/v1/endpoints/${ep}`, { method: 'DELETE', key: user.key });
+        for (let k = 0; k < 300 && (await Promise.all(workerIds.map((w) => dockerInspect(`gpufleet-${w}`)))).some((c) => c !== null); k++) await sleep(50);
         return took;
       }
       if (i > 30_000 || performance.now() - t > 120_000) throw new Error(`job ${job.id} never taken: ${JSON.stringify(j)}`);

@@ -38,15 +38,15 @@ export class FleetPlacer implements Placer {
     // following first, then reading: a change committed while the lists are read (another replica's,
     // on PostgreSQL) is folded in at the next placement rather than missed
     let placer: FleetPlacer | null = null;
-    const early: [string, string, HostRecord | PodRecord | null][] = [];
+    const early: [string, string, HostRecord | PodRecord | null | undefined][] = [];
     const follow = store.onStage ? store.onStage.bind(store) : store.onCommit.bind(store);
     follow((changes) => {
       for (const c of changes) {
         if (c.collection !== 'hosts' && c.collection !== 'pods') continue;
-        const version = c.deleted ? null : (c.record ?? null);
+        const version = c.deleted ? null : c.record;
         if (!placer) early.push([c.collection, c.id, version]);
-        else if (c.collection === 'hosts') placer.dirtyHosts.set(c.id, version as HostRecord | null);
-        else placer.dirtyPods.set(c.id, version as PodRecord | null);
+        else if (c.collection === 'hosts') placer.dirtyHosts.set(c.id, version as HostRecord | null | undefined);
+        else placer.dirtyPods.set(c.id, version as PodRecord | null | undefined);
       }
     });
     const pods = await store.list('pods');
@@ -56,8 +56,8 @@ export class FleetPlacer implements Placer {
     );
     placer = new FleetPlacer(scheduler, prices);
     for (const [c, id, version] of early) {
-      if (c === 'hosts') placer.dirtyHosts.set(id, version as HostRecord | null);
-      else placer.dirtyPods.set(id, version as PodRecord | null);
+      if (c === 'hosts') placer.dirtyHosts.set(id, version as HostRecord | null | undefined);
+      else placer.dirtyPods.set(id, version as PodRecord | null | undefined);
     }
     return placer;
   }

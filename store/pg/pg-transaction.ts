@@ -10,6 +10,7 @@ import type { CollectionName, RecordOf, StoreTx, Where } from '../store.ts';
 import { CLAIMING_COLLECTIONS, claimsOf, sameClaims, type GpuClaim } from './gpu-claims.ts';
 import { countSql, keyOf, ROW_COLUMNS, selectSql, type Row, type RowCache, type StoredRecord } from './pg-rows.ts';
 import { tableOf } from './pg-schema.ts';
+import { assertStorable } from './storable-text.ts';
 
 export const CHANGES_CHANNEL = 'gpufleet_changes';
 /** NOTIFY payloads must stay under 8000 bytes: a large transaction sends several */
@@ -119,7 +120,11 @@ export class PgTransaction implements StoreTx {
       for (const [id, v] of m) {
         if (v === null) deletes.push(id);
         // sealed as on disk; an env left as it was keeps the ciphertext of the version read
-        else puts.push(this.rows.codec.encode(c, v as StoredRecord, (this.seen.get(keyOf(c, id)) ?? undefined) as StoredRecord | undefined));
+        else {
+          const stored = this.rows.codec.encode(c, v as StoredRecord, (this.seen.get(keyOf(c, id)) ?? undefined) as StoredRecord | undefined);
+          assertStorable(c, stored);
+          puts.push(stored);
+        }
       }
       if (puts.length > 0)
         await this.q(

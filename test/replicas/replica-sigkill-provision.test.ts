@@ -61,12 +61,14 @@ async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined |
   }
 }
 
+const alive = (cp: SpawnedControlPlane) => cp.proc.exitCode === null && cp.proc.signalCode === null;
+
 /** the live lease of the host: the replica process holding it (its id carries its pid) */
 async function leaseHolder(): Promise<{ holder: string; replica: SpawnedControlPlane | undefined } | null> {
   const r = await db.query<{ holder: string }>('SELECT holder FROM gf_host_leases WHERE host_id = $1 AND expires_at > now()', [hostId]);
   const holder = r.rows[0]?.holder;
   if (!holder) return null;
-  return { holder, replica: replicas.find((cp) => cp.proc.exitCode === null && cp.proc.signalCode === null && holder.includes(`-${cp.proc.pid}-`)) };
+  return { holder, replica: replicas.find((cp) => alive(cp) && holder.includes(`-${cp.proc.pid}-`)) };
 }
 
 beforeAll(async () => {
@@ -102,7 +104,7 @@ async function leader(): Promise<{ holder: string; replica: SpawnedControlPlane 
   const r = await db.query<{ holder: string }>("SELECT holder FROM gf_leaders WHERE name = 'fleet' AND expires_at > now()");
   const holder = r.rows[0]?.holder;
   if (!holder) return null;
-  return { holder, replica: replicas.find((cp) => cp.proc.exitCode === null && cp.proc.signalCode === null && holder.includes(`-${cp.proc.pid}-`)) };
+  return { holder, replica: replicas.find((cp) => alive(cp) && holder.includes(`-${cp.proc.pid}-`)) };
 }
 
 test('exactly one replica runs the autoscaler; SIGKILL it and another takes the lead within 10 s', async () => {
@@ -110,7 +112,7 @@ test('exactly one replica runs the autoscaler; SIGKILL it and another takes the 
     const l = await leader();
     return l?.replica ? l : null;
   }, 15_000);
-  const live = replicas.filter((cp) => cp.proc.exitCode === null && cp.proc.signalCode === null);
+  const live = replicas.filter(alive);
   const runs = live.filter((cp) => cp.output().includes('this replica now runs the autoscaler'));
   expect(runs).toEqual([first.replica]);
   const killedAt = Date.now();
@@ -131,7 +133,7 @@ test('the replica holding the host is SIGKILLed during docker run: another takes
     return l?.replica ? l : null;
   }, 15_000);
   const holder = first.replica!;
-  const other = replicas.find((cp) => cp !== holder)!;
+  const other = replicas.find((cp) => cp !== holder && alive(cp))!;
   await waitFor('the host READY', async () => (await api(other, `/v2/hosts/${hostId}`)).body?.status === 'READY');
 
   const gate = h.dockerRunGate!;
