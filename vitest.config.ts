@@ -2,10 +2,21 @@ import { defineConfig } from 'vitest/config';
 
 // Tests boot real servers, sshd test hosts and containers: allow them time, and keep parallelism
 // modest so two cores are not oversubscribed.
+// the embedded store's own files (journal, snapshot, full disk, a killed process, store check/repair):
+// they open it directly whatever the run, so a PostgreSQL run (npm run test:postgres) leaves them out
+const EMBEDDED_STORE_FILES = [
+  'test/store/lowdb-store.test.ts',
+  'test/store/journal-damage.test.ts',
+  'test/store/disk-full.test.ts',
+  'test/store/sigkill.test.ts',
+  'test/store/store-cli.test.ts',
+  'test/store/record-codec.test.ts',
+];
+
 export default defineConfig({
   test: {
     include: ['**/*.test.ts'],
-    exclude: ['node_modules/**', 'cdktf.out/**'],
+    exclude: ['node_modules/**', 'cdktf.out/**', ...(process.env.GPUFLEET_TEST_STORE === 'postgres' ? EMBEDDED_STORE_FILES : [])],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     maxWorkers: 3,

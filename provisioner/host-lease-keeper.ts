@@ -9,6 +9,9 @@ import type { HostLeases } from '../core/index.ts';
 import type { Store } from '../store/index.ts';
 import { GpufleetError } from '../model/index.ts';
 
+/** how often the host list is read whole (commits keep it between; a missed notification heals here) */
+const FULL_READ_MS = 30_000;
+
 export interface HostLeaseKeeperOptions {
   /** between syncs; default a quarter of the lease's lifetime (at most 1500 ms) */
   syncMs?: number;
@@ -34,6 +37,12 @@ export class HostLeaseKeeper {
   private leadUntil = 0;
   private leading = false;
   private leadTimer: NodeJS.Timeout | null = null;
+  /** the hosts there are, kept from commits between full reads (every FULL_READ_MS) */
+  private hostIds: Set<string> | null = null;
+  private hostsReadAt = 0;
+  /** host changes heard while a full read is in flight: applied on top of what it returns */
+  private heardDuringRead: { id: string; deleted: boolean }[] | null = null;
+  private unsubscribe: (() => void) | null = null;
 
   constructor(
     private readonly leases: HostLeases,
@@ -94,6 +103,15 @@ export class HostLeaseKeeper {
 
   start(): void {
     if (!this.leases.shared) return;
+    // hosts enrolled or removed anywhere reach every replica as commits: no full read each sync
+    this.unsubscribe = this.store.onCommit((changes) => {
+      for (const c of changes) {
+        if (c.collection !== 'hosts') continue;
+        this.heardDuringRead?.push({ id: c.id, deleted: c.deleted });
+        if (c.deleted) this.hostIds?.delete(c.id);
+        else this.hostIds?.add(c.id);
+      }
+    });
     this.opts.logger?.info({ replicaId: this.leases.replicaId, leaseTtlMs: this.leases.ttlMs }, 'reconcile leases: this replica takes its share of the hosts');
     const tick = () => {
       if (this.stopped) return;
@@ -108,8 +126,21 @@ export class HostLeaseKeeper {
   async sync(): Promise<void> {
     const sent = performance.now();
     try {
-      const hosts = (await this.store.list('hosts')).map((h) => h.id);
-      const r = await this.leases.sync(hosts, this.opts.busy());
+      if (!this.hostIds || performance.now() - this.hostsReadAt > FULL_READ_MS) {
+        this.hostsReadAt = performance.now();
+        this.heardDuringRead = [];
+        try {
+          const ids = new Set((await this.store.list('hosts')).map((h) => h.id));
+          for (const h of this.heardDuringRead) {
+            if (h.deleted) ids.delete(h.id);
+            else ids.add(h.id);
+          }
+          this.hostIds = ids;
+        } finally {
+          this.heardDuringRead = null;
+        }
+      }
+      const r = await this.leases.sync([...this.hostIds], this.opts.busy());
       const deadline = sent + this.leases.ttlMs - this.margin;
       const heldBefore = new Set(this.held());
       this.until.clear();
@@ -140,6 +171,7 @@ export class HostLeaseKeeper {
   /** Stops renewing and gives every lease up, so the other replicas take the hosts at their next sync. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unsubscribe?.();
     if (this.timer) clearTimeout(this.timer);
     await this.syncing;
     this.until.clear();

@@ -24,19 +24,32 @@ export class SharedRateLimiter implements RequestLimiter {
   private readonly localCharges = new WeakSet<Charge>();
   private readonly quotaList: number[];
   private degraded = false;
+  /**
+   * Subjects this replica last saw with a window spent, until the first such window resets: their
+   * requests are refused here without asking the database (a refused request changes nothing
+   * there), so a caller hammering past its quota costs no round trip. Only a GraphQL refund made on
+   * another replica meanwhile could have freed units, and it frees them at the next reset at the latest.
+   */
+  private readonly spent = new Map<string, { until: number; at: number; windows: WindowState[] }>();
 
   constructor(
     private readonly shared: SharedWindows,
     private readonly quotas: Quotas,
     private readonly log?: Pick<Logger, 'warn' | 'info'>,
+    /** the database is known to be unreachable (the store's own watch): count locally without trying it */
+    private readonly databaseDown: () => boolean = () => false,
   ) {
     this.local = new RateLimiter(quotas);
     this.quotaList = WINDOWS.map((w) => quotas[w.name]);
   }
 
   async consume(subject: string, nowMs = Date.now(), units = 1): Promise<ConsumeResult> {
+    const refused = this.refusedHere(subject, nowMs, units);
+    if (refused) return refused;
     let r: Awaited<ReturnType<SharedWindows['take']>>;
     try {
+      // a database that does not answer at all would hold every request for the connect timeout
+      if (this.databaseDown()) throw new Error('the database cannot be reached');
       r = await this.shared.take(subject, SECONDS, this.quotaList, units);
     } catch (e) {
       if (isGpufleetError(e)) throw e;
@@ -55,10 +68,29 @@ export class SharedRateLimiter implements RequestLimiter {
     });
     const exceeded = r.taken ? [] : windows.filter((s) => s.remaining < units);
     for (const s of windows) s.remaining = Math.max(0, s.remaining);
+    const spent = windows.filter((w) => w.remaining === 0);
+    if (spent.length > 0) {
+      if (this.spent.size > 10_000) for (const [k, v] of this.spent) if (v.until <= nowMs) this.spent.delete(k);
+      this.spent.set(subject, { until: nowMs + Math.min(...spent.map((w) => w.reset)) * 1000, at: nowMs, windows: windows.map((w) => ({ ...w })) });
+    } else this.spent.delete(subject);
     return { windows, exceeded, charge: r.taken ? { subject, units, starts: r.starts } : null };
   }
 
+  private refusedHere(subject: string, nowMs: number, units: number): ConsumeResult | null {
+    const s = this.spent.get(subject);
+    if (!s || units === 0) return null;
+    if (nowMs >= s.until) {
+      this.spent.delete(subject);
+      return null;
+    }
+    const elapsed = Math.floor((nowMs - s.at) / 1000);
+    const windows = s.windows.map((w) => ({ ...w, reset: Math.max(0, w.reset - elapsed) }));
+    const exceeded = windows.filter((w) => w.remaining < units);
+    return exceeded.length > 0 ? { windows, exceeded, charge: null } : null;
+  }
+
   async refund(charge: Charge): Promise<void> {
+    this.spent.delete(charge.subject);
     if (this.localCharges.has(charge)) return this.local.refund(charge);
     // a refund that cannot reach the database is lost: the units stay counted until the window ends
     await this.shared.refund(charge.subject, charge.starts, charge.units).catch((err: unknown) => this.log?.warn({ err }, 'rate limits: a refund was lost'));
@@ -68,5 +100,7 @@ export class SharedRateLimiter implements RequestLimiter {
 /** The control plane's limiter: shared through the database when there is one, else this process's. */
 export function requestLimiterFor(services: Pick<Services, 'store' | 'config'>, log?: Pick<Logger, 'warn' | 'info'>): RequestLimiter {
   const pool = databasePool(services.store);
-  return pool ? new SharedRateLimiter(new PgRateWindows(pool), services.config.rateLimits, log) : new RateLimiter(services.config.rateLimits);
+  if (!pool) return new RateLimiter(services.config.rateLimits);
+  const store = services.store;
+  return new SharedRateLimiter(new PgRateWindows(pool), services.config.rateLimits, log, () => (store.writeBlocker?.() ?? null) !== null);
 }

@@ -5,6 +5,7 @@
 import { deepFreeze, type AnyRecord } from '../memory-table.ts';
 import type { RecordCodec, StoredRecord } from '../record-codec.ts';
 import { fieldLiteral, tableOf } from './pg-schema.ts';
+import { unstorable } from './storable-text.ts';
 
 export interface Row {
   id: string;
@@ -48,18 +49,26 @@ export class RowCache {
 /** The equality filter of `list`/`count` as SQL over the collection's table (indexed fields use their index). */
 export function whereSql(where: Record<string, unknown> | undefined, firstParam = 1): { sql: string; values: string[]; entries: [string, unknown][] } {
   const entries = Object.entries(where ?? {}).filter(([, v]) => v !== undefined);
+  // a value no stored record can hold matches none (and jsonb would refuse it as a parameter)
+  if (entries.some(([, v]) => unstorableIn(v))) return { sql: ' WHERE false', values: [], entries };
   const sql = entries.map(([k], i) => `data -> ${fieldLiteral(k)} = $${i + firstParam}::jsonb`).join(' AND ');
   return { sql: sql ? ` WHERE ${sql}` : '', values: entries.map(([, v]) => JSON.stringify(v)), entries };
 }
 
 export function selectSql(c: string, where: Record<string, unknown> | undefined): { text: string; values: string[]; entries: [string, unknown][] } {
   const w = whereSql(where);
-  return { text: `SELECT ${ROW_COLUMNS} FROM ${tableOf(c)}${w.sql}`, values: w.values, entries: w.entries };
+  return { text: `SELECT ${ROW_COLUMNS} FROM ${tableOf(c)}${w.sql} ORDER BY ord`, values: w.values, entries: w.entries };
 }
 
 export function countSql(c: string, where: Record<string, unknown> | undefined): { text: string; values: string[] } {
   const w = whereSql(where);
   return { text: `SELECT count(*)::int AS n FROM ${tableOf(c)}${w.sql}`, values: w.values };
 }
+
+const unstorableIn = (v: unknown): boolean =>
+  typeof v === 'string' ? unstorable(v) : v !== null && typeof v === 'object' && Object.entries(v).some(([k, x]) => unstorable(k) || unstorableIn(x));
+
+/** an id no stored record can have (a NUL cannot even be sent as a text parameter) */
+export const impossibleId = (id: string): boolean => id.includes('\u0000');
 
 export type { StoredRecord };

@@ -112,7 +112,9 @@ const collectionDdl = (): string =>
     const indexes = (INDEXED_FIELDS[c] ?? []).map(
       (f) => `CREATE INDEX IF NOT EXISTS ${t}_${f.toLowerCase()} ON ${t} ((data -> ${fieldLiteral(f)}));`,
     );
-    return [`CREATE TABLE IF NOT EXISTS ${t} (id text PRIMARY KEY, rev bigint NOT NULL, data jsonb NOT NULL);`, ...indexes].join('\n');
+    // ord: when the id was first written; lists come back in that order (stable across updates,
+    // whatever the heap does with updated rows)
+    return [`CREATE TABLE IF NOT EXISTS ${t} (id text PRIMARY KEY, ord bigint NOT NULL, rev bigint NOT NULL, data jsonb NOT NULL);`, ...indexes].join('\n');
   }).join('\n');
 
 export interface MigrateResult {

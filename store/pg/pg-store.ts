@@ -14,7 +14,7 @@ import type { CollectionName, CommitInfo, RecordOf, Store, StoreChange, StoreObs
 import type { GpuClaim } from './gpu-claims.ts';
 import { ChangeFeed } from './pg-change-feed.ts';
 import { isClaimConflict, isRetryable, isUnreachable, unavailable } from './pg-errors.ts';
-import { countSql, ROW_COLUMNS, RowCache, selectSql, type Row } from './pg-rows.ts';
+import { countSql, impossibleId, ROW_COLUMNS, RowCache, selectSql, type Row } from './pg-rows.ts';
 import { migrate, pendingMigrations, tableOf } from './pg-schema.ts';
 import { PgTransaction } from './pg-transaction.ts';
 import { checkSecretKey } from './secret-check.ts';
@@ -118,6 +118,7 @@ export class PgStore implements Store {
   }
 
   async get<C extends CollectionName>(c: C, id: string): Promise<RecordOf<C> | undefined> {
+    if (impossibleId(id)) return undefined;
     const { rows } = await this.read<Row>(`SELECT ${ROW_COLUMNS} FROM ${tableOf(c)} WHERE id = $1`, [id]);
     return rows[0] ? (this.rows.decode(c, rows[0]) as unknown as RecordOf<C>) : undefined;
   }

@@ -8,7 +8,7 @@ import { deepFreeze, type AnyRecord } from '../memory-table.ts';
 import { layered } from '../pending-layer.ts';
 import type { CollectionName, RecordOf, StoreTx, Where } from '../store.ts';
 import { CLAIMING_COLLECTIONS, claimsOf, sameClaims, type GpuClaim } from './gpu-claims.ts';
-import { countSql, keyOf, ROW_COLUMNS, selectSql, type Row, type RowCache, type StoredRecord } from './pg-rows.ts';
+import { countSql, impossibleId, keyOf, ROW_COLUMNS, selectSql, type Row, type RowCache, type StoredRecord } from './pg-rows.ts';
 import { tableOf } from './pg-schema.ts';
 import { assertStorable } from './storable-text.ts';
 
@@ -69,6 +69,7 @@ export class PgTransaction implements StoreTx {
   async get<C extends CollectionName>(c: C, id: string): Promise<RecordOf<C> | undefined> {
     const o = this.overlay.get(c);
     if (o?.has(id)) return (o.get(id) ?? undefined) as RecordOf<C> | undefined;
+    if (impossibleId(id)) return undefined;
     const r = await this.q<Row>(`SELECT ${ROW_COLUMNS} FROM ${tableOf(c)} WHERE id = $1`, [id]);
     const [rec] = this.decodeRows(c, r.rows);
     if (!rec) this.seen.set(keyOf(c, id), null);
@@ -128,7 +129,7 @@ export class PgTransaction implements StoreTx {
       }
       if (puts.length > 0)
         await this.q(
-          `INSERT INTO ${t} (id, rev, data) SELECT e ->> 'id', $1::bigint, e FROM jsonb_array_elements($2::jsonb) AS e ` +
+          `INSERT INTO ${t} (id, ord, rev, data) SELECT e ->> 'id', $1::bigint * 65536 + n, $1::bigint, e FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS x(e, n) ` +
             'ON CONFLICT (id) DO UPDATE SET rev = EXCLUDED.rev, data = EXCLUDED.data',
           [rev, JSON.stringify(puts)],
         );

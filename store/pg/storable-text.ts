@@ -6,6 +6,9 @@ import { GpufleetError } from '../../model/index.ts';
 
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+/** a string jsonb cannot hold (so no stored record has it) */
+export const unstorable = (s: string): boolean => UNSTORABLE.test(s);
+
 const pathOf = (base: string, key: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${base}.${key}` : `${base}[${JSON.stringify(key)}]`);
 
 function find(v: unknown, at: string, out: string[]): void {

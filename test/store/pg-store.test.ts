@@ -64,6 +64,23 @@ describe('PostgreSQL store across replicas', () => {
     }
   });
 
+  it('refuses text jsonb cannot hold (a NUL, an unpaired surrogate) as a 422 naming where it is, not a database error', async () => {
+    const a = await open(await cluster.createDatabase());
+    try {
+      const rec = { ...gpuPod('pod_u', 'host_1', []), tags: { t: 'x\ud800' } };
+      await expect(a.transact((tx) => tx.put('pods', rec as PodRecord))).rejects.toMatchObject({
+        code: 'VALIDATION_FAILED',
+        status: 422,
+        errors: [expect.stringMatching(/^\$\.tags\.t: /)],
+      });
+      // inside env it is sealed first, so it is kept
+      await a.transact((tx) => tx.put('pods', { ...gpuPod('pod_v', 'host_1', []), env: { K: 'a\u0000\ud800' } } as PodRecord));
+      expect((await a.get('pods', 'pod_v'))?.env).toEqual({ K: 'a\u0000\ud800' });
+    } finally {
+      await a.close();
+    }
+  });
+
   it('applies the migrations once when several replicas start together on an empty database', async () => {
     const url = await cluster.createDatabase();
     const stores = await Promise.all(Array.from({ length: 4 }, () => open(url)));

@@ -153,6 +153,13 @@ describe.each(impls)('Store contract: $name', (impl) => {
     }
   });
 
+  it('a filter or an id holding a NUL or an unpaired surrogate matches nothing (and is no error)', async () => {
+    expect(await store.list('accounts', { email: 'a\u0000b' })).toEqual([]);
+    expect(await store.count('accounts', { name: '\ud800' })).toBe(0);
+    expect(await store.get('accounts', 'acct_\u0000')).toBeUndefined();
+    expect(await store.transact((tx) => tx.get('accounts', 'acct_\u0000'))).toBeUndefined();
+  });
+
   it('reports no write blocker while healthy, and one once closed', async () => {
     expect(store.writeBlocker?.() ?? null).toBeNull();
     const other = await impl.open();
