@@ -152,8 +152,19 @@ describe('interactive exec over a WebSocket', () => {
 
   test('a terminal: its size is the one asked for, a resize changes what `stty size` says, and exit ends it', async () => {
     const s = await session(podId, ['sh'], { tty: true, cols: 91, rows: 27 });
-    s.send('stty size\n');
-    await waitFor('first size', async () => s.stdout().includes('27 91'), 10_000);
+    // typed ahead before docker's client has the terminal in raw mode, a line can be lost (as in any
+    // terminal), so ask again until the shell answers
+    await waitFor(
+      'first size',
+      async () => {
+        s.send('stty size\n');
+        await new Promise((r) => setTimeout(r, 200));
+        return s.stdout().includes('27 91');
+      },
+      10_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}; the terminal showed ${JSON.stringify(s.stdout())}`);
+    });
     s.control({ resize: { cols: 120, rows: 40 } });
     // the resize is a window-change on the SSH channel, then docker's own resize: give it a moment
     await waitFor(
