@@ -83,6 +83,10 @@ export class PgStore implements Store {
     let store: PgStore | undefined;
     // an idle connection that breaks: the database went away (handled, or it would end the process)
     pool.on('error', (e) => store?.markDown(e));
+    // a checked-out connection that breaks between two statements emits 'error' on the client, which
+    // the pool does not listen to while it is lent out: every client gets a listener of its own for its
+    // whole life (the statement in flight still fails with the error and decides what happens)
+    pool.on('connect', (client) => client.on('error', (e) => store?.markDown(e)));
     try {
       if (opts.migrate === false) {
         const pending = await pendingMigrations(pool);

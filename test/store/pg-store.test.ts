@@ -133,4 +133,36 @@ describe('PostgreSQL store when the database goes away', () => {
       await Promise.all([a.close(), b.close()]);
     }
   }, 60_000);
+
+  it('the database dies while a transaction holds its connection between two statements: that transaction fails with STORE_UNAVAILABLE, nothing is thrown outside it', async () => {
+    const url = await cluster.createDatabase();
+    const a = await open(url);
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      await a.transact((tx) => tx.put('pods', gpuPod('pod_before', 'host_1', [])));
+      let inside!: () => void;
+      const holding = new Promise<void>((r) => (inside = r));
+      const tx = a.transact(async (t) => {
+        await t.get('pods', 'pod_before'); // a statement ran: the connection is lent to this transaction
+        inside();
+        await new Promise((r) => setTimeout(r, 1_500)); // the database dies here, between two statements
+        t.put('pods', gpuPod('pod_during', 'host_1', []));
+      });
+      await holding;
+      await cluster.kill();
+      await expect(tx).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', status: 503 });
+      // the broken connection's 'error' event arrived while it was lent out: handled, not uncaught
+      await new Promise((r) => setTimeout(r, 200));
+      expect(uncaught).toEqual([]);
+      await cluster.start();
+      await waitFor('the store sees the database again', async () => a.writeBlocker() === null, 15_000, 50);
+      expect(await a.get('pods', 'pod_during')).toBeUndefined();
+      expect(await a.get('pods', 'pod_before')).toBeDefined();
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await a.close();
+    }
+  }, 60_000);
 });
