@@ -9,13 +9,21 @@ import type { SealedS3Config } from './job.ts';
 /** the sealed secret is bound to the endpoint: it opens only for that endpoint's jobs */
 const context = (endpointId: string) => `jobs/${endpointId}/s3Config`;
 
+/** the fields after the secret, the same sealed and open */
+type BucketFields = Pick<JobS3Config, 'bucketName' | 'endpointUrl' | 'objectPath'>;
+
+/** the bucket fields copied as sent, objectPath only when given */
+const bucket = (c: BucketFields): BucketFields => ({
+  bucketName: c.bucketName,
+  endpointUrl: c.endpointUrl,
+  ...(c.objectPath !== undefined ? { objectPath: c.objectPath } : {}),
+});
+
 export function sealS3Config(box: SecretBox, endpointId: string, c: JobS3Config): SealedS3Config {
   return {
     accessId: c.accessId,
     accessSecretSealed: box.seal(c.accessSecret, context(endpointId)),
-    bucketName: c.bucketName,
-    endpointUrl: c.endpointUrl,
-    ...(c.objectPath !== undefined ? { objectPath: c.objectPath } : {}),
+    ...bucket(c),
   };
 }
 
@@ -24,8 +32,6 @@ export function openS3Config(box: SecretBox, endpointId: string, c: SealedS3Conf
   return {
     accessId: c.accessId,
     accessSecret: box.open(c.accessSecretSealed, context(endpointId)),
-    bucketName: c.bucketName,
-    endpointUrl: c.endpointUrl,
-    ...(c.objectPath !== undefined ? { objectPath: c.objectPath } : {}),
+    ...bucket(c),
   };
 }

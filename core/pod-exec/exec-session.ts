@@ -23,9 +23,9 @@ export interface SessionOutput {
   stderr(data: Buffer): void;
 }
 
-/** The command on the host, as the provisioner runs it. */
-export interface ContainerSession {
-  /** stdin; false when the host takes no more for now: wait for onInputDrain */
+/** What a session takes from its client, on the host (ContainerSession) as in core (ExecSession). */
+export interface SessionControls {
+  /** stdin; false when the host takes no more for now: stop reading the client until onInputDrain */
   write(data: Buffer): boolean;
   onInputDrain(listener: () => void): void;
   /** the client's stdin ended (EOF) */
@@ -34,10 +34,14 @@ export interface ContainerSession {
   /** stop reading the command's output until resume() (a slow client) */
   pause(): void;
   resume(): void;
-  /** the command's exit code; null when it was cut off (closed, or the connection lost) */
-  exit: Promise<number | null>;
   /** the client went: end the command on the host */
   close(): void;
+}
+
+/** The command on the host, as the provisioner runs it. */
+export interface ContainerSession extends SessionControls {
+  /** the command's exit code; null when it was cut off (closed, or the connection lost) */
+  exit: Promise<number | null>;
 }
 
 /** The port the provisioner implements beside ContainerExecRunner. */
@@ -48,18 +52,9 @@ export interface ContainerSessionRunner {
 /** Why a session ended, in its end event and its last message. */
 export type SessionEnd = 'exited' | 'client closed' | 'idle timeout' | 'connection lost';
 
-export interface ExecSession {
-  /** stdin; false when the host takes no more for now: stop reading the client until onInputDrain */
-  write(data: Buffer): boolean;
-  onInputDrain(listener: () => void): void;
-  endInput(): void;
-  resize(cols: number, rows: number): void;
-  pause(): void;
-  resume(): void;
+export interface ExecSession extends SessionControls {
   /** settles once the session is over: the exit code (null unless it exited) and why it ended */
   ended: Promise<{ code: number | null; reason: SessionEnd }>;
-  /** the client went */
-  close(): void;
 }
 
 /** idle sessions end after this (GPUFLEET_EXEC_IDLE_TIMEOUT_MS): no byte either way for 30 minutes */

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { REPO_ROOT, startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { ensureTestImage, FIXTURE_GPUS, removeContainersByLabel, removeNetworksByLabel, startTestHost, type TestHost } from '../harness/index.ts';
+import { disposeHostWorld, enrolTestHost, ensureTestImage, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { waitFor as waitForHarness } from '../harness/wait-for.ts';
 
@@ -79,6 +79,21 @@ async function session(id: string, argv: string[], opts: Parameters<typeof open>
   return s;
 }
 
+/** sends `stty size` every 200 ms until the terminal shows `size` ("rows cols"); 10 s at the most */
+async function sttySize(s: Session, what: string, size: string): Promise<void> {
+  await waitFor(
+    what,
+    async () => {
+      s.send('stty size\n');
+      await new Promise((r) => setTimeout(r, 200));
+      return s.stdout().includes(size);
+    },
+    10_000,
+  ).catch((e: Error) => {
+    throw new Error(`${e.message}; the terminal showed ${JSON.stringify(s.stdout())}`);
+  });
+}
+
 /** the host's `docker exec` clients of this pod whose argv holds `marker` */
 async function dockerExecs(marker: string): Promise<string[]> {
   const r = await run('pgrep', ['-f', '--', `docker exec -i .*gpufleet-${podId} .*${marker}`]).catch((e: { code?: number }) => {
@@ -92,24 +107,14 @@ beforeAll(async () => {
   image = await ensureTestImage();
   host = await startTestHost({ name: `execws-${process.pid}`, gpus: [0, 1].map(() => ({ ...FIXTURE_GPUS.H100_80GB_HBM3 })) });
   cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300, config: { execIdleTimeoutMs: IDLE_MS } });
-  const res = await cp.api('/v2/hosts', { method: 'POST', json: { ssh: `root@${host.address}:${host.port}`, privateKey: host.privateKey, dataCenterId: 'dc-execws' } });
-  const body = (await res.json()) as { id: string };
-  expect(res.status, JSON.stringify(body)).toBe(201);
-  hostId = body.id;
+  hostId = await enrolTestHost(cp, host, { dataCenterId: 'dc-execws' });
   user = await cp.newAccount('read_write');
   const pod = await cp.api('/v2/pods', { key: user.key, method: 'POST', json: { name: 'execws', image, args: IDLE, disk: 1, gpu: { id: 'NVIDIA H100 80GB HBM3', count: 1 } } });
   podId = ((await pod.json()) as { id: string }).id;
   await waitFor('pod RUNNING', async () => ((await (await cp.api(`/v2/pods/${podId}`, { key: user.key })).json()) as { status: string }).status === 'RUNNING');
 }, 180_000);
 
-afterAll(async () => {
-  await cp?.close();
-  if (hostId) {
-    await removeContainersByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-    await removeNetworksByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-  }
-  await host?.dispose();
-});
+afterAll(() => disposeHostWorld({ cp, host, hostId }));
 
 describe('interactive exec over a WebSocket', () => {
   test('stdin reaches `cat` and comes back on stdout; eof ends it with exit 0; start and end are events with the key and the exit code', async () => {
@@ -154,28 +159,10 @@ describe('interactive exec over a WebSocket', () => {
     const s = await session(podId, ['sh'], { tty: true, cols: 91, rows: 27 });
     // typed ahead before docker's client has the terminal in raw mode, a line can be lost (as in any
     // terminal), so ask again until the shell answers
-    await waitFor(
-      'first size',
-      async () => {
-        s.send('stty size\n');
-        await new Promise((r) => setTimeout(r, 200));
-        return s.stdout().includes('27 91');
-      },
-      10_000,
-    ).catch((e: Error) => {
-      throw new Error(`${e.message}; the terminal showed ${JSON.stringify(s.stdout())}`);
-    });
+    await sttySize(s, 'first size', '27 91');
     s.control({ resize: { cols: 120, rows: 40 } });
     // the resize is a window-change on the SSH channel, then docker's own resize: give it a moment
-    await waitFor(
-      'new size',
-      async () => {
-        s.send('stty size\n');
-        await new Promise((r) => setTimeout(r, 200));
-        return s.stdout().includes('40 120');
-      },
-      10_000,
-    );
+    await sttySize(s, 'new size', '40 120');
     s.send('exit 5\n');
     expect((await s.done).last).toEqual({ exit: { code: 5, reason: 'exited' } });
   }, 30_000);

@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { ensureTestImage, FIXTURE_GPUS, removeContainersByLabel, removeNetworksByLabel, startTestHost, type TestHost } from '../harness/index.ts';
+import { disposeHostWorld, enrolTestHost, ensureTestImage, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
 import { readSse, type SseEvent } from '../harness/sse-reader.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { runCli } from '../cli/run-cli.ts';
@@ -54,22 +54,12 @@ beforeAll(async () => {
   image = await ensureTestImage();
   host = await startTestHost({ name: `exec-${process.pid}`, gpus: [0, 1].map(() => ({ ...FIXTURE_GPUS.H100_80GB_HBM3 })) });
   cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300 });
-  const res = await cp.api('/v2/hosts', { method: 'POST', json: { ssh: `root@${host.address}:${host.port}`, privateKey: host.privateKey, dataCenterId: 'dc-exec' } });
-  const body = (await res.json()) as { id: string };
-  expect(res.status, JSON.stringify(body)).toBe(201);
-  hostId = body.id;
+  hostId = await enrolTestHost(cp, host, { dataCenterId: 'dc-exec' });
   user = await cp.newAccount('read_write');
   podId = await createPod('exec-target');
 }, 180_000);
 
-afterAll(async () => {
-  await cp?.close();
-  if (hostId) {
-    await removeContainersByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-    await removeNetworksByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-  }
-  await host?.dispose();
-});
+afterAll(() => disposeHostWorld({ cp, host, hostId }));
 
 describe('pod exec', () => {
   test('echo hi: its stdout arrives as an output event, then exit 0; the exec is an event of the pod', async () => {

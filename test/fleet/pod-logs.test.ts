@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { ensureTestImage, FIXTURE_GPUS, removeContainersByLabel, removeNetworksByLabel, startTestHost, type TestHost } from '../harness/index.ts';
+import { disposeHostWorld, enrolTestHost, ensureTestImage, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
 import { parsePrometheusText, sampleValue, samplesOf } from '../harness/prometheus-text.ts';
 import { readSse, type SseEvent, type SseStream } from '../harness/sse-reader.ts';
 import { provisioner } from '../../provisioner/index.ts';
@@ -57,23 +57,13 @@ beforeAll(async () => {
   image = await ensureTestImage();
   host = await startTestHost({ name: `logs-${process.pid}`, gpus: [0, 1, 2, 3].map((i) => ({ ...FIXTURE_GPUS.H100_80GB_HBM3, utilizationGpu: 20 + i, utilizationMemory: 60 + i })) });
   cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300, metricsIntervalMs: 500 });
-  const res = await cp.api('/v2/hosts', { method: 'POST', json: { ssh: `root@${host.address}:${host.port}`, privateKey: host.privateKey, dataCenterId: 'dc-logs' } });
-  const body = (await res.json()) as { id: string };
-  expect(res.status, JSON.stringify(body)).toBe(201);
-  hostId = body.id;
+  hostId = await enrolTestHost(cp, host, { dataCenterId: 'dc-logs' });
   user = await cp.newAccount('read_write');
   pods.printer = await createPod('printer', PRINTER);
   pods.ticker = await createPod('ticker', TICKER);
 });
 
-afterAll(async () => {
-  await cp?.close();
-  if (hostId) {
-    await removeContainersByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-    await removeNetworksByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-  }
-  await host?.dispose();
-});
+afterAll(() => disposeHostWorld({ cp, host, hostId }));
 
 describe('pod logs', () => {
   test("a busybox pod's printed lines arrive as events with source, stream, line and a timestamp id, in order", async () => {

@@ -7,11 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import {
+  disposeHostWorld,
   dockerInspect,
+  enrolTestHost,
   ensureTestImage,
   FIXTURE_GPUS,
-  removeContainersByLabel,
-  removeNetworksByLabel,
   runDocker,
   startPrivateRegistry,
   startTestHost,
@@ -80,8 +80,7 @@ beforeAll(async () => {
   await runDocker(['rmi', source]); // from here on only a pull brings it to the engine
   host = await startTestHost({ name: `priv-${process.pid}`, gpus: [0, 1, 2, 3].map(() => FIXTURE_GPUS.H100_80GB_HBM3) });
   cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300 });
-  const res = await cp.api('/v2/hosts', { method: 'POST', json: { ssh: `root@${host.address}:${host.port}`, privateKey: host.privateKey } });
-  hostId = ((await res.json()) as J).id;
+  hostId = await enrolTestHost(cp, host);
   alice = await cp.newAccount();
   bob = await cp.newAccount();
   carol = await cp.newAccount();
@@ -91,14 +90,9 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await cp?.close();
-  if (hostId) {
-    await removeContainersByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-    await removeNetworksByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-  }
+  await disposeHostWorld({ cp, host, hostId });
   const id = ref ? await cached(ref) : null;
   if (id) await runDocker(['rmi', '-f', id]).catch(() => undefined);
-  await host?.dispose();
   await registry?.close();
 });
 

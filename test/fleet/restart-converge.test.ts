@@ -7,8 +7,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { freePort, spawnControlPlane, type SpawnedControlPlane } from '../harness/control-plane.ts';
-import { dockerInspect, ensureTestImage, FIXTURE_GPUS, listContainers, removeContainersByLabel, removeNetworksByLabel, startTestHost, type TestHost } from '../harness/index.ts';
+import { freePort, spawnControlPlane, spawnedAdminApi, type SpawnedControlPlane } from '../harness/control-plane.ts';
+import { disposeHostWorld, dockerInspect, enrolTestHost, ensureTestImage, FIXTURE_GPUS, listContainers, startTestHost, type TestHost } from '../harness/index.ts';
 
 let h: TestHost;
 let dataDir: string;
@@ -17,14 +17,7 @@ let hostId = '';
 const SLEEPER = `sh -c 'trap "exit 0" TERM; sleep 3600 & wait'`;
 const storageRoot = path.join(os.tmpdir(), `gpufleet-pods-${process.pid}`);
 
-async function api(p: string, init: { method?: string; json?: unknown } = {}) {
-  const res = await fetch(cp!.url + p, {
-    method: init.method ?? 'GET',
-    headers: { authorization: `Bearer ${cp!.adminKey}`, ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: init.json !== undefined ? JSON.stringify(init.json) : undefined,
-  });
-  return { status: res.status, body: res.status === 204 ? null : ((await res.json()) as Record<string, any>) };
-}
+const api = spawnedAdminApi(() => cp);
 
 async function waitFor(what: string, fn: () => Promise<boolean>, timeoutMs = 30_000) {
   const end = Date.now() + timeoutMs;
@@ -42,18 +35,13 @@ beforeAll(async () => {
   h = await startTestHost({ name: `restart-${process.pid}`, gpus: [FIXTURE_GPUS.RTX_4090, FIXTURE_GPUS.RTX_4090], dockerRunGate: true });
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-restart-'));
   await spawn();
-  const res = await api('/v2/hosts', { method: 'POST', json: { ssh: `root@${h.address}:${h.port}`, privateKey: h.privateKey } });
-  expect(res.status).toBe(201);
-  hostId = res.body!.id;
+  hostId = await enrolTestHost(cp!, h);
 });
 
 afterAll(async () => {
   // a run still held (a failed test) fails now instead of keeping the plane's pass waiting
   await h?.dockerRunGate?.abort();
-  await cp?.kill('SIGTERM');
-  await removeContainersByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-  await removeNetworksByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-  await h?.dispose();
+  await disposeHostWorld({ cp, host: h, hostId });
   await rm(dataDir, { recursive: true, force: true });
   await rm(storageRoot, { recursive: true, force: true });
 });

@@ -5,7 +5,7 @@
 // a request is in flight; a worker never answers 200.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { dockerInspect, ensureTestImage, FIXTURE_GPUS, removeContainersByLabel, removeNetworksByLabel, runDocker, startTestHost, type TestHost } from '../harness/index.ts';
+import { disposeHostWorld, dockerInspect, enrolTestHost, ensureTestImage, FIXTURE_GPUS, runDocker, startTestHost, type TestHost } from '../harness/index.ts';
 import { ensureLbWorkerImage } from '../harness/worker-images.ts';
 import { waitFor } from '../harness/wait-for.ts';
 import { provisioner } from '../../provisioner/index.ts';
@@ -56,22 +56,13 @@ beforeAll(async () => {
     reconcileIntervalMs: 300,
     mounts: [loadBalancerGateway({ holdMs: HOLD_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, healthChecks: { intervalMs: 200 } })],
   });
-  const res = await cp.api('/v2/hosts', { method: 'POST', json: { ssh: `root@${host.address}:${host.port}`, privateKey: host.privateKey, dataCenterId: DC } });
-  expect(res.status).toBe(201);
-  hostId = (await json(res)).id;
+  hostId = await enrolTestHost(cp, host, { dataCenterId: DC });
   alice = await cp.newAccount();
   bob = await cp.newAccount();
   ep = await lbEndpoint('lb-main');
 });
 
-afterAll(async () => {
-  await cp?.close();
-  if (hostId) {
-    await removeContainersByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-    await removeNetworksByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-  }
-  await host?.dispose();
-});
+afterAll(() => disposeHostWorld({ cp, host, hostId }));
 
 describe('a load-balancing endpoint', () => {
   test('its record shows requestUrls {base, health}, v1 and v2', async () => {

@@ -153,6 +153,28 @@ export async function spawnControlPlane(opts: { dataDir: string; port: number; e
   };
 }
 
+/** an answer of spawnedAdminApi: the status, and the JSON body (null on 204) */
+export interface AdminApiAnswer {
+  status: number;
+  body: Record<string, any> | null;
+}
+
+/**
+ * The API of a child control plane, called with its admin key: `api(path, { method, json })`.
+ * `current` answers the plane of the moment, so the function goes on working across restarts.
+ */
+export function spawnedAdminApi(current: () => SpawnedControlPlane | null): (p: string, init?: { method?: string; json?: unknown }) => Promise<AdminApiAnswer> {
+  return async (p, init = {}) => {
+    const cp = current()!;
+    const res = await fetch(cp.url + p, {
+      method: init.method ?? 'GET',
+      headers: { authorization: `Bearer ${cp.adminKey}`, ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: init.json !== undefined ? JSON.stringify(init.json) : undefined,
+    });
+    return { status: res.status, body: res.status === 204 ? null : ((await res.json()) as Record<string, any>) };
+  };
+}
+
 /** A free TCP port on loopback. */
 export async function freePort(): Promise<number> {
   const net = await import('node:net');

@@ -14,3 +14,4 @@ export {
   type DockerResult,
 } from './docker.ts';
 export { startPrivateRegistry, type PrivateRegistry } from './private-registry.ts';
+export { disposeHostWorld, enrolTestHost, type HostWorld } from './host-world.ts';

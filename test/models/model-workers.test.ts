@@ -11,7 +11,7 @@ import { layout, SCALE } from '../../models/image-fixture/render.ts';
 import { isWorker } from '../../model/index.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { dockerBridgeGateway, FIXTURE_GPUS, removeContainersByLabel, removeNetworksByLabel, runDocker, startTestHost, type TestHost } from '../harness/index.ts';
+import { disposeHostWorld, dockerBridgeGateway, enrolTestHost, FIXTURE_GPUS, runDocker, startTestHost, type TestHost } from '../harness/index.ts';
 import { ensureImageFixtureImage, ensureTtsEspeakImage } from '../harness/model-images.ts';
 import { parseWav, rms } from './wav.ts';
 
@@ -48,22 +48,13 @@ beforeAll(async () => {
   const [tts, image] = await Promise.all([ensureTtsEspeakImage(), ensureImageFixtureImage()]);
   host = await startTestHost({ name: `models-${process.pid}`, gpus: [{ ...FIXTURE_GPUS.H100_80GB_HBM3 }, { ...FIXTURE_GPUS.H100_80GB_HBM3 }] });
   cp = await startTestControlPlane({ host: await dockerBridgeGateway(), background: [provisioner()], reconcileIntervalMs: 300 });
-  const res = await cp.api('/v2/hosts', { method: 'POST', json: { ssh: `root@${host.address}:${host.port}`, privateKey: host.privateKey, dataCenterId: 'dc-models' } });
-  expect(res.status).toBe(201);
-  hostId = (await json(res)).id;
+  hostId = await enrolTestHost(cp, host, { dataCenterId: 'dc-models' });
   user = await cp.newAccount();
   endpoints.tts = await endpointOf(tts, 'tts-espeak');
   endpoints.image = await endpointOf(image, 'image-fixture');
 }, 600_000);
 
-afterAll(async () => {
-  await cp?.close();
-  if (hostId) {
-    await removeContainersByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-    await removeNetworksByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-  }
-  await host?.dispose();
-});
+afterAll(() => disposeHostWorld({ cp, host, hostId }));
 
 describe('tts-espeak (runpod-python worker + espeak-ng)', () => {
   test('speech from text: a 22 kHz mono 16-bit PCM WAV, not silent, whose duration (RIFF data ÷ byte rate) is exactly usage.units; twice the speed, shorter audio', async () => {

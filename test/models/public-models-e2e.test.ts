@@ -12,7 +12,7 @@ import { PNG } from 'pngjs';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { provisioner } from '../../provisioner/index.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { dockerBridgeGateway, FIXTURE_GPUS, removeContainersByLabel, removeNetworksByLabel, startTestHost, type TestHost } from '../harness/index.ts';
+import { disposeHostWorld, dockerBridgeGateway, enrolTestHost, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
 import { ensureImageFixtureImage, ensureTtsEspeakImage } from '../harness/model-images.ts';
 import { RunpodPythonEndpoint } from '../job-interface/runpod-python-endpoint.ts';
 import { loadRunpodSdk, type RunpodEndpoint } from '../job-interface/runpod-sdk.ts';
@@ -39,9 +39,7 @@ beforeAll(async () => {
   const [image, fixture] = await Promise.all([ensureTtsEspeakImage(), ensureImageFixtureImage()]);
   host = await startTestHost({ name: `tts-e2e-${process.pid}`, gpus: [{ ...FIXTURE_GPUS.H100_80GB_HBM3 }, { ...FIXTURE_GPUS.H100_80GB_HBM3 }] });
   cp = await startTestControlPlane({ host: await dockerBridgeGateway(), background: [provisioner()], reconcileIntervalMs: 300 });
-  const res = await cp.api('/v2/hosts', { method: 'POST', json: { ssh: `root@${host.address}:${host.port}`, privateKey: host.privateKey, dataCenterId: 'dc-tts-e2e' } });
-  expect(res.status).toBe(201);
-  hostId = (await json(res)).id;
+  hostId = await enrolTestHost(cp, host, { dataCenterId: 'dc-tts-e2e' });
 
   // the operator (admin key): template, endpoint, catalog entry
   endpointId = await publish(slug, { name: 'tts-espeak', image, disk: 1, serverless: true }, { unit: 'second', usdPerUnit: USD_PER_SECOND });
@@ -54,12 +52,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await py?.close();
-  await cp?.close();
-  if (hostId) {
-    await removeContainersByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-    await removeNetworksByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-  }
-  await host?.dispose();
+  await disposeHostWorld({ cp, host, hostId });
 });
 
 /** as the operator: a template, an endpoint of one worker at most, and the catalog entry; the endpoint's id */

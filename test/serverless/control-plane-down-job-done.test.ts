@@ -13,8 +13,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { freePort, spawnControlPlane, type SpawnedControlPlane } from '../harness/control-plane.ts';
-import { dockerBridgeGateway, FIXTURE_GPUS, removeContainersByLabel, removeNetworksByLabel, startTestHost, type TestHost } from '../harness/index.ts';
+import { freePort, spawnControlPlane, spawnedAdminApi, type SpawnedControlPlane } from '../harness/control-plane.ts';
+import { disposeHostWorld, dockerBridgeGateway, enrolTestHost, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
 import { ensureNodeWorkerImage, ensurePythonWorkerImage } from '../harness/worker-images.ts';
 import { waitFor } from '../harness/wait-for.ts';
 import { jobRecords } from './job-log.ts';
@@ -29,14 +29,7 @@ let hostId = '';
 const endpoints: Record<'node' | 'python', string> = { node: '', python: '' };
 let endpointId = '';
 
-async function api(p: string, init: { method?: string; json?: unknown } = {}) {
-  const res = await fetch(cp!.url + p, {
-    method: init.method ?? 'GET',
-    headers: { authorization: `Bearer ${cp!.adminKey}`, ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: init.json !== undefined ? JSON.stringify(init.json) : undefined,
-  });
-  return { status: res.status, body: res.status === 204 ? null : ((await res.json()) as Record<string, any>) };
-}
+const api = spawnedAdminApi(() => cp);
 
 const spawn = async () =>
   (cp = await spawnControlPlane({
@@ -68,9 +61,7 @@ beforeAll(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-cp-down-done-'));
   port = await freePort();
   await spawn();
-  const res = await api('/v2/hosts', { method: 'POST', json: { ssh: `root@${h.address}:${h.port}`, privateKey: h.privateKey, dataCenterId: 'dc-cp-down' } });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  hostId = res.body!.id;
+  hostId = await enrolTestHost(cp!, h, { dataCenterId: 'dc-cp-down' });
   for (const kind of ['node', 'python'] as const) {
     const tpl = await api('/v2/templates', { method: 'POST', json: { name: `${kind}-worker`, image: images[kind], disk: 1, serverless: true } });
     expect(tpl.status, JSON.stringify(tpl.body)).toBeLessThan(300);
@@ -84,12 +75,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  await cp?.kill('SIGTERM');
-  if (hostId) {
-    await removeContainersByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-    await removeNetworksByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-  }
-  await h?.dispose();
+  await disposeHostWorld({ cp, host: h, hostId });
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 

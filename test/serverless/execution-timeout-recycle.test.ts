@@ -6,7 +6,7 @@
 // endpoint's backoff, one container gone, then one new container for the next job.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { dockerBridgeGateway, dockerInspect, FIXTURE_GPUS, listContainers, removeContainersByLabel, removeNetworksByLabel, startTestHost, type TestHost } from '../harness/index.ts';
+import { disposeHostWorld, dockerBridgeGateway, dockerInspect, enrolTestHost, FIXTURE_GPUS, listContainers, startTestHost, type TestHost } from '../harness/index.ts';
 import { ensureNodeWorkerImage } from '../harness/worker-images.ts';
 import { waitFor } from '../harness/wait-for.ts';
 import { provisioner } from '../../provisioner/index.ts';
@@ -24,9 +24,7 @@ beforeAll(async () => {
   const image = await ensureNodeWorkerImage();
   host = await startTestHost({ name: `exec-timeout-${process.pid}`, gpus: [{ ...FIXTURE_GPUS.H100_80GB_HBM3 }] });
   cp = await startTestControlPlane({ host: await dockerBridgeGateway(), background: [provisioner()], reconcileIntervalMs: 300 });
-  const res = await cp.api('/v2/hosts', { method: 'POST', json: { ssh: `root@${host.address}:${host.port}`, privateKey: host.privateKey, dataCenterId: 'dc-exec-timeout' } });
-  expect(res.status).toBe(201);
-  hostId = (await json(res)).id;
+  hostId = await enrolTestHost(cp, host, { dataCenterId: 'dc-exec-timeout' });
   const tpl = await json(await cp.api('/v2/templates', { method: 'POST', json: { name: 'node-worker', image, disk: 1, serverless: true } }));
   const ep = await cp.api('/v1/endpoints', {
     method: 'POST',
@@ -36,14 +34,7 @@ beforeAll(async () => {
   endpointId = (await json(ep)).id;
 }, 600_000);
 
-afterAll(async () => {
-  await cp?.close();
-  if (hostId) {
-    await removeContainersByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-    await removeNetworksByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-  }
-  await host?.dispose();
-});
+afterAll(() => disposeHostWorld({ cp, host, hostId }));
 
 const workers = async () => (await cp.services.store.list('pods', { endpointId })).filter(isWorker);
 

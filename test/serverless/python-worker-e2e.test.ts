@@ -5,7 +5,7 @@
 // (the control plane listens on the docker bridge gateway, as in runsync-e2e.test.ts).
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { dockerBridgeGateway, dockerInspect, FIXTURE_GPUS, removeContainersByLabel, removeNetworksByLabel, startTestHost, type TestHost } from '../harness/index.ts';
+import { disposeHostWorld, dockerBridgeGateway, dockerInspect, enrolTestHost, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
 import { ensurePythonWorkerImage } from '../harness/worker-images.ts';
 import { RunpodPythonEndpoint } from '../job-interface/runpod-python-endpoint.ts';
 import { provisioner } from '../../provisioner/index.ts';
@@ -29,9 +29,7 @@ beforeAll(async () => {
   image = await ensurePythonWorkerImage();
   host = await startTestHost({ name: `py-e2e-${process.pid}`, gpus: [{ ...FIXTURE_GPUS.H100_80GB_HBM3 }] });
   cp = await startTestControlPlane({ host: await dockerBridgeGateway(), background: [provisioner()], reconcileIntervalMs: 300 });
-  const res = await cp.api('/v2/hosts', { method: 'POST', json: { ssh: `root@${host.address}:${host.port}`, privateKey: host.privateKey, dataCenterId: 'dc-py-e2e' } });
-  expect(res.status).toBe(201);
-  hostId = (await json(res)).id;
+  hostId = await enrolTestHost(cp, host, { dataCenterId: 'dc-py-e2e' });
   user = await cp.newAccount();
   py = await RunpodPythonEndpoint.start(`${cp.url}/v2`);
   const tpl = await json(await asUser('/v2/templates', { method: 'POST', json: { name: 'python-worker', image, disk: 1, serverless: true } }));
@@ -46,12 +44,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await py?.close();
-  await cp?.close();
-  if (hostId) {
-    await removeContainersByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-    await removeNetworksByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-  }
-  await host?.dispose();
+  await disposeHostWorld({ cp, host, hostId });
 });
 
 test('runpod.Endpoint run_sync on an endpoint with the unmodified runpod-python worker image: COMPLETED with the handler output by a worker container started from zero on a test host', async () => {

@@ -4,7 +4,7 @@
 // env it was given. Then the endpoint is deleted and the container goes.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { dockerBridgeGateway, dockerInspect, FIXTURE_GPUS, removeContainersByLabel, removeNetworksByLabel, startTestHost, type TestHost } from '../harness/index.ts';
+import { disposeHostWorld, dockerBridgeGateway, dockerInspect, enrolTestHost, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
 import { ensureNodeWorkerImage } from '../harness/worker-images.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { isWorker } from '../../model/index.ts';
@@ -25,20 +25,11 @@ beforeAll(async () => {
   image = await ensureNodeWorkerImage();
   host = await startTestHost({ name: `sls-e2e-${process.pid}`, gpus: [{ ...FIXTURE_GPUS.H100_80GB_HBM3 }] });
   cp = await startTestControlPlane({ host: await dockerBridgeGateway(), background: [provisioner()], reconcileIntervalMs: 300 });
-  const res = await cp.api('/v2/hosts', { method: 'POST', json: { ssh: `root@${host.address}:${host.port}`, privateKey: host.privateKey, dataCenterId: 'dc-sls-e2e' } });
-  expect(res.status).toBe(201);
-  hostId = (await json(res)).id;
+  hostId = await enrolTestHost(cp, host, { dataCenterId: 'dc-sls-e2e' });
   user = await cp.newAccount();
 });
 
-afterAll(async () => {
-  await cp?.close();
-  if (hostId) {
-    await removeContainersByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-    await removeNetworksByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-  }
-  await host?.dispose();
-});
+afterAll(() => disposeHostWorld({ cp, host, hostId }));
 
 test('runsync on an endpoint with the Node worker image is COMPLETED by a worker container the autoscaler started from zero on a test host', async () => {
   const tpl = await json(await asUser('/v2/templates', { method: 'POST', json: { name: 'node-worker', image, disk: 1, serverless: true } }));

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { dockerBridgeGateway, dockerInspect, FIXTURE_GPUS, removeContainersByLabel, removeNetworksByLabel, startTestHost, type TestHost } from '../harness/index.ts';
+import { disposeHostWorld, dockerBridgeGateway, dockerInspect, enrolTestHost, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
 import { ensureNodeWorkerImage } from '../harness/worker-images.ts';
 import { jobRecords } from './job-log.ts';
 import { provisioner } from '../../provisioner/index.ts';
@@ -28,20 +28,11 @@ beforeAll(async () => {
   image = await ensureNodeWorkerImage();
   host = await startTestHost({ name: `kill-mid-${process.pid}`, gpus: [{ ...FIXTURE_GPUS.H100_80GB_HBM3 }, { ...FIXTURE_GPUS.H100_80GB_HBM3 }] });
   cp = await startTestControlPlane({ host: await dockerBridgeGateway(), background: [provisioner()], reconcileIntervalMs: 300 });
-  const res = await cp.api('/v2/hosts', { method: 'POST', json: { ssh: `root@${host.address}:${host.port}`, privateKey: host.privateKey, dataCenterId: 'dc-kill-mid' } });
-  expect(res.status).toBe(201);
-  hostId = (await json(res)).id;
+  hostId = await enrolTestHost(cp, host, { dataCenterId: 'dc-kill-mid' });
   user = await cp.newAccount();
 }, 300_000);
 
-afterAll(async () => {
-  await cp?.close();
-  if (hostId) {
-    await removeContainersByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-    await removeNetworksByLabel(`gpufleet.host=${hostId}`).catch(() => undefined);
-  }
-  await host?.dispose();
-});
+afterAll(() => disposeHostWorld({ cp, host, hostId }));
 
 test('a worker container killed while its job is IN_PROGRESS: the job is retried on another worker and COMPLETED once, with retries 1', async () => {
   const tpl = await json(await asUser('/v2/templates', { method: 'POST', json: { name: 'node-worker', image, disk: 1, serverless: true } }));
