@@ -174,12 +174,19 @@ test('the database restarted mid-load: calls fail with 503 while it is down, not
   // every acknowledged job is there, queued
   for (const id of acked) expect((await b.get(id))?.status, id).toBe('IN_QUEUE');
   expect((await b.counts('ep-r')).inQueue).toBeGreaterThanOrEqual(acked.size);
-  // B's LISTEN came back: a worker waiting on B gets a job enqueued on A at once
+  // B's LISTEN comes back (its reconnect backs off up to 2 s while the database is down): then a
+  // worker waiting on B gets a job enqueued on A at once, round after round
   await b.purge('ep-r');
-  const taking = b.take('ep-r', 'w-b', { waitMs: 10_000 });
-  await new Promise((r) => setTimeout(r, 20));
-  const t1 = performance.now();
-  const fresh = await a.enqueue(job('ep-r'));
-  expect((await taking).map((j) => j.id)).toEqual([fresh.id]);
-  expect(performance.now() - t1).toBeLessThan(1000);
+  const round = async (): Promise<number> => {
+    const taking = b.take('ep-r', 'w-b', { waitMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 20));
+    const t1 = performance.now();
+    const fresh = await a.enqueue(job('ep-r'));
+    expect((await taking).map((j) => j.id)).toEqual([fresh.id]);
+    return performance.now() - t1;
+  };
+  const back = performance.now();
+  while ((await round()) >= 250 && performance.now() - back < 15_000);
+  const after = [await round(), await round(), await round()];
+  expect(Math.max(...after)).toBeLessThan(250);
 }, 90_000);
