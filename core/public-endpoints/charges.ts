@@ -17,6 +17,9 @@ export interface PublicEndpointChargesOptions {
 
 export const chargeId = (jobId: string) => `bill_pe_${jobId}`;
 
+const hasCost = (output: unknown): boolean =>
+  typeof output === 'object' && output !== null && typeof (output as { cost?: unknown }).cost === 'number';
+
 export class PublicEndpointCharges {
   private readonly unsubscribe: () => void;
   private readonly pending = new Set<Promise<void>>();
@@ -29,7 +32,9 @@ export class PublicEndpointCharges {
     private readonly opts: PublicEndpointChargesOptions = {},
   ) {
     this.unsubscribe = queue.onFinal((job) => {
-      if (job.status !== 'COMPLETED') return;
+      // only a published model's output carries `cost` (job-output.ts writes it): every other job
+      // ends here without a catalog read
+      if (job.status !== 'COMPLETED' || !hasCost(job.output)) return;
       const p: Promise<void> = this.charge(job)
         .then(() => undefined)
         .catch((e: unknown) => this.opts.onError?.(e, `charge for job ${job.id}`))
