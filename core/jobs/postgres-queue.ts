@@ -50,6 +50,8 @@ export interface PostgresJobQueueOptions {
 const SWEEP_BATCH = 200;
 /** job-stop requests no worker came for are dropped after a day */
 const STOP_KEEP_MS = 86_400_000;
+/** how long a job cancelled by its endpoint's deletion stays readable to this replica's final waiters */
+const REMOVED_FINAL_MS = 5_000;
 
 function guard(fn: () => void): void {
   try {
@@ -69,6 +71,8 @@ export class PostgresJobQueue implements JobQueue {
   private readonly wakes: Wakeups;
   private readonly finalListeners = new Set<(job: Job) => void>();
   private readonly recycleListeners = new Set<(e: RecycleEvent) => void>();
+  /** jobs whose rows an endpoint's deletion removed, as they ended (waitForFinal) */
+  private readonly removedFinals = new Map<string, Job>();
   private readonly onPoolError = (): void => undefined;
   private timer: NodeJS.Timeout | undefined;
   private sweptAt = Number.NEGATIVE_INFINITY;
@@ -147,6 +151,7 @@ export class PostgresJobQueue implements JobQueue {
       accountId: req.accountId,
       input: req.input,
       ...(req.webhook !== undefined ? { webhook: req.webhook } : {}),
+      ...(req.s3Config !== undefined ? { s3Config: req.s3Config } : {}),
       policy,
       sync: req.sync,
       createdAt: at,
@@ -347,7 +352,12 @@ export class PostgresJobQueue implements JobQueue {
         const job = row.job;
         if (isFinal(job.status)) continue;
         if (job.status === 'IN_PROGRESS') fx.stops.push({ workerId: job.workerId!, jobId: job.id });
-        fx.finals.push(transition(job, { t: 'fin', id: job.id, at, status: 'CANCELLED' }, this.tableOpts));
+        const final = transition(job, { t: 'fin', id: job.id, at, status: 'CANCELLED' }, this.tableOpts);
+        fx.finals.push(final);
+        // the rows go with this commit: a final waiter of this replica woken by it finds the job here
+        // (read only when the row is gone, so an aborted commit leaves nothing visible)
+        this.removedFinals.set(job.id, final);
+        setTimeout(() => this.removedFinals.delete(job.id), REMOVED_FINAL_MS).unref();
         cancelled++;
       }
       // the cancellations and the removal commit together: nothing of the endpoint is left to write
@@ -392,7 +402,7 @@ export class PostgresJobQueue implements JobQueue {
     const got = await park<{ job: Job | undefined }>(
       this.waitOpts(opts),
       async () => {
-        const now = await this.find(jobId);
+        const now = (await this.find(jobId)) ?? this.removedFinals.get(jobId);
         return !now || isFinal(now.status) ? { job: now } : undefined;
       },
       (slot) => this.wakes.finals.add(jobId, slot),

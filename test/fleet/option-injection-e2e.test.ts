@@ -9,6 +9,7 @@ import { END_OF_OPTIONS, podStorageDir, runSpec } from '../../provisioner/contai
 import { HostDocker } from '../../provisioner/host-docker.ts';
 import type { PodRecord } from '../../model/pod.ts';
 import { waitFor } from '../harness/wait-for.ts';
+import { itEmbeddedOnly } from '../harness/embedded-only.ts';
 
 let cp: TestControlPlane;
 let host: TestHost;
@@ -116,7 +117,7 @@ test('env values reach the container byte for byte: newlines, quotes, $(...), ba
   await cp.api(`/v2/pods/${id}`, { method: 'DELETE', key: user.key });
 });
 
-test('a pod whose stored record docker cannot be given goes to ERROR alone; the pass goes on and starts the next pod', async () => {
+itEmbeddedOnly('a pod whose stored record docker cannot be given goes to ERROR alone; the pass goes on and starts the next pod', async () => {
   // the bad record is written straight into the store (as an old version or a hand edit could),
   // in the same transaction that places it, so the provisioner never sees a runnable version
   const principal = { accountId: user.accountId, keyId: 'test', scope: 'read_write', operator: false } as const;

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eventually, startJobWorld, type JobWorld } from './in-process-workers.ts';
 import { jobRecords } from '../serverless/job-log.ts';
+import { itEmbeddedOnly } from '../harness/embedded-only.ts';
 
 const POLL_MS = 1500;
 let world: JobWorld;
@@ -230,7 +231,7 @@ describe('what the worker says it holds (job_in_progress, the ping job list)', (
     expect(world.directory.seenReports.filter((r) => r.workerId === x.workerId).at(-1)!.report).toEqual({ healthy: true, inProgress: [], workerBusy: false });
   });
 
-  test('job-take with job_in_progress=0 while the control plane has a job running there (its job-done was lost): the job goes back to the queue at once, its retry counted', async () => {
+  itEmbeddedOnly('job-take with job_in_progress=0 while the control plane has a job running there (its job-done was lost): the job goes back to the queue at once, its retry counted', async () => {
     const y = await world.directory.issue(endpointId);
     const id = await run({ lost: 1 });
     expect(((await (await call('GET', `/job-take/${y.workerId}?job_in_progress=0`, undefined, y.token)).json()) as { id: string }).id).toBe(id);
@@ -248,7 +249,7 @@ describe('what the worker says it holds (job_in_progress, the ping job list)', (
     expect(await status(id)).toMatchObject({ status: 'COMPLETED', output: 'second attempt', retries: 1 });
   });
 
-  test('a ping that leaves out a job taken before the previous ping: that job goes back to the queue; a job taken since, not yet listed, stays', { timeout: 20_000 }, async () => {
+  itEmbeddedOnly('a ping that leaves out a job taken before the previous ping: that job goes back to the queue; a job taken since, not yet listed, stays', { timeout: 20_000 }, async () => {
     const z = await world.directory.issue(endpointId);
     const ping = (ids: string[]) => call('GET', `/ping/${z.workerId}?${ids.length ? `job_id=${ids.join(',')}&` : ''}runpod_version=1.7.0`, undefined, z.token);
     const j1 = await run({ pinged: 1 });

@@ -14,6 +14,7 @@ import { canMount, mountSmallFs, type SmallFs } from '../store/small-fs.ts';
 import { startTestControlPlane } from '../harness/control-plane.ts';
 import { waitFor } from '../harness/wait-for.ts';
 import os from 'node:os';
+import { itEmbeddedOnly } from '../harness/embedded-only.ts';
 
 let fs: SmallFs | undefined;
 const stop: (() => Promise<unknown>)[] = [];
@@ -120,7 +121,7 @@ describe.skipIf(!canMount)('job log on a full disk', () => {
 });
 
 describe.skipIf(!canMount)('control plane whose job log is on a full disk', () => {
-  test('run answers 503 problem+json, /readyz names the job queue, and both recover once space frees', { timeout: 60_000 }, async () => {
+  itEmbeddedOnly('run answers 503 problem+json, /readyz names the job queue, and both recover once space frees', { timeout: 60_000 }, async () => {
     fs = await mountSmallFs(4);
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-cp-jobsfull-'));
     // only the job log is on the small filesystem; the store writes beside it as usual

@@ -13,6 +13,7 @@ import { startJobWorld, type JobWorld } from '../job-interface/in-process-worker
 import { loadRunpodSdk } from '../job-interface/runpod-sdk.ts';
 import { makePng } from './media-fixtures.ts';
 import { startS3rver, type TestS3 } from './s3rver.ts';
+import { itEmbeddedOnly } from '../harness/embedded-only.ts';
 
 let s3: TestS3;
 let world: JobWorld;
@@ -45,7 +46,7 @@ async function bucketKeys(): Promise<string[]> {
   }
 }
 
-test('an image output goes to the bucket, is served by its signed URL, and is deleted after it expires', async () => {
+itEmbeddedOnly('an image output goes to the bucket, is served by its signed URL, and is deleted after it expires', async () => {
   const tpl = (await (await world.cp.api('/v2/templates', { method: 'POST', json: { name: 'img', image: 'busybox', serverless: true } })).json()) as { id: string };
   const ep = ((await (await world.cp.api('/v1/endpoints', { method: 'POST', json: { templateId: tpl.id, gpuTypeIds: ['ADA_24'] } })).json()) as { id: string }).id;
   await world.startWorker(ep);

@@ -12,6 +12,7 @@ import { waitFor } from '../harness/wait-for.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { isWorker } from '../../model/index.ts';
 import { jobRecords } from './job-log.ts';
+import { itEmbeddedOnly } from '../harness/embedded-only.ts';
 
 let cp: TestControlPlane;
 let host: TestHost;
@@ -38,7 +39,7 @@ afterAll(() => disposeHostWorld({ cp, host, hostId }));
 
 const workers = async () => (await cp.services.store.list('pods', { endpointId })).filter(isWorker);
 
-test('a job past its executionTimeout: TIMED_OUT, its worker recycled exactly once as a fault, one container replaced by one', async () => {
+itEmbeddedOnly('a job past its executionTimeout: TIMED_OUT, its worker recycled exactly once as a fault, one container replaced by one', async () => {
   const run = await json(await cp.api(`/v2/${endpointId}/run`, { method: 'POST', json: { input: { sleep_ms: 120_000 }, policy: { executionTimeout: 5000 } } }));
   const id = run.id as string;
   const job = await waitFor('the job TIMED_OUT', async () => {

@@ -12,6 +12,7 @@ import { ensureNodeWorkerImage } from '../harness/worker-images.ts';
 import { jobRecords } from './job-log.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { waitFor } from '../harness/wait-for.ts';
+import { itEmbeddedOnly } from '../harness/embedded-only.ts';
 
 const run = promisify(execFile);
 let cp: TestControlPlane;
@@ -34,7 +35,7 @@ beforeAll(async () => {
 
 afterAll(() => disposeHostWorld({ cp, host, hostId }));
 
-test('a worker container killed while its job is IN_PROGRESS: the job is retried on another worker and COMPLETED once, with retries 1', async () => {
+itEmbeddedOnly('a worker container killed while its job is IN_PROGRESS: the job is retried on another worker and COMPLETED once, with retries 1', async () => {
   const tpl = await json(await asUser('/v2/templates', { method: 'POST', json: { name: 'node-worker', image, disk: 1, serverless: true } }));
   const ep = await json(
     await asUser('/v1/endpoints', {

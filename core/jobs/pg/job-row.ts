@@ -8,7 +8,7 @@ import { JobTable, type TableOptions } from '../job-table.ts';
 import type { LogRecord } from '../log-record.ts';
 
 /** the columns every read selects (json columns as text: SQL NULL and JSON `null` stay apart) */
-export const JOB_COLUMNS = `id, endpoint_id, account_id, input::text AS input, webhook, execution_timeout, ttl, low_priority, sync,
+export const JOB_COLUMNS = `id, endpoint_id, account_id, input::text AS input, webhook, s3_config::text AS s3_config, execution_timeout, ttl, low_priority, sync,
   status, created_at, queued_at, started_at, finished_at, worker_id, lease_expires_at, delay_time, execution_time,
   output::text AS output, error::text AS error, retries, auto_retries, expires_at, attempt, stream_len, stream_read`;
 
@@ -18,6 +18,7 @@ export interface JobRowData {
   account_id: string;
   input: string;
   webhook: string | null;
+  s3_config: string | null;
   execution_timeout: string;
   ttl: string;
   low_priority: boolean;
@@ -59,6 +60,7 @@ export function fromRow(r: JobRowData): JobRow {
     accountId: r.account_id,
     input: JSON.parse(r.input),
     ...(r.webhook !== null ? { webhook: r.webhook } : {}),
+    ...(r.s3_config !== null ? { s3Config: JSON.parse(r.s3_config) } : {}),
     policy: Object.freeze({ executionTimeout: Number(r.execution_timeout), ttl: Number(r.ttl), lowPriority: r.low_priority }),
     sync: r.sync,
     status: r.status,
@@ -117,13 +119,13 @@ export function insertParams(job: Job, lane: number, attempt: number): unknown[]
   return [
     job.id, job.endpointId, job.accountId, JSON.stringify(job.input), job.webhook ?? null, job.policy.executionTimeout, job.policy.ttl,
     job.policy.lowPriority, job.sync, job.status, job.createdAt, job.queuedAt, job.startedAt ?? null, job.workerId ?? null,
-    job.leaseExpiresAt ?? null, job.delayTime ?? null, job.expiresAt ?? null, lane, attempt, dueAt(job),
+    job.leaseExpiresAt ?? null, job.delayTime ?? null, job.expiresAt ?? null, lane, attempt, dueAt(job), json(job.s3Config),
   ];
 }
 
 export const INSERT_JOB = `INSERT INTO gpufleet_jobs (id, endpoint_id, account_id, input, webhook, execution_timeout, ttl, low_priority, sync,
-  status, created_at, queued_at, started_at, worker_id, lease_expires_at, delay_time, expires_at, retries, auto_retries, lane, seq, attempt, due_at)
-  VALUES ($1, $2, $3, $4::json, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, 0, 0, $18, nextval('gpufleet_job_seq'), $19, $20)`;
+  status, created_at, queued_at, started_at, worker_id, lease_expires_at, delay_time, expires_at, retries, auto_retries, lane, seq, attempt, due_at, s3_config)
+  VALUES ($1, $2, $3, $4::json, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, 0, 0, $18, nextval('gpufleet_job_seq'), $19, $20, $21::json)`;
 
 /** one row's change: the row as it was read under its lock, the job after, its new lane and seq when it entered the queue */
 export interface RowWrite {

@@ -49,6 +49,8 @@ CREATE TABLE IF NOT EXISTS gpufleet_jobs (
   -- the stream cursor of the job (GET /stream returns only what no earlier poll did, on any replica)
   stream_read      integer NOT NULL DEFAULT 0
 );
+-- the job's s3Config as the job side sealed it (its secret is ciphertext here, as in the embedded log)
+ALTER TABLE gpufleet_jobs ADD COLUMN IF NOT EXISTS s3_config json;
 CREATE INDEX IF NOT EXISTS gpufleet_jobs_queued ON gpufleet_jobs (endpoint_id, lane, seq) WHERE status = 'IN_QUEUE';
 CREATE INDEX IF NOT EXISTS gpufleet_jobs_running ON gpufleet_jobs (worker_id) WHERE status = 'IN_PROGRESS';
 CREATE INDEX IF NOT EXISTS gpufleet_jobs_endpoint ON gpufleet_jobs (endpoint_id);
