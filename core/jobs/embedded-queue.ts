@@ -1,6 +1,5 @@
 // The embedded JobQueue: state in memory (job-table.ts), every change in the queue's own log
 // (job-log.ts) before it is acknowledged, replayed on open. See docs/jobs.md for the guarantees.
-import { randomUUID } from 'node:crypto';
 import { GpufleetError } from '../../model/index.ts';
 import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job } from './job.ts';
 import type {
@@ -9,8 +8,7 @@ import type {
 import { JobLog } from './job-log.ts';
 import { JobTable } from './job-table.ts';
 import type { Repair } from './log-replay.ts';
-import type { SubmittedJob } from './log-record.ts';
-import { validateEnqueue } from './job-validation.ts';
+import { submission, validateEnqueue } from './job-validation.ts';
 import { asQueueError, QueueCore } from './queue-core.ts';
 import { settingsOf, type EmbeddedJobQueueOptions } from './queue-options.ts';
 import { longPoll } from './waiters.ts';
@@ -71,20 +69,7 @@ export class EmbeddedJobQueue extends QueueCore implements JobQueue {
   async enqueue(req: EnqueueRequest): Promise<Job> {
     const policy = validateEnqueue(req);
     // as submitted; a waiting worker may hold it already when this resolves
-    return this.run((fx) => {
-      const job: SubmittedJob = {
-        id: `${req.sync ? 'sync-' : ''}${randomUUID()}`,
-        endpointId: req.endpointId,
-        accountId: req.accountId,
-        input: req.input,
-        ...(req.webhook !== undefined ? { webhook: req.webhook } : {}),
-        ...(req.s3Config !== undefined ? { s3Config: req.s3Config } : {}),
-        policy,
-        sync: req.sync,
-        createdAt: this.now(),
-      };
-      return this.commit({ t: 'enq', job }, fx)!;
-    });
+    return this.run((fx) => this.commit({ t: 'enq', job: submission(req, policy, this.now()) }, fx)!);
   }
 
   async take(endpointId: string, workerId: string, opts: TakeOptions = {}): Promise<Job[]> {

@@ -12,8 +12,8 @@ import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job, type Retention } fr
 import type {
   CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, PendingWebhook, QueueDepth, RecycleEvent, StreamRead, TakeOptions, WaitOptions,
 } from './job-queue.ts';
-import type { LogRecord, SubmittedJob } from './log-record.ts';
-import { validateEnqueue } from './job-validation.ts';
+import type { LogRecord } from './log-record.ts';
+import { submission, validateEnqueue } from './job-validation.ts';
 import { DEFAULT_LEASE_MS } from './queue-options.ts';
 import { newEffects, queueError, wakesOf, type Effects } from './pg/effects.ts';
 import { dueAt, fromRow, INSERT_JOB, insertParams, JOB_COLUMNS, laneOf, submitted, transition, visible, writeJobs, type JobRow, type JobRowData, type RowWrite } from './pg/job-row.ts';
@@ -145,17 +145,7 @@ export class PostgresJobQueue implements JobQueue {
     const policy = validateEnqueue(req);
     await this.begin();
     const at = this.now();
-    const sub: SubmittedJob = {
-      id: `${req.sync ? 'sync-' : ''}${randomUUID()}`,
-      endpointId: req.endpointId,
-      accountId: req.accountId,
-      input: req.input,
-      ...(req.webhook !== undefined ? { webhook: req.webhook } : {}),
-      ...(req.s3Config !== undefined ? { s3Config: req.s3Config } : {}),
-      policy,
-      sync: req.sync,
-      createdAt: at,
-    };
+    const sub = submission(req, policy, at);
     const queued = submitted({ t: 'enq', job: sub }, this.tableOpts);
     const lane = laneOf(queued, false);
     const taker = await this.wakes.reserveTaker(req.endpointId);
