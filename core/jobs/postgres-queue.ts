@@ -14,7 +14,7 @@ import type {
 } from './job-queue.ts';
 import type { LogRecord } from './log-record.ts';
 import { submission, validateEnqueue } from './job-validation.ts';
-import { DEFAULT_LEASE_MS } from './queue-options.ts';
+import { DEFAULT_LEASE_MS, type QueueRuleOptions } from './queue-options.ts';
 import { newEffects, queueError, wakesOf, type Effects } from './pg/effects.ts';
 import { dueAt, fromRow, INSERT_JOB, insertParams, JOB_COLUMNS, laneOf, submitted, transition, visible, writeJobs, type JobRow, type JobRowData, type RowWrite } from './pg/job-row.ts';
 import { park } from './pg/parking.ts';
@@ -26,18 +26,7 @@ import { queueWebhooks, takePendingWebhooks, webhookAttempted, webhookSettled } 
 import { appendChunk, claimJobs, countJobs, depthOf, finishHeldJob, readChunks, renewLeases, type Query } from './pg/statements.ts';
 import { noWakes, Wakeups } from './pg/wakeups.ts';
 
-export interface PostgresJobQueueOptions {
-  /** ms since the epoch; injectable for tests. Replicas compare deadlines by their own clocks (keep them in NTP) */
-  clock?: () => number;
-  /** a taken job is lost when its worker is silent this long; default 30000 */
-  leaseMs?: number;
-  /** automatic requeues of a job whose worker was lost; default 3 */
-  maxLostRetries?: number;
-  /** automatic requeues of a job whose handler returned an error; default 0 */
-  maxErrorRetries?: number;
-  retention?: Partial<Retention>;
-  /** how often due deadlines are swept; 0: only on operations and `sweep()`; default 100 */
-  sweepIntervalMs?: number;
+export interface PostgresJobQueueOptions extends QueueRuleOptions {
   /**
    * this replica's name in gpufleet_job_replicas, the same across its restarts (its pending webhook
    * deliveries are resumed by it at once; another replica takes them over only once it looks dead);

@@ -2,12 +2,9 @@
 import type { GpufleetError } from '../../model/index.ts';
 import { JOB_LIMITS, type Retention } from './job.ts';
 
-export interface EmbeddedJobQueueOptions {
-  /** the queue's own directory, e.g. `<dataDir>/jobs` (made 0700; files 0600) */
-  dir: string;
-  /** fdatasync each group commit; default true */
-  fsync?: boolean;
-  /** ms since the epoch; injectable for tests */
+/** the rules every job queue takes, whatever keeps its jobs */
+export interface QueueRuleOptions {
+  /** ms since the epoch; injectable for tests (replicas on a database compare deadlines by their own clocks: keep them in NTP) */
   clock?: () => number;
   /** a taken job is lost when its worker is silent this long; default 30000 */
   leaseMs?: number;
@@ -18,6 +15,13 @@ export interface EmbeddedJobQueueOptions {
   retention?: Partial<Retention>;
   /** how often due deadlines are applied; 0: only on operations and `sweep()`; default 100 */
   sweepIntervalMs?: number;
+}
+
+export interface EmbeddedJobQueueOptions extends QueueRuleOptions {
+  /** the queue's own directory, e.g. `<dataDir>/jobs` (made 0700; files 0600) */
+  dir: string;
+  /** fdatasync each group commit; default true */
+  fsync?: boolean;
   /** compact once the log has grown this much (and twice the last snapshot); default 64 MiB */
   compactAfterBytes?: number;
   /**
