@@ -1,7 +1,7 @@
 // The load-balancing gateway's overhead (docs/gateway.md): requests/s of one worker through the gateway
 // ÷ the same worker called directly, in one run, and the latency the gateway adds. The worker is a
 // small Node HTTP server answering 1 KB at once, in a process of its own; the control plane (request
-// guard: rate limit, API key, scope; the gateway: rewrite, balancer, @fastify/reply-from over undici)
+// guard: rate limit, API key, scope; the gateway: rewrite, balancer, undici's stream API (forward.ts))
 // runs in this process; the client is a keep-alive load generator in a worker thread
 // (bench/http-load.ts). What is measured:
 //   - throughput: CONCURRENCY requests in flight, ROUNDS rounds of a direct run and a gateway run back
@@ -12,13 +12,13 @@
 // (SshConnector, forwarded channels, as the gateway reaches containers) and printed beside, without a
 // floor: it is what SSH's encryption costs here (BENCH_SSH=0 skips it).
 //   npx tsx bench/gateway.ts
-import replyFrom from '@fastify/reply-from';
 import Fastify from 'fastify';
 import { fork, type ChildProcess } from 'node:child_process';
 import { Agent } from 'undici';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { forward } from '../gateway/forward.ts';
 import { startLocalLbWorld, type LocalLbWorld } from '../test/harness/lb-local.ts';
 import { startTestHost, type TestHost } from '../test/harness/test-host.ts';
 import { waitFor } from '../test/harness/wait-for.ts';
@@ -99,14 +99,18 @@ async function measure(world: LocalLbWorld, label: string): Promise<{ ratio: num
 }
 
 /**
- * The floor under any gateway built this way: a bare Fastify with @fastify/reply-from and undici in
- * front of the same worker (no key check, no rate limit, no metrics, no balancer), measured the same way.
+ * The floor under any gateway built this way: a bare Fastify sending the request on with the gateway's
+ * own forward() (undici's stream API) to the same worker, with no key check, rate limit, metrics or
+ * balancer, measured the same way. What the gateway measures below this is what those cost.
  */
 async function bareProxy(workerPort: number): Promise<void> {
   const app = Fastify({ logger: false });
   const agent = new Agent({ keepAliveTimeout: 4_000 });
-  await app.register(replyFrom, { undici: agent, disableRequestLogging: true, disableCache: true });
-  app.get('/kb', (_req, reply) => reply.from(`http://127.0.0.1:${workerPort}/kb`, { retryDelay: () => null }));
+  const origin = `http://127.0.0.1:${workerPort}`;
+  app.get('/kb', (request, reply) => {
+    forward(agent, request.raw, reply.raw, { origin, path: '/kb', body: null, timeoutMs: 30_000, callerIp: request.ip, callerProto: 'http', ownHeaders: {}, onAnswer: () => reply.hijack() }).catch((e: unknown) => reply.send(e));
+    return reply;
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const addr = app.server.address();
   const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -119,7 +123,7 @@ async function bareProxy(workerPort: number): Promise<void> {
       const b = await runLoad(lanes(url, PER_LANE));
       ratios.push(b.perSecond / d.perSecond);
     }
-    console.log(`baseline (no floor): a bare Fastify + @fastify/reply-from proxy ÷ direct, median of rounds: ${median(ratios).toFixed(3)}× (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')})`);
+    console.log(`baseline (no floor): a bare Fastify + forward() (undici stream) proxy ÷ direct, median of rounds: ${median(ratios).toFixed(3)}× (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')})`);
   } finally {
     await app.close();
     await agent.destroy();

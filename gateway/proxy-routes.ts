@@ -1,17 +1,20 @@
 // The gateway's routes: any method and path of a load-balancing endpoint goes to one of its ready
-// workers with @fastify/reply-from over the worker dispatcher. The request guard has checked the
-// caller's key (route config) before this runs; the key itself never reaches the worker. Bodies stream
-// both ways (the request body is the raw stream, the answer is piped as it comes: SSE, chunked), nothing
-// is retried, and what goes wrong is problem+json from the one error handler: 404 (not the caller's
-// endpoint), 413 (over 30 MB), 503 (no worker ready within the hold), 502 (the worker could not be
-// reached or broke off before answering), 504 (no answer within the time per request).
-import replyFrom from '@fastify/reply-from';
+// workers (forward.ts: undici's stream API over the worker dispatcher). The request guard has checked
+// the caller's key (route config) before this runs; the key itself never reaches the worker. Bodies
+// stream both ways (the request body is the raw stream, the answer is written as it comes: SSE,
+// chunked), nothing is retried, and what goes wrong before the answer starts is problem+json from the
+// one error handler: 404 (not the caller's endpoint), 413 (over 30 MB), 503 (no worker ready within
+// the hold), 502 (the worker could not be reached or broke off before answering), 504 (no answer
+// within the time per request). Once the answer has started, a worker that breaks off ends the
+// caller's connection (the status line is already sent).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { OutgoingHttpHeaders } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import type { Agent } from 'undici';
 import type { Principal, WorkerService } from '../core/index.ts';
 import { GpufleetError, isGpufleetError } from '../model/index.ts';
 import type { Balancer } from './balancer.ts';
+import { forward } from './forward.ts';
 import { workerOrigin } from './worker-dispatcher.ts';
 import type { LbWorker, WorkerTable } from './worker-table.ts';
 
@@ -28,15 +31,11 @@ export interface ProxyDeps {
   requestTimeoutMs: number;
 }
 
-/** Request headers that are the caller's credentials to gpufleet, or hop-by-hop: never sent on. */
-const DROPPED_REQUEST_HEADERS = ['authorization', 'x-api-key', 'proxy-authorization', 'forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto'];
-
 export async function proxyRoutes(app: FastifyInstance, d: ProxyDeps): Promise<void> {
   await app.register(async (gw) => {
     // the body is passed on as the stream it arrives as, whatever its type
     gw.removeAllContentTypeParsers();
     gw.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-    await gw.register(replyFrom, { undici: d.dispatcher, disableRequestLogging: true, disableCache: true });
 
     const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
       const principal = d.principalOf(request);
@@ -60,26 +59,21 @@ export async function proxyRoutes(app: FastifyInstance, d: ProxyDeps): Promise<v
       reply.raw.once('close', done);
 
       const limit = isReadable(request.body) ? limitBody(request, d.maxBodyBytes) : null;
-      const host = request.headers.host;
       const sentAt = Date.now();
-      return reply.from(workerOrigin(w) + workerPath(request.url, endpointId), {
-        retryDelay: () => null, // no retries: a request may not be safe to send twice
-        timeout: d.requestTimeoutMs,
-        rewriteRequestHeaders: (req, headers) => {
-          for (const h of DROPPED_REQUEST_HEADERS) delete headers[h];
-          if (host !== undefined) headers.host = host;
-          headers['x-forwarded-for'] = req.ip;
-          headers['x-forwarded-proto'] = req.protocol;
-          if (host !== undefined) headers['x-forwarded-host'] = host;
-          return headers;
-        },
-        rewriteHeaders: (headers) => {
-          delete headers.connection;
-          delete headers['keep-alive'];
-          return headers;
-        },
-        onError: (r, { error }) => void r.send(limit?.exceeded ? tooLarge(d.maxBodyBytes) : upstreamError(error, w, d.requestTimeoutMs, Date.now() - sentAt)),
+      forward(d.dispatcher, request.raw, reply.raw, {
+        origin: workerOrigin(w),
+        path: workerPath(request.url, endpointId),
+        body: limit ? (request.body as NodeJS.ReadableStream) : null,
+        timeoutMs: d.requestTimeoutMs,
+        callerIp: request.ip,
+        callerProto: request.protocol,
+        ownHeaders: reply.getHeaders() as OutgoingHttpHeaders,
+        onAnswer: () => reply.hijack(), // from here on the answer is the worker's, written as it comes
+      }).catch((error: unknown) => {
+        if (reply.sent || reply.raw.destroyed) return; // the answer had started, or the caller went away
+        void reply.send(limit?.exceeded ? tooLarge(d.maxBodyBytes) : upstreamError(error, w, d.requestTimeoutMs, Date.now() - sentAt));
       });
+      return reply;
     };
 
     const route = { config: { scope: 'read_write', rawKey: true }, schema: { hide: true }, exposeHeadRoute: false } as const;

@@ -1,0 +1,101 @@
+// One request sent on to a worker with undici's `stream` API, the worker's answer written straight to
+// the caller's socket as it comes (SSE, chunked, any size): undici owns the connection pool, HTTP/1.1
+// on the wire, back-pressure both ways, and aborts the worker's side when the caller goes away
+// (docs/gateway.md, "Why undici's stream API"). Nothing is retried. What is not the caller's to send
+// on (its credentials, hop-by-hop headers) is dropped here; the `x-forwarded-*` headers are set.
+import { EventEmitter } from 'node:events';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
+
+/** The caller's credentials to gpufleet: never sent to a worker. */
+const CREDENTIALS = new Set(['authorization', 'x-api-key', 'proxy-authorization']);
+/**
+ * Hop-by-hop headers (RFC 9110 7.6.1) and the forwarding headers the gateway sets itself. `expect`
+ * is hop-by-hop in practice: the gateway answers `100-continue` itself (Node does) and undici refuses it.
+ */
+const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect', 'forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto']);
+/** Hop-by-hop headers of the worker's answer. */
+const NOT_RETURNED = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+export interface Forward {
+  /** `http://<worker id>:<port>` (worker-dispatcher.ts) */
+  origin: string;
+  /** path and query as the worker sees them */
+  path: string;
+  /** the request body as a stream (counted against the limit), or null */
+  body: NodeJS.ReadableStream | null;
+  /** to the end of the worker's answer: no headers, or a gap in the body, longer than this fails */
+  timeoutMs: number;
+  /** the caller's address and scheme, for x-forwarded-for / x-forwarded-proto */
+  callerIp: string;
+  callerProto: string;
+  /** headers of the gateway's own to send with the answer (RateLimit); the worker's win on a clash */
+  ownHeaders: OutgoingHttpHeaders;
+  /** called once, when the worker's status and headers have arrived and before they are written */
+  onAnswer(): void;
+}
+
+/**
+ * Resolves when the worker's answer has been written to the caller (or the caller went away);
+ * rejects when no answer started: the worker could not be reached, broke off before its headers, or
+ * took too long (the caller's response is untouched then, for a problem+json).
+ */
+export function forward(dispatcher: Dispatcher, req: IncomingMessage, res: ServerResponse, f: Forward): Promise<unknown> {
+  // undici listens for 'abort' on an EventEmitter as on an AbortSignal; an AbortController per
+  // request costs more, and this one is only needed before the answer starts (after that undici
+  // aborts when writing to a closed response fails)
+  const callerGone = new EventEmitter();
+  const onClose = (): void => void (res.writableFinished || callerGone.emit('abort'));
+  res.once('close', onClose);
+  return dispatcher
+    .stream(
+      {
+        origin: f.origin,
+        path: f.path,
+        method: req.method as Dispatcher.HttpMethod,
+        headers: requestHeaders(req.headers, f),
+        body: f.body as Dispatcher.DispatchOptions['body'],
+        headersTimeout: f.timeoutMs,
+        bodyTimeout: f.timeoutMs,
+        signal: callerGone,
+      },
+      ({ statusCode, headers }) => {
+        f.onAnswer();
+        res.writeHead(statusCode, answerHeaders(headers, f.ownHeaders));
+        return res;
+      },
+    )
+    .finally(() => res.off('close', onClose));
+}
+
+function requestHeaders(h: IncomingHttpHeaders, f: Forward): Record<string, string | string[]> {
+  const named = connectionNamed(h.connection);
+  const out: Record<string, string | string[]> = {};
+  for (const name in h) {
+    const v = h[name];
+    if (v === undefined || CREDENTIALS.has(name) || NOT_FORWARDED.has(name) || named?.has(name)) continue;
+    out[name] = v;
+  }
+  out['x-forwarded-for'] = f.callerIp;
+  out['x-forwarded-proto'] = f.callerProto;
+  if (h.host !== undefined) out['x-forwarded-host'] = h.host;
+  return out;
+}
+
+function answerHeaders(h: IncomingHttpHeaders, own: OutgoingHttpHeaders): OutgoingHttpHeaders {
+  const named = connectionNamed(h.connection);
+  const out: OutgoingHttpHeaders = { ...own };
+  for (const name in h) {
+    const v = h[name];
+    if (v === undefined || NOT_RETURNED.has(name) || named?.has(name)) continue;
+    out[name] = v;
+  }
+  return out;
+}
+
+/** The headers a `Connection` header names are hop-by-hop too (RFC 9110 7.6.1). */
+function connectionNamed(connection: string | string[] | undefined): Set<string> | undefined {
+  if (connection === undefined) return undefined;
+  const names = (Array.isArray(connection) ? connection.join(',') : connection).split(',').map((s) => s.trim().toLowerCase());
+  return names.some((n) => n !== 'keep-alive' && n !== 'close' && n !== '') ? new Set(names) : undefined;
+}
