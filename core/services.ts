@@ -34,10 +34,10 @@ import { EventService } from './events/event-service.ts';
 import { recordStatusEvents } from './events/status-events.ts';
 import { PodLogService } from './pod-logs/pod-log-service.ts';
 import { PodExecService } from './pod-exec/pod-exec-service.ts';
-import { LocalMediaStore, MediaService, S3MediaStore } from './media/index.ts';
+import { LocalMediaStore, MEDIA_SWEEP_LEAD_MS, MediaService, S3MediaStore } from './media/index.ts';
 import { publicOrigin } from './media/media-config.ts';
 import { PublicEndpointCatalog, PublicEndpointCharges, PublicEndpointOutputs } from './public-endpoints/index.ts';
-import { newReplicaId, PgHostLeases, SoleHostLeases, type HostLeases } from './replicas/index.ts';
+import { MEDIA_SWEEP_LEADERSHIP, newReplicaId, PgHostLeases, PgLeadership, SoleHostLeases, type HostLeases } from './replicas/index.ts';
 
 export interface Services {
   config: ServerConfig;
@@ -137,6 +137,8 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     // read when a URL is made: by then the server knows the port it listens on
     origin: () => publicOrigin(services.config),
     ...(opts.mediaClock ? { clock: opts.mediaClock } : {}),
+    // a bucket that replicas of one database share is swept by one of them at a time (docs/replicas.md)
+    ...(pool && config.mediaS3 ? { sweepLead: new PgLeadership(pool, replicaId, MEDIA_SWEEP_LEADERSHIP, MEDIA_SWEEP_LEAD_MS) } : {}),
   });
   const publicEndpoints = new PublicEndpointCatalog(s);
   const publicOutputs = new PublicEndpointOutputs(publicEndpoints, media);

@@ -148,5 +148,10 @@ export interface JobQueue {
   webhookAttempted?(jobId: string, attempts: number, nextAt: number): Promise<void>;
   /** delivered or given up: forgotten */
   webhookSettled?(jobId: string): Promise<void>;
+  /**
+   * an outbox that several replicas share (PostgreSQL): how often a sender asks `pendingWebhooks`
+   * again, for the deliveries of replicas that stopped (absent: only when it starts)
+   */
+  readonly webhookPollMs?: number;
   close(): Promise<void>;
 }

@@ -127,7 +127,7 @@ export interface WebhookSenderOptions {
 }
 
 /** where deliveries are kept durably: the job queue's webhook members (JobQueue) */
-export type WebhookOutbox = Pick<JobQueue, 'pendingWebhooks' | 'webhookAttempted' | 'webhookSettled'>;
+export type WebhookOutbox = Pick<JobQueue, 'pendingWebhooks' | 'webhookAttempted' | 'webhookSettled' | 'webhookPollMs'>;
 
 export class WebhookSender {
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -135,6 +135,7 @@ export class WebhookSender {
   /** jobs whose delivery this process is making (a resumed one and a new send never both run) */
   private readonly active = new Set<string>();
   private outbox: WebhookOutbox | null = null;
+  private poll: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly opts: WebhookSenderOptions) {}
@@ -142,10 +143,19 @@ export class WebhookSender {
   /**
    * Deliveries are recorded in `outbox` from now on, and the ones it holds pending from before (a
    * restart) are resumed: the next attempt at its due time, the body made from the job by `bodyOf`.
-   * Resolves with how many were resumed.
+   * Resolves with how many were resumed. An outbox that replicas share is asked again every
+   * `webhookPollMs`, for the deliveries this replica took over from one that stopped.
    */
   async resume(outbox: WebhookOutbox, bodyOf: (job: Job) => unknown): Promise<number> {
     this.outbox = outbox;
+    if (outbox.webhookPollMs !== undefined && !this.closed && !this.poll) {
+      this.poll = setInterval(() => void this.resumePending(outbox, bodyOf).catch(() => undefined), outbox.webhookPollMs);
+      this.poll.unref();
+    }
+    return this.resumePending(outbox, bodyOf);
+  }
+
+  private async resumePending(outbox: WebhookOutbox, bodyOf: (job: Job) => unknown): Promise<number> {
     const pending = (await outbox.pendingWebhooks?.()) ?? [];
     let n = 0;
     for (const p of pending) {
@@ -195,6 +205,7 @@ export class WebhookSender {
   /** pending retries are dropped and attempts in flight aborted (with an outbox they resume at the next start) */
   close(): void {
     this.closed = true;
+    clearInterval(this.poll);
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     for (const c of this.inFlight) c.abort();

@@ -2,7 +2,8 @@
 // ids only, `<expiry, Unix s>-<128 random bits, hex>.<ext>`, and callers get a signed URL
 // `<origin>/v2/media/<key>?signature=<HMAC-SHA256 over the path, base64url>`. The expiry is part of the
 // signed path, so neither can be changed without the signature failing. URLs live 7 days (spec part
-// 8, "output URL lifetime"); the sweeper deletes the bytes of expired keys every minute.
+// 8, "output URL lifetime"); the sweeper deletes the bytes of expired keys every minute, on one
+// control plane of those sharing a store when they are replicas of one database (`sweepLead`).
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { GpufleetError } from '../../model/index.ts';
 import { extensionOf, mimeOfExtension } from './media-types.ts';
@@ -10,6 +11,8 @@ import { MEDIA_KEY_PATTERN, type ByteRange, type MediaObject, type MediaStore } 
 
 export const MEDIA_URL_LIFETIME_MS = 7 * 24 * 3_600_000;
 export const MEDIA_SWEEP_INTERVAL_MS = 60_000;
+/** how long a sweep's lead lasts (`SweepLead`): three rounds, so the leader keeps it between its sweeps */
+export const MEDIA_SWEEP_LEAD_MS = 3 * MEDIA_SWEEP_INTERVAL_MS;
 /** where the control plane serves media (api/rest/media.ts) */
 export const MEDIA_ROUTE_PREFIX = '/v2/media/';
 
@@ -25,6 +28,20 @@ export interface MediaServiceOptions {
   sweepIntervalMs?: number;
   /** a sweep that failed (it is tried again at the next interval) */
   onError?: (err: unknown, what: string) => void;
+  /**
+   * Who sweeps a store that several control planes share (replicas of one database on one bucket):
+   * asked before each sweep, so one of them lists and deletes at a time (docs/replicas.md). Absent:
+   * this control plane always sweeps (its own disk, or no database to agree through).
+   */
+  sweepLead?: SweepLead;
+}
+
+/** one replica's turn at a loop that runs once in all (core/replicas PgLeadership) */
+export interface SweepLead {
+  /** true: this one sweeps now (its turn is renewed); false: another one does */
+  lead(): Promise<boolean>;
+  /** gives the turn up, so another control plane sweeps at its next round */
+  release(): Promise<void>;
 }
 
 export interface SavedMedia {
@@ -123,9 +140,10 @@ export class MediaService {
     return { ...object, contentType, expiresAt, maxAgeSeconds: Math.floor((expiresAt - this.clock()) / 1000), total, ...(range ? { range } : {}) };
   }
 
-  /** deletes the bytes of every expired key; resolves with how many */
+  /** deletes the bytes of every expired key; resolves with how many (0 when another control plane sweeps: `sweepLead`) */
   sweep(): Promise<number> {
     this.sweeping ??= (async () => {
+      if (this.opts.sweepLead && !(await this.opts.sweepLead.lead())) return 0;
       const now = this.clock();
       let n = 0;
       for await (const key of this.store.list()) {
@@ -153,6 +171,7 @@ export class MediaService {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.sweeping?.catch(() => undefined);
+    await this.opts.sweepLead?.release().catch(() => undefined);
     await this.store.close();
   }
 

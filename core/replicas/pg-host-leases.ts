@@ -5,6 +5,7 @@
 // racing for one host cannot both get it.
 import type pg from 'pg';
 import type { HostLeases, LeaseSync } from './host-leases.ts';
+import { FLEET_LEADERSHIP, giveUpLead, takeLead } from './pg-leadership.ts';
 
 export interface PgHostLeasesOptions {
   /** lease lifetime from its last renewal; default 5000 ms (a dead replica's hosts move within ttl + one sync) */
@@ -89,14 +90,8 @@ export class PgHostLeases implements HostLeases {
         held.push(...taken);
       }
       // the leadership: kept by its holder, taken by anyone once it has run out
-      const lead = await c.query(
-        `INSERT INTO gf_leaders AS l (name, holder, expires_at) VALUES ('fleet', $1, now() + $2 * interval '1 millisecond')
-         ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
-           WHERE l.holder = $1 OR l.expires_at <= now()
-         RETURNING holder`,
-        [me, ttl],
-      );
-      return { held, taken, released, leader: lead.rowCount === 1 };
+      const leader = await takeLead(c, FLEET_LEADERSHIP, me, ttl);
+      return { held, taken, released, leader };
     } catch (e) {
       broken = e instanceof Error ? e : new Error(String(e));
       throw e;
@@ -116,7 +111,7 @@ export class PgHostLeases implements HostLeases {
 
   async releaseAll(): Promise<void> {
     await this.pool.query('DELETE FROM gf_host_leases WHERE holder = $1', [this.replicaId]);
-    await this.pool.query('DELETE FROM gf_leaders WHERE holder = $1', [this.replicaId]);
+    await giveUpLead(this.pool, FLEET_LEADERSHIP, this.replicaId);
     await this.pool.query('DELETE FROM gf_replicas WHERE id = $1', [this.replicaId]);
   }
 }

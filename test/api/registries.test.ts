@@ -1,6 +1,7 @@
 // Registry credentials: the password goes in once and never comes out: not in any response body, not
-// in plaintext in the data directory, not in the logs (captured at trace level). Only
-// RegistryService.credentials() opens it, for the provisioner.
+// in plaintext in the data directory (on PostgreSQL: nor in any table row or file of the database),
+// not in the logs (captured at trace level). Only RegistryService.credentials() opens it, for the
+// provisioner.
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,7 +12,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { seedHosts } from '../harness/fake-hosts.ts';
 import { SecretBox } from '../../store/secret-box.ts';
-import { itEmbeddedOnly } from '../harness/embedded-only.ts';
+import { databaseLeaks, databaseRows } from '../harness/database-at-rest.ts';
 
 type J = any;
 const H100 = 'NVIDIA H100 80GB HBM3';
@@ -113,8 +114,7 @@ test('delete is refused while a live pod or a template uses the credential', asy
   expect((await call(alice.key, 'GET', `/v2/registries/${regId}`)).status).toBe(404);
 });
 
-// the data files are the embedded store's: skipped on PostgreSQL (GPUFLEET_TEST_STORE=postgres)
-itEmbeddedOnly('the password is in no response body, no log line, and no data file in plaintext', async () => {
+test('the password is in no response body, no log line, and no data file (or database row) in plaintext', async () => {
   // one more credential that stays stored until the data directory is read
   const kept = await call(alice.key, 'POST', '/v2/registries', { name: 'kept', username: 'u', password: PASSWORD });
   expect(kept.status).toBe(201);
@@ -126,6 +126,7 @@ itEmbeddedOnly('the password is in no response body, no log line, and no data fi
   expect(logs).not.toContain(PASSWORD);
   expect(logs).not.toContain(ROTATED);
 
+  const databaseUrl = cp.services.config.databaseUrl;
   await cp.close(); // flushes the store's snapshot as well as the journal
   const files: string[] = [];
   const walk = async (dir: string): Promise<void> => {
@@ -136,7 +137,6 @@ itEmbeddedOnly('the password is in no response body, no log line, and no data fi
     }
   };
   await walk(dataDir);
-  expect(files.length).toBeGreaterThan(1);
   let sawCiphertext = false;
   for (const f of files) {
     const text = (await readFile(f)).toString('latin1');
@@ -144,10 +144,19 @@ itEmbeddedOnly('the password is in no response body, no log line, and no data fi
     expect(text, f).not.toContain(ROTATED);
     if (text.includes('passwordEnc')) sawCiphertext = true;
   }
+  if (databaseUrl) {
+    // PostgreSQL: the registries are rows, sealed as in the embedded files, and the key is
+    // GPUFLEET_SECRET_KEY, in no file here
+    expect(await databaseLeaks(databaseUrl, [PASSWORD, ROTATED])).toEqual([]);
+    if ((await databaseRows(databaseUrl)).some((r) => r.includes('passwordEnc'))) sawCiphertext = true;
+    expect(files.some((f) => path.basename(f) === 'secret.key')).toBe(false);
+  } else {
+    expect(files.length).toBeGreaterThan(1);
+    const key = await stat(path.join(dataDir, 'secret.key'));
+    expect(key.mode & 0o777).toBe(0o600);
+    expect(key.size).toBe(32);
+  }
   expect(sawCiphertext).toBe(true);
-  const key = await stat(path.join(dataDir, 'secret.key'));
-  expect(key.mode & 0o777).toBe(0o600);
-  expect(key.size).toBe(32);
 });
 
 test('SecretBox: fresh nonce per seal, bound to its context, tamper-evident', () => {

@@ -9,7 +9,7 @@ import { END_OF_OPTIONS, podStorageDir, runSpec } from '../../provisioner/contai
 import { HostDocker } from '../../provisioner/host-docker.ts';
 import type { PodRecord } from '../../model/pod.ts';
 import { waitFor } from '../harness/wait-for.ts';
-import { itEmbeddedOnly } from '../harness/embedded-only.ts';
+import { TEST_STORE } from '../harness/test-store.ts';
 
 let cp: TestControlPlane;
 let host: TestHost;
@@ -117,13 +117,16 @@ test('env values reach the container byte for byte: newlines, quotes, $(...), ba
   await cp.api(`/v2/pods/${id}`, { method: 'DELETE', key: user.key });
 });
 
-itEmbeddedOnly('a pod whose stored record docker cannot be given goes to ERROR alone; the pass goes on and starts the next pod', async () => {
+test('a pod whose stored record docker cannot be given goes to ERROR alone; the pass goes on and starts the next pod', async () => {
   // the bad record is written straight into the store (as an old version or a hand edit could),
-  // in the same transaction that places it, so the provisioner never sees a runnable version
+  // in the same transaction that places it, so the provisioner never sees a runnable version. The
+  // embedded store keeps a NUL; PostgreSQL refuses one in a record (jsonb, docs/postgres.md), so
+  // there the image carries a newline, which the image reference grammar refuses all the same
+  const badImage = TEST_STORE === 'postgres' ? `${image}\n--privileged` : `${image}\0--privileged`;
   const principal = { accountId: user.accountId, keyId: 'test', scope: 'read_write', operator: false } as const;
   const badId = await cp.services.store.transact(async (tx) => {
     const placed = await cp.services.pods.createIn(tx, principal, { name: 'bad-record', image, args: SLEEPER, disk: 1, gpu: { id: H100, count: 1 } });
-    tx.put('pods', { ...placed, image: `${image}\0--privileged` });
+    tx.put('pods', { ...placed, image: badImage });
     return placed.id;
   });
   const goodId = await create({ name: 'good-neighbour', image, args: SLEEPER });

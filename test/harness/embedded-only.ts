@@ -1,7 +1,8 @@
-// Tests of the embedded store's own files (its journal, snapshot, data directory, full disk) mean
-// nothing on PostgreSQL: under GPUFLEET_TEST_STORE=postgres they are skipped, and say so. So are, for
-// now, tests that check a result by reading the embedded job queue's log or `secret.key` from the data
-// directory (their behaviour on PostgreSQL is covered by the queue contract tests; docs/postgres.md).
+// Tests of the embedded store's own files (its journal, snapshot, data directory, full disk) and of
+// the embedded job queue's log mean nothing on PostgreSQL: under GPUFLEET_TEST_STORE=postgres they
+// are skipped, and say so (each names why; the list is in docs/postgres.md, "Tests"). A test that
+// only checks a result through those files runs on both stores, checking it another way on
+// PostgreSQL (the queue's port: job-history.ts; the database's rows and files: database-at-rest.ts).
 import { describe, it } from 'vitest';
 import { TEST_STORE } from './test-store.ts';
 

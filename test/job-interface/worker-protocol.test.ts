@@ -5,16 +5,17 @@
 // job list (what the worker says it holds), and executionTimeout.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eventually, startJobWorld, type JobWorld } from './in-process-workers.ts';
-import { jobRecords } from '../serverless/job-log.ts';
-import { itEmbeddedOnly } from '../harness/embedded-only.ts';
+import { recordJobHistory, type JobHistory } from '../harness/job-history.ts';
 
 const POLL_MS = 1500;
 let world: JobWorld;
 let endpointId: string;
 let w: { workerId: string; token: string };
+let history: JobHistory;
 
 beforeAll(async () => {
   world = await startJobWorld({ config: { workerPollMs: POLL_MS } });
+  history = recordJobHistory(world.cp.services.jobQueue);
   endpointId = await world.newEndpoint();
   w = await world.directory.issue(endpointId);
 });
@@ -201,7 +202,8 @@ describe('executionTimeout', () => {
 
 describe('what the worker says it holds (job_in_progress, the ping job list)', () => {
   const lease = async (id: string) => (await world.cp.services.jobQueue.get(id))!.leaseExpiresAt!;
-  const requeues = async (id: string) => (await jobRecords(world.cp.dataDir, id)).filter((r) => r.t === 'rq');
+  // the queue's requeues of the job, through its port (the same on both stores)
+  const requeues = (id: string) => history.of(id).filter((r) => r.t === 'rq');
 
   test('job-take with job_in_progress=1 renews the lease of the job the worker holds, and the worker counts as running', async () => {
     const x = await world.directory.issue(endpointId);
@@ -231,7 +233,7 @@ describe('what the worker says it holds (job_in_progress, the ping job list)', (
     expect(world.directory.seenReports.filter((r) => r.workerId === x.workerId).at(-1)!.report).toEqual({ healthy: true, inProgress: [], workerBusy: false });
   });
 
-  itEmbeddedOnly('job-take with job_in_progress=0 while the control plane has a job running there (its job-done was lost): the job goes back to the queue at once, its retry counted', async () => {
+  test('job-take with job_in_progress=0 while the control plane has a job running there (its job-done was lost): the job goes back to the queue at once, its retry counted', async () => {
     const y = await world.directory.issue(endpointId);
     const id = await run({ lost: 1 });
     expect(((await (await call('GET', `/job-take/${y.workerId}?job_in_progress=0`, undefined, y.token)).json()) as { id: string }).id).toBe(id);
@@ -242,14 +244,14 @@ describe('what the worker says it holds (job_in_progress, the ping job list)', (
     expect(Date.now() - t0).toBeLessThan(1000);
     expect(((await again.json()) as { id: string }).id).toBe(id);
     expect(await status(id)).toMatchObject({ status: 'IN_PROGRESS', workerId: y.workerId, retries: 1 });
-    expect(await requeues(id)).toEqual([expect.objectContaining({ cause: 'lost', error: expect.stringMatching(/job_in_progress=0 .*its result never arrived/) })]);
+    expect(requeues(id)).toEqual([expect.objectContaining({ cause: 'lost', error: expect.stringMatching(/job_in_progress=0 .*its result never arrived/) })]);
     // the worker is not told to stop the attempt it now runs
     expect((await call('GET', `/job-stop/${y.workerId}`, undefined, y.token)).status).toBe(204);
     await call('POST', `/job-done/${y.workerId}/${id}?isStream=false`, { output: 'second attempt' }, y.token);
     expect(await status(id)).toMatchObject({ status: 'COMPLETED', output: 'second attempt', retries: 1 });
   });
 
-  itEmbeddedOnly('a ping that leaves out a job taken before the previous ping: that job goes back to the queue; a job taken since, not yet listed, stays', { timeout: 20_000 }, async () => {
+  test('a ping that leaves out a job taken before the previous ping: that job goes back to the queue; a job taken since, not yet listed, stays', { timeout: 20_000 }, async () => {
     const z = await world.directory.issue(endpointId);
     const ping = (ids: string[]) => call('GET', `/ping/${z.workerId}?${ids.length ? `job_id=${ids.join(',')}&` : ''}runpod_version=1.7.0`, undefined, z.token);
     const j1 = await run({ pinged: 1 });
@@ -264,7 +266,7 @@ describe('what the worker says it holds (job_in_progress, the ping job list)', (
     // j1 is missing from a list taken after the previous ping, which came well after j1's take
     expect((await ping([])).status).toBe(200);
     expect(await status(j1)).toMatchObject({ status: 'IN_QUEUE', retries: 1 });
-    expect(await requeues(j1)).toEqual([expect.objectContaining({ cause: 'lost', error: expect.stringMatching(/pings no longer list this job/) })]);
+    expect(requeues(j1)).toEqual([expect.objectContaining({ cause: 'lost', error: expect.stringMatching(/pings no longer list this job/) })]);
     expect(await status(j2)).toMatchObject({ status: 'IN_PROGRESS', workerId: z.workerId });
     expect((await status(j2)).retries ?? 0).toBe(0);
     await call('POST', `/job-done/${z.workerId}/${j2}?isStream=false`, { output: 2 }, z.token);

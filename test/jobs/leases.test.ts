@@ -66,6 +66,16 @@ test('workerLost requeues its jobs with retries counted; past the cap of 3 the j
   expect(await f.q.workerLost('nobody', 'x')).toEqual([]);
 });
 
+test('workerLost with job ids (the worker lives on): they go back to the queue, and no stop request waits to end the attempt it takes next', async () => {
+  const a = await f.q.enqueue(job());
+  await f.q.take('ep-1', 'w-1');
+  expect(await f.q.workerLost('w-1', 'its result never arrived', [a.id])).toEqual([expect.objectContaining({ id: a.id, status: 'IN_QUEUE', retries: 1 })]);
+  const [again] = await f.q.take('ep-1', 'w-1');
+  expect(again).toMatchObject({ id: a.id, status: 'IN_PROGRESS', workerId: 'w-1' });
+  expect(await f.q.stopRequests('w-1')).toEqual([]);
+  expect(await f.q.complete(a.id, 'w-1', { output: 'second attempt' })).toMatchObject({ status: 'COMPLETED', retries: 1 });
+});
+
 test('executionTimeout: TIMED_OUT, the worker is named for recycling and told to stop; its late result is refused', async () => {
   const recycled: RecycleEvent[] = [];
   f.q.onRecycle((e) => recycled.push(e));

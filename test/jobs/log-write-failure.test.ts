@@ -121,6 +121,9 @@ describe.skipIf(!canMount)('job log on a full disk', () => {
 });
 
 describe.skipIf(!canMount)('control plane whose job log is on a full disk', () => {
+  // the embedded queue's own log on a filled tmpfs: on PostgreSQL there is no log in the data
+  // directory (the queue's failure there, its database gone, answers 503 STORE_UNAVAILABLE and names
+  // the queue in /readyz: test/jobs/postgres-queue-replicas.test.ts, test/api/postgres-replicas.test.ts)
   itEmbeddedOnly('run answers 503 problem+json, /readyz names the job queue, and both recover once space frees', { timeout: 60_000 }, async () => {
     fs = await mountSmallFs(4);
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-cp-jobsfull-'));

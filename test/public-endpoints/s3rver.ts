@@ -1,5 +1,6 @@
 // An S3-compatible server for the media store's tests: s3rver (devDependency), on a free port of
 // loopback, with its own temporary directory and one bucket. Its credentials are its fixed defaults.
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -14,6 +15,8 @@ type S3rverClass = new (opts: Record<string, unknown>) => S3rverInstance;
 
 export interface TestS3 {
   config: S3MediaConfig;
+  /** every key in the bucket, as a client of the bucket lists them */
+  keys(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -22,9 +25,18 @@ export async function startS3rver(bucket = 'gpufleet-media'): Promise<TestS3> {
   const directory = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-s3rver-'));
   const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: [{ name: bucket }] });
   const { port } = await server.run();
+  // s3rver's own fixed credentials
+  const config: S3MediaConfig = { endpoint: `http://127.0.0.1:${port}`, bucket, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', prefix: 'media/' };
   return {
-    // s3rver's own fixed credentials
-    config: { endpoint: `http://127.0.0.1:${port}`, bucket, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', prefix: 'media/' },
+    config,
+    async keys() {
+      const c = new S3Client({ ...config, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED' });
+      try {
+        return ((await c.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? []).map((o) => o.Key!);
+      } finally {
+        c.destroy();
+      }
+    },
     async close() {
       await server.close();
       await rm(directory, { recursive: true, force: true });

@@ -11,13 +11,13 @@ import { ensureNodeWorkerImage } from '../harness/worker-images.ts';
 import { waitFor } from '../harness/wait-for.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { isWorker } from '../../model/index.ts';
-import { jobRecords } from './job-log.ts';
-import { itEmbeddedOnly } from '../harness/embedded-only.ts';
+import { recordJobHistory, type JobHistory } from '../harness/job-history.ts';
 
 let cp: TestControlPlane;
 let host: TestHost;
 let hostId = '';
 let endpointId = '';
+let history: JobHistory;
 
 const json = async (res: Response) => (await res.json()) as Record<string, any>;
 
@@ -33,13 +33,14 @@ beforeAll(async () => {
   });
   expect(ep.status).toBe(200);
   endpointId = (await json(ep)).id;
+  history = recordJobHistory(cp.services.jobQueue);
 }, 600_000);
 
 afterAll(() => disposeHostWorld({ cp, host, hostId }));
 
 const workers = async () => (await cp.services.store.list('pods', { endpointId })).filter(isWorker);
 
-itEmbeddedOnly('a job past its executionTimeout: TIMED_OUT, its worker recycled exactly once as a fault, one container replaced by one', async () => {
+test('a job past its executionTimeout: TIMED_OUT, its worker recycled exactly once as a fault, one container replaced by one', async () => {
   const run = await json(await cp.api(`/v2/${endpointId}/run`, { method: 'POST', json: { input: { sleep_ms: 120_000 }, policy: { executionTimeout: 5000 } } }));
   const id = run.id as string;
   const job = await waitFor('the job TIMED_OUT', async () => {
@@ -60,7 +61,8 @@ itEmbeddedOnly('a job past its executionTimeout: TIMED_OUT, its worker recycled 
   const events = (await json(await cp.api(`/v2/events?resourceId=${w!.id}`))).events as { type: string }[];
   expect(events.filter((e) => e.type === 'worker.terminated')).toHaveLength(1);
   expect(cp.services.workers.backoff.count(endpointId, Date.now())).toBe(1);
-  expect((await jobRecords(cp.dataDir, id)).filter((r) => r.t === 'fin')).toEqual([expect.objectContaining({ status: 'TIMED_OUT' })]);
+  // one final status for the job, on either store (the queue's onFinal)
+  expect(history.of(id).filter((r) => r.t === 'fin')).toEqual([expect.objectContaining({ status: 'TIMED_OUT' })]);
   expect(await listContainers(`gpufleet.host=${hostId}`)).toEqual([]);
 
   // the next job gets one new worker (after the one fault's backoff), and completes

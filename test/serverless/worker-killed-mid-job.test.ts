@@ -9,10 +9,9 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { disposeHostWorld, dockerBridgeGateway, dockerInspect, enrolTestHost, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
 import { ensureNodeWorkerImage } from '../harness/worker-images.ts';
-import { jobRecords } from './job-log.ts';
+import { recordJobHistory, type JobHistory } from '../harness/job-history.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { waitFor } from '../harness/wait-for.ts';
-import { itEmbeddedOnly } from '../harness/embedded-only.ts';
 
 const run = promisify(execFile);
 let cp: TestControlPlane;
@@ -20,6 +19,7 @@ let host: TestHost;
 let hostId = '';
 let user: { accountId: string; key: string };
 let image: string;
+let history: JobHistory;
 
 const json = async (res: Response) => (await res.json()) as Record<string, any>;
 const asUser = (p: string, init: Parameters<TestControlPlane['api']>[1] = {}) => cp.api(p, { key: user.key, ...init });
@@ -31,11 +31,12 @@ beforeAll(async () => {
   cp = await startTestControlPlane({ host: await dockerBridgeGateway(), background: [provisioner()], reconcileIntervalMs: 300 });
   hostId = await enrolTestHost(cp, host, { dataCenterId: 'dc-kill-mid' });
   user = await cp.newAccount();
+  history = recordJobHistory(cp.services.jobQueue);
 }, 300_000);
 
 afterAll(() => disposeHostWorld({ cp, host, hostId }));
 
-itEmbeddedOnly('a worker container killed while its job is IN_PROGRESS: the job is retried on another worker and COMPLETED once, with retries 1', async () => {
+test('a worker container killed while its job is IN_PROGRESS: the job is retried on another worker and COMPLETED once, with retries 1', async () => {
   const tpl = await json(await asUser('/v2/templates', { method: 'POST', json: { name: 'node-worker', image, disk: 1, serverless: true } }));
   const ep = await json(
     await asUser('/v1/endpoints', {
@@ -75,8 +76,11 @@ itEmbeddedOnly('a worker container killed while its job is IN_PROGRESS: the job 
   expect(done).toMatchObject({ id, status: 'COMPLETED', output: { survived: true }, retries: 1 });
   expect(done.workerId).not.toBe(killed);
 
-  // exactly one final record for the job in the queue's log, and one requeue (cause: lost)
-  const recs = await jobRecords(cp.dataDir, id);
+  // through the queue's port, on either store: one final status for the job (COMPLETED), one requeue
+  // (its worker lost), and two takes (the killed worker, then another); `retries: 1` above counts
+  // every requeue, so there was no other (an expired lease, say)
+  await history.final(id);
+  const recs = history.of(id);
   expect(recs.filter((r) => r.t === 'fin')).toEqual([expect.objectContaining({ status: 'COMPLETED' })]);
   expect(recs.filter((r) => r.t === 'rq')).toEqual([expect.objectContaining({ cause: 'lost' })]);
   expect(recs.filter((r) => r.t === 'take').map((r) => (r as { worker: string }).worker)).toEqual([killed, done.workerId]);

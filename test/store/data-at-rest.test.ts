@@ -1,7 +1,8 @@
 // Issue 8, item 9 and its "done means": nothing in the data directory holds an API key, a registry
 // password or an env value in clear text, and the directory is private (0700, files 0600). Env values
 // are sealed at the persistence boundary, so the owner's own views still show them (spec: env is
-// part of the owner's pod view) while another account sees nothing.
+// part of the owner's pod view) while another account sees nothing. On PostgreSQL the state at rest
+// is the database as well: no table row and none of its files on the server's disk holds them.
 import { createHash } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -15,6 +16,8 @@ import { LowdbStore } from '../../store/lowdb-store.ts';
 import { formatRecord } from '../../store/journal-format.ts';
 import { ADMIN_KEY, startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { itEmbeddedOnly } from '../harness/embedded-only.ts';
+import { databaseLeaks, databaseRows } from '../harness/database-at-rest.ts';
+import { TEST_STORE } from '../harness/test-store.ts';
 import { seedHosts } from '../harness/fake-hosts.ts';
 
 type J = any;
@@ -65,10 +68,19 @@ describe('through a listening control plane', () => {
   }
 
   const secrets = () => [POD_ENV, POD_ENV_PATCHED, TPL_ENV, EP_ENV, REG_PASSWORD, alice.key, bob.key, ADMIN_KEY];
+  /** the database on PostgreSQL; undefined on the embedded store */
+  let databaseUrl: string | undefined;
+
+  /** the state at rest that holds any secret in clear: the data directory's files, and the database's rows and files */
+  async function leaksAtRest(): Promise<string[]> {
+    return [...(await leaks(dataDir, secrets())), ...(databaseUrl ? await databaseLeaks(databaseUrl, secrets()) : [])];
+  }
 
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-at-rest-'));
     cp = await startTestControlPlane({ dataDir });
+    databaseUrl = cp.services.config.databaseUrl;
+    expect(databaseUrl !== undefined).toBe(TEST_STORE === 'postgres');
     await seedHosts(cp.services.store, [{ gpus: 8 }, { id: 'cpu-host', gpus: 0, cpuCount: 64, memoryGb: 256 }]);
     alice = await cp.newAccount();
     bob = await cp.newAccount();
@@ -116,29 +128,35 @@ describe('through a listening control plane', () => {
     for (const s of seenByBob) for (const v of [POD_ENV, POD_ENV_PATCHED, TPL_ENV, EP_ENV]) expect(s).not.toContain(v);
   });
 
-  // the data directory's files: the embedded store's (on PostgreSQL test/store/store-contract.test.ts checks the rows)
-  itEmbeddedOnly('no data file holds an env value, a registry password or an API key in clear: journal, snapshot, after close', async () => {
-    // 1. the journal (the timed snapshot may not have run yet)
-    expect(await leaks(dataDir, secrets())).toEqual([]);
-    // 2. a snapshot of the whole state
-    await (cp.services.store as LowdbStore).snapshot();
-    const snapshot = await readFile(path.join(dataDir, 'gpufleet.json'), 'utf8');
-    expect(snapshot).toContain(ids.pod); // the records are there, their secrets sealed
-    expect(snapshot).toContain('"$sealed"');
-    expect(snapshot).toContain(createHash('sha256').update(alice.key).digest('hex')); // keys: the hash only
-    expect(await leaks(dataDir, secrets())).toEqual([]);
-    // 3. a write after the snapshot, then a clean close (final snapshot)
+  test('nothing at rest holds an env value, a registry password or an API key in clear: as written, the whole state, after close', async () => {
+    // 1. as written (the embedded store's journal, before its timed snapshot; the database's rows and files)
+    expect(await leaksAtRest()).toEqual([]);
+    // 2. the whole state: the embedded store's snapshot, or every row of the database
+    let state: string;
+    if (databaseUrl) state = (await databaseRows(databaseUrl)).join('\n');
+    else {
+      await (cp.services.store as LowdbStore).snapshot();
+      state = await readFile(path.join(dataDir, 'gpufleet.json'), 'utf8');
+    }
+    expect(state).toContain(ids.pod); // the records are there, their secrets sealed
+    expect(state).toContain('"$sealed"');
+    expect(state).toContain(createHash('sha256').update(alice.key).digest('hex')); // keys: the hash only
+    expect(await leaksAtRest()).toEqual([]);
+    // 3. a write after it, then a clean close (the embedded store's final snapshot)
     expect((await call(alice.key, 'POST', `/v2/pods/${ids.pod}/action`, { action: 'stop' })).status).toBe(200);
-    expect(await leaks(dataDir, secrets())).toEqual([]);
+    expect(await leaksAtRest()).toEqual([]);
     await cp.close();
-    expect(await leaks(dataDir, secrets())).toEqual([]);
+    expect(await leaksAtRest()).toEqual([]);
 
-    // the sealed values open again after a restart on the same directory
+    // the sealed values open again after a restart on the same directory (and database)
     cp = await startTestControlPlane({ dataDir });
+    expect(cp.services.config.databaseUrl).toBe(databaseUrl);
     expect((await call(alice.key, 'GET', `/v2/pods/${ids.pod}`)).body.env).toEqual({ POD_TOKEN: POD_ENV, POD_TOKEN_2: POD_ENV_PATCHED });
-    expect(await leaks(dataDir, secrets())).toEqual([]);
+    expect(await leaksAtRest()).toEqual([]);
   });
 
+  // the embedded store's files and their modes; on PostgreSQL the data directory holds none of the
+  // store (the key is GPUFLEET_SECRET_KEY, the state is in the database, whose files the server owns)
   itEmbeddedOnly('the data directory is 0700 and every file in it 0600', async () => {
     // a write, so a journal segment exists beside the snapshot and the key
     expect((await call(alice.key, 'PATCH', `/v2/pods/${ids.pod}`, { name: 'renamed' })).status).toBe(200);

@@ -22,6 +22,11 @@ export interface ParkOptions<T> extends WaitOptions {
   onLate?: (v: T) => Promise<void>;
 }
 
+/** a caller's wait options as `park` takes them (no wait unless asked for) */
+export function waitOpts(opts: WaitOptions | undefined): WaitOptions {
+  return { waitMs: opts?.waitMs ?? 0, ...(opts?.signal ? { signal: opts.signal } : {}) };
+}
+
 /** checks once at once, then on every wake until an answer, the timeout or the abort */
 export function park<T>(opts: ParkOptions<T>, check: () => Promise<T | undefined>, register: (slot: Slot<T>) => () => void): Promise<T | undefined> {
   const signal = opts.signal;

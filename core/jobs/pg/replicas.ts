@@ -7,7 +7,8 @@ import type pg from 'pg';
 /** how often a replica refreshes its row; it counts as alive for 5 of these */
 export const REPLICA_HEARTBEAT_MS = 1000;
 export const ALIVE_FOR_MS = 5 * REPLICA_HEARTBEAT_MS;
-const REPLICAS_LOCK = 0x67706a6f6272; // "gpjobr"
+/** held by a replica joining and by a takeover of stopped replicas' webhook deliveries (webhook-outbox.ts) */
+export const REPLICAS_LOCK = 0x67706a6f6272; // "gpjobr"
 
 /** registers `id`; extends running leases to `now + leaseMs` when no other replica is alive */
 export async function joinReplicas(pool: pg.Pool, id: string, now: number, leaseMs: number): Promise<{ leasesExtended: number }> {
