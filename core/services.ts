@@ -182,6 +182,8 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     hostLeases: pool ? new PgHostLeases(pool, replicaId) : new SoleHostLeases(replicaId),
   };
   media.start();
+  // charges never written (a crash between a job's final record and its charge, a failed write): now, then every minute
+  services.publicCharges.start();
   workerPorts.register(services.workers);
   registerServerlessMetrics(telemetry.registry, { store: s, queue: jobQueue, workers: services.workers });
   // deleting an endpoint cancels its queued and running jobs, then drops their history (spec 4.3)

@@ -3,7 +3,7 @@
 export type { EnqueueRequest, FinalStatus, Job, JobPolicy, JobStatus, Retention } from './job.ts';
 export { JOB_LIMITS, JOB_STATUSES, isFinal } from './job.ts';
 export type {
-  CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, PendingWebhook, QueueDepth, RecycleEvent, StreamRead, TakeOptions, WaitOptions,
+  CompleteRequest, CompletedCursor, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, PendingWebhook, QueueDepth, RecycleEvent, StreamRead, TakeOptions, WaitOptions,
 } from './job-queue.ts';
 export { EmbeddedJobQueue } from './embedded-queue.ts';
 export { DEFAULT_LEASE_MS, type EmbeddedJobQueueOptions } from './queue-options.ts';

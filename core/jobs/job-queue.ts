@@ -80,6 +80,12 @@ export interface PendingWebhook {
   nextAt: number;
 }
 
+/** a place in the order of `completedJobs` (finishedAt, then id): the jobs after it are answered */
+export interface CompletedCursor {
+  finishedAt: number;
+  id: string;
+}
+
 export interface DeleteEndpointResult {
   cancelled: number;
   removed: number;
@@ -153,5 +159,13 @@ export interface JobQueue {
    * again, for the deliveries of replicas that stopped (absent: only when it starts)
    */
   readonly webhookPollMs?: number;
+  /**
+   * The COMPLETED jobs of the endpoint that the queue still holds (within retention) and that come
+   * after `after` in the order (finishedAt, id), in that order, at most `limit`: a page; the next one
+   * starts after its last job. `{finishedAt: t, id: ''}` starts with the jobs finished at `t`. What
+   * is done on a final job outside the queue (a public model's charge) is made good from this after
+   * a crash (optional: without it that is done from `onFinal` only).
+   */
+  completedJobs?(endpointId: string, after: CompletedCursor, limit: number): Promise<Job[]>;
   close(): Promise<void>;
 }

@@ -12,7 +12,8 @@ import type pg from 'pg';
 import { GpufleetError } from '../../model/index.ts';
 import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job } from './job.ts';
 import type {
-  CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, PendingWebhook, QueueDepth, RecycleEvent, StreamRead, TakeOptions, WaitOptions,
+  CompletedCursor, CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, PendingWebhook, QueueDepth, RecycleEvent, StreamRead, TakeOptions,
+  WaitOptions,
 } from './job-queue.ts';
 import type { TableOptions } from './job-table.ts';
 import { submission, validateEnqueue } from './job-validation.ts';
@@ -24,7 +25,7 @@ import { park, waitOpts } from './pg/parking.ts';
 import { QueueDb } from './pg/queue-db.ts';
 import { joinReplicas, leaveReplicas, refreshReplica, REPLICA_HEARTBEAT_MS } from './pg/replicas.ts';
 import { ensureJobSchema } from './pg/schema.ts';
-import { countJobs, depthOf, readChunks } from './pg/statements.ts';
+import { completedAfter, countJobs, depthOf, readChunks } from './pg/statements.ts';
 import { noWakes, Wakeups } from './pg/wakeups.ts';
 import { takePendingWebhooks, WEBHOOK_POLL_MS, webhookAttempted, webhookSettled } from './pg/webhook-outbox.ts';
 import { WorkerCalls } from './pg/worker-calls.ts';
@@ -329,6 +330,12 @@ export class PostgresJobQueue implements JobQueue {
 
   webhookSettled(jobId: string): Promise<void> {
     return webhookSettled(this.db.q, jobId, this.replicaId);
+  }
+
+  /** the port's page of retained COMPLETED jobs after `after` in (finishedAt, id) order (public model charges) */
+  async completedJobs(endpointId: string, after: CompletedCursor, limit: number): Promise<Job[]> {
+    await this.begin();
+    return completedAfter(this.db.q, endpointId, after, limit, this.now());
   }
 
   /** applies every deadline that is due (the interval timer calls this too); replicas each claim other rows */

@@ -107,6 +107,11 @@ export class PublicEndpointCatalog {
     });
   }
 
+  /** every entry (the sweep of charges walks the endpoints behind them) */
+  entries(): Promise<PublicEndpointRecord[]> {
+    return this.store.list('publicEndpoints');
+  }
+
   /** the entry an endpoint backs, if any (a job's result finds its price this way) */
   async forEndpoint(endpointId: string): Promise<PublicEndpointRecord | undefined> {
     const [rec] = await this.store.list('publicEndpoints', { endpointId });

@@ -1,28 +1,37 @@
 // Charging public model jobs (docs/public-endpoints.md, "Charges"): a COMPLETED job of an endpoint
 // that backs a slug costs its caller the `cost` its output reports (written by job-output.ts), as one
-// `public-endpoint` billing record in integer micro-dollars. The record's id comes from the job's, so
-// a job is charged at most once. The owner's own jobs are not charged.
+// `public-endpoint` billing record in integer micro-dollars (charge-record.ts). The record's id comes
+// from the job's, so a job is charged at most once. The owner's own jobs are not charged.
+//
+// The charge is written when the job becomes final (`onFinal`); a charge that was not (the control
+// plane stopped before it, or its write failed) is written by the sweep (charge-sweep.ts) from the
+// jobs the queue still holds: at start, then every minute.
 import type { BillingRecord } from '../../model/index.ts';
 import type { Store } from '../../store/index.ts';
 import type { AccountCredits } from '../credits.ts';
 import type { Job, JobQueue } from '../jobs/index.ts';
 import type { PublicEndpointCatalog } from './catalog.ts';
+import { chargeRecord, hasCost } from './charge-record.ts';
+import { ChargeSweep, type ChargeSweepOptions, type ChargeSweepResult } from './charge-sweep.ts';
 
 export interface PublicEndpointChargesOptions {
-  /** a charge that could not be written (logged; the job stays COMPLETED) */
+  /** a charge that could not be written (the job stays COMPLETED; the sweep tries again), a failed sweep; default a process warning */
   onError?: (err: unknown, what: string) => void;
   /** called after each charge is durable (tests, metrics) */
   onCharged?: (rec: BillingRecord) => void;
+  /** charges written by the sweep, not when their job became final; default one process warning per sweep */
+  onLate?: (recs: BillingRecord[]) => void;
+  sweep?: ChargeSweepOptions;
 }
 
-export const chargeId = (jobId: string) => `bill_pe_${jobId}`;
-
-const hasCost = (output: unknown): boolean =>
-  typeof output === 'object' && output !== null && typeof (output as { cost?: unknown }).cost === 'number';
+const WARNING = 'GPUFLEET_PUBLIC_CHARGES';
 
 export class PublicEndpointCharges {
   private readonly unsubscribe: () => void;
-  private readonly pending = new Set<Promise<void>>();
+  /** charges under way from `onFinal`, by job id */
+  private readonly pending = new Map<string, Promise<void>>();
+  private readonly sweeper: ChargeSweep;
+  private readonly onError: (err: unknown, what: string) => void;
 
   constructor(
     queue: JobQueue,
@@ -31,55 +40,72 @@ export class PublicEndpointCharges {
     private readonly credits: AccountCredits,
     private readonly opts: PublicEndpointChargesOptions = {},
   ) {
+    this.onError = opts.onError ?? ((e, what) => process.emitWarning(`${what} failed: ${e instanceof Error ? e.message : String(e)}`, { code: WARNING }));
     this.unsubscribe = queue.onFinal((job) => {
-      // only a published model's output carries `cost` (job-output.ts writes it): every other job
-      // ends here without a catalog read
+      // only a published model's output carries `cost`: every other job ends here without a catalog read
       if (job.status !== 'COMPLETED' || !hasCost(job.output)) return;
       const p: Promise<void> = this.charge(job)
         .then(() => undefined)
-        .catch((e: unknown) => this.opts.onError?.(e, `charge for job ${job.id}`))
-        .finally(() => this.pending.delete(p));
-      this.pending.add(p);
+        .catch((e: unknown) => this.onError(e, `charge for job ${job.id}`))
+        .finally(() => this.pending.delete(job.id));
+      this.pending.set(job.id, p);
     });
+    this.sweeper = new ChargeSweep(
+      {
+        queue,
+        store,
+        catalog,
+        write: (rec) => this.write(rec),
+        inFlight: (jobId) => this.pending.get(jobId),
+        onError: this.onError,
+        onLate: opts.onLate ?? lateWarning,
+      },
+      opts.sweep,
+    );
+  }
+
+  /** starts the sweep: a pass over every job the queue still holds now, then one every minute */
+  start(): void {
+    this.sweeper.start();
+  }
+
+  /** one pass of the sweep now (after the one under way, if any) */
+  sweep(): Promise<ChargeSweepResult> {
+    return this.sweeper.sweep();
   }
 
   /** charges the job's caller; nothing when the job's endpoint backs no slug, or the caller owns it */
   async charge(job: Job): Promise<BillingRecord | undefined> {
     const entry = await this.catalog.forEndpoint(job.endpointId);
-    if (!entry || entry.accountId === job.accountId) return undefined;
-    const out = typeof job.output === 'object' && job.output !== null ? (job.output as { cost?: unknown; usage?: { units?: unknown } }) : {};
-    if (typeof out.cost !== 'number' || !Number.isFinite(out.cost) || out.cost < 0) return undefined;
-    const at = new Date(job.finishedAt ?? Date.now()).toISOString();
-    const units = typeof out.usage?.units === 'number' ? out.usage.units : undefined;
-    const rec: BillingRecord = {
-      id: chargeId(job.id),
-      accountId: job.accountId,
-      kind: 'public-endpoint',
-      resourceId: entry.id,
-      jobId: job.id,
-      ...(units !== undefined ? { units } : {}),
-      amountMicros: Math.round(out.cost * 1e6),
-      gpuTypeId: null,
-      rate: 0,
-      gpuRate: 0,
-      cpuRate: 0,
-      diskRate: 0,
-      startedAt: at,
-      endedAt: at,
-    };
+    const rec = entry && chargeRecord(job, entry);
+    if (!rec) return undefined;
+    return (await this.write(rec)) ? rec : undefined;
+  }
+
+  /** stops the sweep and listening; resolves once the charges under way are written */
+  async close(): Promise<void> {
+    await this.sweeper.stop();
+    this.unsubscribe();
+    await Promise.all([...this.pending.values()]);
+  }
+
+  /** the record, unless one with its id exists; true when this call wrote it */
+  private async write(rec: BillingRecord): Promise<boolean> {
     const written = await this.store.transact(async (tx) => {
       if (await tx.get('billing', rec.id)) return false;
       tx.put('billing', rec);
       return true;
     });
-    this.credits.forget(job.accountId);
+    this.credits.forget(rec.accountId);
     if (written) this.opts.onCharged?.(rec);
-    return written ? rec : undefined;
+    return written;
   }
+}
 
-  /** stops listening; resolves once the charges under way are written */
-  async close(): Promise<void> {
-    this.unsubscribe();
-    await Promise.all([...this.pending]);
-  }
+function lateWarning(recs: BillingRecord[]): void {
+  const ids = recs.slice(0, 5).map((r) => r.jobId).join(', ');
+  process.emitWarning(
+    `${recs.length} public model job(s) charged by the sweep, not when they became final (the control plane stopped, or the charge's write failed): ${ids}${recs.length > 5 ? ', …' : ''}`,
+    { code: WARNING },
+  );
 }

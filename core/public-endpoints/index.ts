@@ -2,4 +2,6 @@
 // (docs/public-endpoints.md).
 export { PublicEndpointCatalog, toPublicEndpointView, type PublicEndpointView } from './catalog.ts';
 export { PublicEndpointOutputs, costMicros } from './job-output.ts';
-export { PublicEndpointCharges, chargeId, type PublicEndpointChargesOptions } from './charges.ts';
+export { PublicEndpointCharges, type PublicEndpointChargesOptions } from './charges.ts';
+export { chargeId } from './charge-record.ts';
+export { CHARGE_SWEEP_LAG_MS, CHARGE_SWEEP_MS, type ChargeSweepOptions, type ChargeSweepResult } from './charge-sweep.ts';

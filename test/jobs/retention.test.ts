@@ -82,3 +82,36 @@ test('retention holds across a restart: expired results are not replayed, live o
   expect((await f.q.get(fresh.id))!.output).toBe('result');
   expect((await f.q.counts('ep-1')).completed).toBe(1);
 });
+
+test('completedJobs pages the retained COMPLETED jobs of an endpoint in (finishedAt, id) order; expired, other statuses and other endpoints are left out', async () => {
+  await completed(true);
+  f.advance(MIN + 1); // that runsync result (1 min) expired: not in any page
+  const three = [await f.q.enqueue(job()), await f.q.enqueue(job()), await f.q.enqueue(job())];
+  await f.q.take('ep-1', 'w-1', { max: 3 });
+  for (const j of three) await f.q.complete(j.id, 'w-1', { output: 'same ms' });
+  const failed = await f.q.enqueue(job());
+  await f.q.take('ep-1', 'w-1');
+  await f.q.complete(failed.id, 'w-1', { error: 'boom' });
+  await f.q.cancel((await f.q.enqueue(job())).id);
+  const other = await f.q.enqueue(job('ep-2'));
+  await f.q.take('ep-2', 'w-2');
+  await f.q.complete(other.id, 'w-2', { output: 1 });
+  f.advance(5);
+  const last = await completed(false);
+  const order = [...three.map((j) => j.id).sort(), last.id];
+  const pages = async (): Promise<string[][]> => {
+    const out: string[][] = [];
+    for (let after = { finishedAt: 0, id: '' }; ; ) {
+      const page = await f.q.completedJobs!('ep-1', after, 2);
+      if (page.length === 0) return out;
+      out.push(page.map((j) => j.id));
+      after = { finishedAt: page.at(-1)!.finishedAt!, id: page.at(-1)!.id };
+    }
+  };
+  expect(await pages()).toEqual([order.slice(0, 2), order.slice(2)]);
+  expect((await f.q.completedJobs!('ep-1', { finishedAt: last.finishedAt!, id: '' }, 10)).map((j) => j.id)).toEqual([last.id]);
+  await f.reopen();
+  expect(await pages()).toEqual([order.slice(0, 2), order.slice(2)]);
+  f.advance(30 * MIN);
+  expect(await f.q.completedJobs!('ep-1', { finishedAt: 0, id: '' }, 10)).toEqual([]);
+});

@@ -3,7 +3,7 @@
 // `fin` (the common report), lease renewals, stream chunks and the stream cursor.
 import type pg from 'pg';
 import { JOB_LIMITS, type Job, type Retention } from '../job.ts';
-import type { CompleteRequest, EndpointCounts, QueueDepth, StreamRead } from '../job-queue.ts';
+import type { CompletedCursor, CompleteRequest, EndpointCounts, QueueDepth, StreamRead } from '../job-queue.ts';
 import { fromRow, JOB_COLUMNS, type JobRowData } from './job-row.ts';
 import { OTHERS_WAITING_SQL } from './replicas.ts';
 
@@ -92,6 +92,17 @@ export async function renewLeases(q: Query, workerId: string, jobIds: readonly s
     [jobIds, workerId, until, now],
   );
   return new Set(rows.map((r) => r.id));
+}
+
+/** `completedJobs`: a page of the endpoint's retained COMPLETED jobs after the cursor, in (finished_at, id) order */
+export async function completedAfter(q: Query, endpointId: string, after: CompletedCursor, limit: number, now: number): Promise<Job[]> {
+  const { rows } = await q<JobRowData>(
+    `SELECT ${JOB_COLUMNS} FROM gpufleet_jobs
+     WHERE endpoint_id = $1 AND status = 'COMPLETED' AND expires_at > $5 AND (finished_at, id COLLATE "C") > ($2::bigint, $3::text COLLATE "C")
+     ORDER BY finished_at, id COLLATE "C" LIMIT $4`,
+    [endpointId, after.finishedAt, after.id, limit, now],
+  );
+  return rows.map((r) => fromRow(r).job);
 }
 
 export async function countJobs(q: Query, endpointId: string, now: number): Promise<EndpointCounts> {
