@@ -4,9 +4,11 @@
 // the same host and image: a bare `docker run -d` of that image over one already-open SSH connection,
 // with the same worker environment pointed at a bare HTTP server, until that server receives the
 // worker's first job-take (docker's start plus the worker's own boot). Each sample of ours is on a
-// new endpoint (no worker, nothing warm but the image and the host's connection), started once the
-// previous sample's worker container is gone; the two alternate, one warm-up each, and the ratio is of
-// the medians. The control plane runs with the product's reconcile interval. Floor: ≤ 1.3× the bare run.
+// new endpoint (no worker, nothing warm but the image, the host's connection and the account's
+// network on the host, which stays 10 minutes after the account's last pod there, as it does for an
+// endpoint scaling up from zero again: docs/security.md), started once the previous sample's worker
+// container is gone; the two alternate, one warm-up each, and the ratio is of the medians. The
+// control plane runs with the product's reconcile interval. Floor: ≤ 1.3× the bare run.
 //   npx tsx bench/cold-start.ts          (N=7 samples of each by default)
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -4,7 +4,8 @@ import { shellJoin, type SshPool, type SshTarget } from '../fleet/index.ts';
 import { GpufleetError } from '../model/index.ts';
 import { isImageId } from '../model/index.ts';
 import { containerName, END_OF_OPTIONS, LABEL_ACCOUNT, LABEL_GPUS, LABEL_HOST, LABEL_POD, LABEL_SPEC, type RunSpec } from './container-spec.ts';
-import { FIREWALL_FAILED, forgetBridgesScript, isolationPrelude, isolationScript } from './tenant-firewall.ts';
+import { FIREWALL_FAILED, forgetBridgesScript, isolationPrelude } from './tenant-firewall.ts';
+import { tenantNetworkScript } from './tenant-network-setup.ts';
 
 /** runPod's answer when the cached image is private to other accounts: the pod pulls it itself */
 const REFUSED_IMAGE = 'gpufleet:image-private-to-other-accounts';
@@ -79,9 +80,14 @@ export class HostDocker {
   /** set by observe(): why the last assertion of the isolation rules failed, or null (tenant-firewall.ts) */
   firewallError: string | null = null;
 
+  /**
+   * `spareNetworks`: the host's networks kept for accounts with no pod there now (tenant-network-gc.ts),
+   * which a network create may remove to make room
+   */
   constructor(
     private readonly pool: SshPool,
     private readonly target: SshTarget,
+    private readonly spareNetworks: readonly string[] = [],
   ) {}
 
   private async run(script: string, stdin?: string, timeoutMs?: number) {
@@ -127,36 +133,25 @@ export class HostDocker {
   }
 
   /**
-   * One round trip: the account's network when missing, the storage dirs, `docker run --pull never`,
-   * inspect. `needPull` when the host lacks the image, or when its cached copy is one of
-   * `refusedImageIds` (pulled with another account's credentials, model/private-images.ts): the
-   * caller pulls, with this pod's credentials, then calls again. Docker never pulls on its own, so a
-   * private registry's login is always ours.
+   * One round trip: the account's network when missing and its isolation rules (tenant-network-setup.ts),
+   * the storage dirs, `docker run --pull never`, inspect. `needPull` when the host lacks the image, or
+   * when its cached copy is one of `refusedImageIds` (pulled with another account's credentials,
+   * model/private-images.ts): the caller pulls, with this pod's credentials, then calls again. Docker
+   * never pulls on its own, so a private registry's login is always ours. `verifyNetwork`: ask docker
+   * about the network even when its bridge is there (the retry when docker says it has no such network).
    */
   async runPod(
     spec: RunSpec,
     podId: string,
     image: { ref: string; refusedImageIds: readonly string[] },
+    opts: { verifyNetwork?: boolean } = {},
   ): Promise<{ needPull: boolean; refused: boolean; ok: boolean; error: string; container: ObservedContainer | null }> {
     const refused = image.refusedImageIds.filter(isImageId);
     const check = refused.length
       ? `img=$(${shellJoin(['docker', 'image', 'inspect', '--format', '{{.Id}}', END_OF_OPTIONS, image.ref])} 2>/dev/null </dev/null) || img=; ` +
         `case "$img" in ${refused.join('|')}) echo ${REFUSED_IMAGE} >&2; exit ${REFUSED_EXIT};; esac; `
       : '';
-    const net = shellJoin([spec.network.name]);
-    const bridge = spec.network.bridge;
-    const labels = Object.entries(spec.network.labels).map(([k, v]) => `--label=${k}=${v}`);
-    const create = shellJoin(['docker', 'network', 'create', '--driver=bridge', `--opt=com.docker.network.bridge.name=${bridge}`, ...labels, END_OF_OPTIONS, spec.network.name]);
-    // the account's network on its gpufleet bridge; one of an earlier version (Docker's br-… bridge)
-    // is recreated when no container, running or stopped, is on it, and kept otherwise (Docker's
-    // isolation only) until its last pod goes. Then the isolation rules, before any container joins.
-    // </dev/null: stdin carries the env for `docker run`; nothing before it may read it
-    const network =
-      `{ have=$(docker network inspect --format '{{index .Options "com.docker.network.bridge.name"}}' ${net} 2>/dev/null </dev/null) || have=-; ` +
-      `if [ "$have" != - ] && [ "$have" != ${bridge} ] && [ -z "$(docker ps -aq --filter network=${net} </dev/null)" ]; then docker network rm ${net} >/dev/null </dev/null && have=-; fi; ` +
-      `[ "$have" != - ] || ${create} >/dev/null </dev/null; } ` +
-      `|| { echo ${shellJoin([`could not create network ${spec.network.name}`])} >&2; exit 1; }; ` +
-      `( ${isolationScript([bridge])}\n) </dev/null >/dev/null 2>&1 || { echo ${shellJoin([`could not set the isolation rules of network ${spec.network.name} (iptables on the host)`])} >&2; exit 1; }; `;
+    const network = tenantNetworkScript(spec.network, { askDocker: opts.verifyNetwork === true, spare: this.spareNetworks });
     const mk = spec.dirs.length ? `mkdir -p ${shellJoin(spec.dirs)} && ` : '';
     const end = spec.argv.indexOf(END_OF_OPTIONS);
     if (end < 0) throw new GpufleetError('INTERNAL', 'docker run arguments without an end of options');
@@ -167,6 +162,8 @@ export class HostDocker {
     const script = `${prelude}${check}${network}${mk}docker ${args} >/dev/null && docker inspect ${shellJoin([containerName(podId)])}`;
     const res = await this.run(script, envArgsInput(spec.envArgs) + spec.envFile);
     const error = res.stderr.trim().slice(-500);
+    // its bridge is there but docker has no such network (a host changed behind our back): once more, asking docker
+    if (res.code !== 0 && !opts.verifyNetwork && error.includes(`network ${spec.network.name} not found`)) return this.runPod(spec, podId, image, { verifyNetwork: true });
     if (res.code === REFUSED_EXIT && error.includes(REFUSED_IMAGE)) return { needPull: true, refused: true, ok: false, error, container: null };
     if (res.code !== 0 && /No such image/i.test(error)) {
       await this.run(`docker rm -f ${shellJoin([containerName(podId)])} >/dev/null 2>&1; true`);

@@ -8,7 +8,13 @@ import { ContainerExecs } from './container-exec.ts';
 export { Reconciler } from './reconciler.ts';
 export { runSpec, splitArgs, containerName } from './container-spec.ts';
 
-export function provisioner(opts: { logger?: Logger } = {}) {
+export interface ProvisionerOptions {
+  logger?: Logger;
+  /** how long an account's network stays on a host after its last pod there; default 10 min (tenant-network-gc.ts) */
+  networkLingerMs?: number;
+}
+
+export function provisioner(opts: ProvisionerOptions = {}) {
   return async (services: Services): Promise<() => Promise<void>> => {
     // serverless workers are pods to the reconciler; the autoscaler decides how many (docs/serverless.md)
     const queue = services.workers.jobQueue;
@@ -20,6 +26,7 @@ export function provisioner(opts: { logger?: Logger } = {}) {
       metricsIntervalMs: services.config.metricsIntervalMs,
       observer: services.telemetry.provisioner,
       ...(opts.logger ? { logger: opts.logger } : {}),
+      ...(opts.networkLingerMs !== undefined ? { networkLingerMs: opts.networkLingerMs } : {}),
       // with several replicas the autoscaler runs on one of them, the leader (docs/replicas.md)
       onLeader: (leader) => {
         if (!scaler || closing) return;

@@ -1,7 +1,8 @@
 // The level-triggered reconcile loop. For each host: observe its labelled containers (one SSH round
 // trip), compare with the pods the store places there, and run the commands that close the gap.
 // Every pass starts from observation, so a restarted control plane, a command cut mid-way or a host
-// that comes back all converge the same way. Commits that touch a host's pods kick that host at once.
+// that comes back all converge the same way. Commits that change what a pass acts on in a host's
+// pods kick that host at once (reconcile-triggers.ts).
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { PodRecord } from '../model/index.ts';
@@ -14,6 +15,7 @@ import { podStorageDir } from './container-spec.ts';
 import { TenantNetworkCollector } from './tenant-network-gc.ts';
 import { tenantBridgeName } from './tenant-network.ts';
 import { HostLeaseKeeper } from './host-lease-keeper.ts';
+import { ReconcileTriggers } from './reconcile-triggers.ts';
 
 /**
  * Faults of the host, not of the pod being reconciled: the rest of the pass would fail the same way.
@@ -32,6 +34,8 @@ export interface ReconcilerOptions {
   observer?: ProvisionerObserver;
   /** with several replicas: told when this one starts or stops running the once-in-all loops (HostLeaseKeeper) */
   onLeader?: (leader: boolean) => void;
+  /** how long an account's network stays on a host after its last pod there (tenant-network-gc.ts) */
+  networkLingerMs?: number;
 }
 
 export class Reconciler {
@@ -43,7 +47,8 @@ export class Reconciler {
   private stopped = false;
   private readonly health: HostHealth;
   private readonly pods: PodReconciler;
-  private readonly networks = new TenantNetworkCollector();
+  private readonly networks: TenantNetworkCollector;
+  private readonly triggers = new ReconcileTriggers();
   /** which hosts this replica reconciles (all of them with the embedded store; docs/replicas.md) */
   readonly leases: HostLeaseKeeper;
 
@@ -52,6 +57,7 @@ export class Reconciler {
     private readonly opts: ReconcilerOptions,
   ) {
     this.health = new HostHealth(s.store, opts.unreachableAfter ?? 3);
+    this.networks = new TenantNetworkCollector(opts.networkLingerMs);
     this.leases = new HostLeaseKeeper(s.hostLeases, s.store, {
       ...(opts.logger ? { logger: opts.logger } : {}),
       onTaken: (hostIds) => {
@@ -69,16 +75,11 @@ export class Reconciler {
   }
 
   start(): void {
-    this.unsubscribe = this.s.store.onCommit((changes) => {
-      // host records are not kicked: heartbeats write them, and a down host would spin
-      // the commit carries the pod as written: its host is known without a read (with several
-      // replicas every one hears every commit, and kicks only the hosts it holds)
-      for (const c of changes) {
-        if (c.collection !== 'pods') continue;
-        if (c.record) {
-          if (c.record.hostId) void this.kick(c.record.hostId);
-        } else if (!c.deleted) void this.kickPod(c.id);
-      }
+    this.unsubscribe = this.s.store.onCommit((changes, commit) => {
+      // with several replicas every one hears every commit, and kicks only the hosts it holds
+      const { hosts, podsToRead } = this.triggers.wake(changes, commit);
+      for (const h of hosts) void this.kick(h);
+      for (const id of podsToRead) void this.kickPod(id);
     });
     this.leases.start();
     const tick = () => {
@@ -102,7 +103,8 @@ export class Reconciler {
 
   async passAll(): Promise<void> {
     const hosts = await this.s.store.list('hosts');
-    await Promise.allSettled(hosts.filter((h) => this.leases.holds(h.id)).map((h) => this.kick(h.id)));
+    // a pass in progress stands for the interval's: none is queued behind it
+    await Promise.allSettled(hosts.filter((h) => this.leases.holds(h.id)).map((h) => this.kick(h.id, { unlessRunning: true })));
   }
 
   private async kickPod(podId: string): Promise<void> {
@@ -110,13 +112,13 @@ export class Reconciler {
     if (pod?.hostId) void this.kick(pod.hostId);
   }
 
-  /** Runs a pass for the host now, or right after the one in progress. */
-  kick(hostId: string): Promise<void> {
+  /** Runs a pass for the host now, or right after the one in progress (`unlessRunning`: or none). */
+  kick(hostId: string, opts: { unlessRunning?: boolean } = {}): Promise<void> {
     // a host another replica holds is that replica's to reconcile (it hears the same commits)
     if (this.stopped || !this.leases.holds(hostId)) return Promise.resolve();
     const current = this.running.get(hostId);
     if (current) {
-      this.again.add(hostId);
+      if (!opts.unlessRunning) this.again.add(hostId);
       return current;
     }
     const run = this.queue
@@ -149,9 +151,9 @@ export class Reconciler {
     let docker: HostDocker;
     let containers: ObservedContainer[];
     try {
-      docker = new HostDocker(this.s.sshPool, this.s.fleet.target(host));
       // the same round trip re-asserts the isolation rules of the accounts' bridges here (tenant-firewall.ts)
       const accounts = new Set((await this.s.store.list('pods', { hostId })).filter((p) => p.desiredStatus !== 'TERMINATED').map((p) => p.accountId));
+      docker = new HostDocker(this.s.sshPool, this.s.fleet.target(host), this.networks.spare(hostId, accounts));
       containers = await docker.observe({ isolate: [...accounts].map((a) => tenantBridgeName(hostId, a)) });
       if (docker.firewallError) this.opts.logger?.warn({ hostId, reason: docker.firewallError }, 'tenant isolation rules could not be asserted');
     } catch (err) {

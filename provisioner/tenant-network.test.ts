@@ -59,13 +59,14 @@ test('the isolation script names only validated bridges; RETURNs inserted first 
   const b = tenantBridgeName('h1', 'a1');
   const script = isolationScript([b, b]);
   const lines = script.split('\n');
-  expect(lines.filter((l) => l.includes(`-i ${b} -o ${b} -j RETURN`))).toEqual([
+  expect(lines.filter((l) => l.startsWith('ipt ') && l.includes(`-i ${b} -o ${b} -j RETURN`))).toEqual([
     `ipt -C GPUFLEET-ISOLATION -i ${b} -o ${b} -j RETURN 2>/dev/null || ipt -I GPUFLEET-ISOLATION 1 -i ${b} -o ${b} -j RETURN || exit 1`,
   ]);
   expect(script).toContain('ipt -C GPUFLEET-ISOLATION -j DROP 2>/dev/null || ipt -A GPUFLEET-ISOLATION -j DROP || exit 1');
   expect(script).toContain('ipt -C DOCKER-USER -i gf+ -o gf+ -j GPUFLEET-ISOLATION 2>/dev/null || ipt -I DOCKER-USER 1 -i gf+ -o gf+ -j GPUFLEET-ISOLATION || exit 1');
   // RETURNs come before the DROP is (re)appended, so a flushed chain gets them back in order
-  expect(lines.findIndex((l) => l.includes('-j RETURN'))).toBeLessThan(lines.findIndex((l) => l.includes('-j DROP')));
+  const ipt = lines.filter((l) => l.startsWith('ipt '));
+  expect(ipt.findIndex((l) => l.includes('-j RETURN'))).toBeLessThan(ipt.findIndex((l) => l.includes('-j DROP')));
   for (const bad of ['br-0123456789', 'gf0123456789abc; reboot', '--flush', 'gf+', 'GF0123456789abc', 'gf0123456789ab'])
     for (const f of [isolationScript, forgetBridgesScript]) expect(() => f([bad]), bad).toThrow(/not a tenant bridge/);
 });

@@ -20,6 +20,8 @@ const GPU = 'NVIDIA H100 80GB HBM3';
 // serves /etc: GET /gpufleet-image answers "main" (test-image.ts); exits on SIGTERM so a stop is quick
 const SERVER = `sh -c 'trap "exit 0" TERM; httpd -f -p 7000 -h /etc & wait'`;
 const SLEEPER = `sh -c 'trap "exit 0" TERM; sleep 3600 & wait'`;
+/** how long an account's network stays after its last pod on a host (tenant-network-gc.ts; 10 min by default) */
+const LINGER_MS = 5_000;
 
 let cp: TestControlPlane;
 let dataDir: string;
@@ -94,7 +96,7 @@ beforeAll(async () => {
   h1 = await startTestHost({ name: `iso1-${process.pid}`, gpus });
   h2 = await startTestHost({ name: `iso2-${process.pid}`, gpus: gpus.slice(0, 2) });
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-iso-'));
-  cp = await startTestControlPlane({ dataDir, background: [provisioner()], reconcileIntervalMs: 300 });
+  cp = await startTestControlPlane({ dataDir, background: [provisioner({ networkLingerMs: LINGER_MS })], reconcileIntervalMs: 300 });
   for (const [h, dc] of [
     [h1, `iso1-${process.pid}`],
     [h2, `iso2-${process.pid}`],
@@ -213,6 +215,25 @@ describe('per-account networks', () => {
     await action(carol, c1.id, 'terminate');
   });
 
+  test('a gpufleet bridge without its network (the host changed behind our back) does not stop the account\'s pod', async () => {
+    // the bridge says the network is there, docker says it is not: the pod asks docker again and gets it made
+    const dave = await cp.newAccount();
+    const name = tenantNetworkName(host1, dave.accountId);
+    const br = tenantBridgeName(host1, dave.accountId);
+    await execFileP('ip', ['link', 'add', br, 'type', 'bridge']);
+    try {
+      const d1 = await runningPod(dave, 'd1', dc1(), SLEEPER);
+      expect(Object.keys(await networksOf(d1.id))).toEqual([name]);
+      expect(await bridgeOf(name)).toBe(br);
+      expect(await iptables('-C', 'GPUFLEET-ISOLATION', '-i', br, '-o', br, '-j', 'RETURN')).toBe(true);
+      await action(dave, d1.id, 'terminate');
+      await waitFor(`network ${name} removed`, async () => !(await networkExists(name)));
+    } finally {
+      await execFileP('ip', ['link', 'del', br]).catch(() => undefined);
+      while (await iptables('-D', 'GPUFLEET-ISOLATION', '-i', br, '-o', br, '-j', 'RETURN'));
+    }
+  });
+
   test('a published port still answers at the host address', async () => {
     const p = await runningPod(alice, 'a-pub', dc1(), SERVER, ['7000/http']);
     const port = (p.runtime.ports as J[]).find((x) => x.private === 7000)!;
@@ -254,14 +275,18 @@ describe('per-account networks', () => {
     await waitFor('b1 RUNNING again', async () => (await pod(bob.key, b1.id)).status === 'RUNNING');
   });
 
-  test("the account's network on a host is removed after its last pod there is terminated", async () => {
+  test("the account's network on a host stays a while after its last pod there is terminated, then is removed", async () => {
     const name = tenantNetworkName(host1, alice.accountId);
     await action(alice, a1.id, 'terminate');
     await waitFor('a1 container removed', async () => (await dockerInspect(`gpufleet-${a1.id}`)) === null);
     await new Promise((r) => setTimeout(r, 1000));
     expect(await networkExists(name)).toBe(true); // a2 still uses it
     await action(alice, a2.id, 'terminate');
+    await waitFor('a2 container removed', async () => (await dockerInspect(`gpufleet-${a2.id}`)) === null);
+    const gone = Date.now();
+    expect(await networkExists(name)).toBe(true); // kept for the account's next pod here
     await waitFor(`network ${name} removed`, async () => !(await networkExists(name)));
+    expect(Date.now() - gone).toBeGreaterThan(LINGER_MS - 1000);
     // other accounts' networks here, and the account's network on the other host, stay
     expect(await networkExists(tenantNetworkName(host1, bob.accountId))).toBe(true);
     expect(await networkExists(tenantNetworkName(host2, alice.accountId))).toBe(true);
@@ -271,7 +296,7 @@ describe('per-account networks', () => {
     const ghost = tenantNetworkName(host1, 'acct_gone');
     await runDocker(['network', 'create', `--label=gpufleet.host=${host1}`, '--label=gpufleet.account=acct_gone', ghost]);
     await cp.close();
-    cp = await startTestControlPlane({ dataDir, background: [provisioner()], reconcileIntervalMs: 300 });
+    cp = await startTestControlPlane({ dataDir, background: [provisioner({ networkLingerMs: LINGER_MS })], reconcileIntervalMs: 300 });
     await waitFor(`network ${ghost} removed`, async () => !(await networkExists(ghost)));
     // bob's running pod keeps its network through the restart
     expect(await networkExists(tenantNetworkName(host1, bob.accountId))).toBe(true);
