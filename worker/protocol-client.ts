@@ -1,10 +1,13 @@
 // The worker side of the platform's worker protocol (runpod-compat.md 3.2), one method per call, with
 // the headers and quirks of runpod-python so a server that works with one works with the other.
 import { jobUrl, SDK_VERSION, type WorkerConfig } from './config.ts';
+import { httpCall, type HttpAnswer } from './http-call.ts';
 import type { Job } from './types.ts';
 
 /** Client timeout of the job-take and job-stop long polls (runpod-python `jobs_fetcher_timeout`). */
 export const LONG_POLL_TIMEOUT_MS = 90_000;
+/** Client timeout of one job-done or job-stream post. */
+const POST_TIMEOUT_MS = 600_000;
 
 export type TakeResult =
   | { kind: 'jobs'; jobs: Job[] }
@@ -50,11 +53,11 @@ export class ProtocolClient {
     let url = this.config.jobTakeUrl;
     if (batchSize > 1) url = url.replace('/job-take/', '/job-take-batch/') + `&batch_size=${batchSize}`;
     url += `&job_in_progress=${jobInProgress ? '1' : '0'}`;
-    const res = await fetch(url, { headers: this.headers(), signal: withTimeout(signal) });
-    if (res.status === 204 || res.status === 400) return discard(res, { kind: 'none' });
-    if (res.status === 429) return discard(res, { kind: 'backoff' });
-    if (!res.ok) throw await discard(res, new ProtocolHttpError(url, res.status));
-    const body = await readJson(res);
+    const res = await httpCall(url, { method: 'GET', headers: this.headers(), timeoutMs: LONG_POLL_TIMEOUT_MS, signal });
+    if (res.status === 204 || res.status === 400) return { kind: 'none' };
+    if (res.status === 429) return { kind: 'backoff' };
+    if (!ok(res)) throw new ProtocolHttpError(url, res.status);
+    const body = jsonOf(res);
     if (Array.isArray(body)) return { kind: 'jobs', jobs: body.filter(isJob) };
     if (body === undefined || body === null || typeof body !== 'object') return { kind: 'none' };
     if (!isJob(body)) throw new Error('Job has missing field(s): id or input.');
@@ -65,11 +68,11 @@ export class ProtocolClient {
   async pollStop(signal: AbortSignal): Promise<StopResult> {
     const url = this.config.jobStopUrl;
     if (!url) return { kind: 'none' };
-    const res = await fetch(url, { headers: this.headers(), signal: withTimeout(signal) });
-    if (res.status === 204) return discard(res, { kind: 'none' });
-    if (res.status === 429) return discard(res, { kind: 'backoff' });
-    if (!res.ok) throw await discard(res, new ProtocolHttpError(url, res.status));
-    const body = await readJson(res);
+    const res = await httpCall(url, { method: 'GET', headers: this.headers(), timeoutMs: LONG_POLL_TIMEOUT_MS, signal });
+    if (res.status === 204) return { kind: 'none' };
+    if (res.status === 429) return { kind: 'backoff' };
+    if (!ok(res)) throw new ProtocolHttpError(url, res.status);
+    const body = jsonOf(res);
     if (!body || typeof body !== 'object' || Array.isArray(body)) return { kind: 'none' };
     const raw = (body as { jobsToStop?: unknown }).jobsToStop;
     const ids = Array.isArray(raw) ? raw.filter((x): x is string => typeof x === 'string') : [];
@@ -92,11 +95,7 @@ export class ProtocolClient {
     const url = new URL(this.config.pingUrl);
     if (jobIds.length) url.searchParams.set('job_id', jobIds.join(','));
     url.searchParams.set('runpod_version', SDK_VERSION);
-    const res = await fetch(url, {
-      headers: { Authorization: this.config.apiKey, 'User-Agent': SDK_VERSION },
-      signal: AbortSignal.timeout(this.config.pingIntervalMs * 2),
-    });
-    await res.arrayBuffer();
+    await httpCall(url.href, { method: 'GET', headers: { Authorization: this.config.apiKey, 'User-Agent': SDK_VERSION }, timeoutMs: this.config.pingIntervalMs * 2 });
   }
 
   private async post(url: string, jobId: string, body: unknown): Promise<void> {
@@ -111,9 +110,8 @@ export class ProtocolClient {
     const delays = [100, 200]; // FibonacciRetry(attempts=3)
     for (let attempt = 0; ; attempt++) {
       try {
-        const res = await fetch(url, { method: 'POST', headers, body: data, signal: AbortSignal.timeout(600_000) });
-        await res.arrayBuffer();
-        if (res.ok) return;
+        const res = await httpCall(url, { method: 'POST', headers, body: data, timeoutMs: POST_TIMEOUT_MS });
+        if (ok(res)) return;
         throw new ProtocolHttpError(url, res.status);
       } catch (err) {
         const delay = delays[attempt];
@@ -124,23 +122,13 @@ export class ProtocolClient {
   }
 }
 
-function withTimeout(signal: AbortSignal): AbortSignal {
-  return AbortSignal.any([signal, AbortSignal.timeout(LONG_POLL_TIMEOUT_MS)]);
-}
-
-/** Reads the body to its end (so the connection can be reused) and returns `value`. */
-async function discard<T>(res: Response, value: T): Promise<T> {
-  await res.arrayBuffer().catch(() => undefined);
-  return value;
-}
+const ok = (res: HttpAnswer): boolean => res.status >= 200 && res.status < 300;
 
 /** The JSON body, or undefined when the content-type is not JSON or the body is empty / invalid. */
-async function readJson(res: Response): Promise<unknown> {
-  const type = res.headers.get('content-type') ?? '';
-  const text = await res.text();
-  if (!type.toLowerCase().startsWith('application/json') || text.length === 0) return undefined;
+function jsonOf(res: HttpAnswer): unknown {
+  if (!res.contentType.toLowerCase().startsWith('application/json') || res.body.length === 0) return undefined;
   try {
-    return JSON.parse(text) as unknown;
+    return JSON.parse(res.body) as unknown;
   } catch {
     return undefined;
   }

@@ -3,11 +3,16 @@
 import type { FastifyReply } from 'fastify';
 
 export function callerGone(reply: FastifyReply): AbortSignal {
+  return abortOnCallerGone(reply).signal;
+}
+
+/** the controller behind `callerGone`, for a callee that may also abort the wait itself (job-take) */
+export function abortOnCallerGone(reply: FastifyReply): AbortController {
   const ac = new AbortController();
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) ac.abort();
   });
-  return ac.signal;
+  return ac;
 }
 
 /** a route param as the router matched it */

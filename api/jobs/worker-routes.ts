@@ -8,7 +8,7 @@ import { GpufleetError } from '../../model/index.ts';
 import { MAX_TAKE_BATCH, type PingReport, type WorkerProtocol } from '../../core/index.ts';
 import { workerOf } from '../auth/request-guard.ts';
 import { errorResponses } from '../rest/route-schema.ts';
-import { callerGone, param } from './request-signal.ts';
+import { abortOnCallerGone, callerGone, param } from './request-signal.ts';
 
 const MiB = 1 << 20;
 /** a result may be as large as a runsync body */
@@ -77,7 +77,7 @@ export async function workerRoutes(app: FastifyInstance, protocol: WorkerProtoco
       const q = query(request);
       const max = batch ? batchSize(q) : 1;
       const inProgress = jobInProgress(q);
-      const jobs = await protocol.take(workerOf(request), { max, signal: callerGone(reply), ...(inProgress !== undefined ? { jobInProgress: inProgress } : {}) });
+      const jobs = await protocol.take(workerOf(request), { max, abort: abortOnCallerGone(reply), ...(inProgress !== undefined ? { jobInProgress: inProgress } : {}) });
       if (jobs.length === 0) return reply.code(204).send();
       return batch ? jobs : jobs[0];
     };

@@ -29,6 +29,12 @@ export class DeadlineHeap {
     a[i] = d;
   }
 
+  /** whether an entry is at or before `now` */
+  hasDue(now: number): boolean {
+    const top = this.items[0];
+    return top !== undefined && top.at <= now;
+  }
+
   /** the earliest deadline at or before `now`, removed; undefined when none is due */
   popDue(now: number): Deadline | undefined {
     const a = this.items;

@@ -220,7 +220,7 @@ export class EmbeddedJobQueue extends QueueCore implements JobQueue {
   }
 
   get(jobId: string): Promise<Job | undefined> {
-    return this.run(() => this.table.find(jobId, this.now()));
+    return this.read(() => this.table.find(jobId, this.now()));
   }
 
   async setTtl(jobId: string, ttlMs: number): Promise<Job> {
@@ -237,7 +237,7 @@ export class EmbeddedJobQueue extends QueueCore implements JobQueue {
   }
 
   heldBy(workerId: string): Promise<string[]> {
-    return this.run(() => this.table.heldBy(workerId));
+    return this.read(() => this.table.heldBy(workerId));
   }
 
   async waitForFinal(jobId: string, opts?: WaitOptions): Promise<Job | undefined> {
@@ -253,11 +253,11 @@ export class EmbeddedJobQueue extends QueueCore implements JobQueue {
   }
 
   counts(endpointId: string): Promise<EndpointCounts> {
-    return this.run(() => this.table.countsOf(endpointId));
+    return this.read(() => this.table.countsOf(endpointId));
   }
 
   depth(endpointId: string): Promise<QueueDepth> {
-    return this.run(() => ({ ...this.table.depthOf(endpointId, this.now()), waitingWorkers: this.takeWaiters.count(endpointId) }));
+    return this.read(() => ({ ...this.table.depthOf(endpointId, this.now()), waitingWorkers: this.takeWaiters.count(endpointId) }));
   }
 
   async pendingWebhooks(): Promise<PendingWebhook[]> {

@@ -111,6 +111,20 @@ export abstract class QueueCore {
     return out;
   }
 
+  /**
+   * A read-only operation: answered at once when nothing is due, the log is sound and the queue open,
+   * where `run` would only add its bookkeeping (begin applies nothing, finish has nothing to wait
+   * for or tell); otherwise it runs as any operation, the due deadlines first.
+   */
+  protected read<T>(fn: () => T): Promise<T> {
+    if (this.closed || this.log.failure || this.table.hasDue(this.now())) return this.run(fn);
+    try {
+      return Promise.resolve(fn());
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
   protected begin(): Effects {
     if (this.closed) throw new GpufleetError('INTERNAL', 'the job queue is closed');
     this.log.assertWritable();

@@ -81,9 +81,11 @@ export class WorkerProtocol {
    * leases of the jobs it holds (it is alive and busy); 0 says it holds nothing, so a job the queue
    * still has running there will never be reported (its job-done was lost): it goes back to the
    * queue now, its retry counted, rather than when its lease runs out. Takes of one worker come one
-   * after another (both SDKs), so a 0 is never older than a job handed to that worker.
+   * after another (both SDKs), so a 0 is never older than a job handed to that worker. Aborting
+   * `abort` ends the wait (the route does when the caller goes away); take aborts it itself when the
+   * worker side refuses the call.
    */
-  async take(w: WorkerIdentity, opts: { max: number; signal?: AbortSignal; jobInProgress?: boolean }): Promise<TakenJob[]> {
+  async take(w: WorkerIdentity, opts: { max: number; abort?: AbortController; jobInProgress?: boolean }): Promise<TakenJob[]> {
     await this.endpointExists(w);
     let held = await this.queue.heldBy(w.workerId);
     if (held.length > 0 && opts.jobInProgress === true) await this.queue.heartbeat(w.workerId, held);
@@ -93,13 +95,12 @@ export class WorkerProtocol {
     }
     // parked before the worker side hears of the call: if `seen` retires the worker (and reports it
     // lost to the queue), the parked take is answered [] rather than handed a job afterwards
-    const failed = new AbortController();
-    const signal = opts.signal ? AbortSignal.any([opts.signal, failed.signal]) : failed.signal;
-    const taking = this.queue.take(w.endpointId, w.workerId, { max: opts.max, waitMs: this.pollMs, signal });
+    const abort = opts.abort ?? new AbortController();
+    const taking = this.queue.take(w.endpointId, w.workerId, { max: opts.max, waitMs: this.pollMs, signal: abort.signal });
     try {
       await this.workers.seen(w.workerId, { healthy: true, inProgress: held, ...(opts.jobInProgress !== undefined ? { workerBusy: opts.jobInProgress } : {}) });
     } catch (e) {
-      failed.abort();
+      abort.abort();
       await taking.catch(() => undefined);
       throw e;
     }
