@@ -1,7 +1,7 @@
 // The load-balancing gateway's overhead (docs/gateway.md): requests/s of one worker through the gateway
 // ÷ the same worker called directly, in one run, and the latency the gateway adds. The worker is a
 // small Node HTTP server answering 1 KB at once, in a process of its own; the control plane (request
-// guard: rate limit, API key, scope; the gateway: rewrite, balancer, undici's stream API (forward.ts))
+// guard: rate limit, API key, scope; the gateway: rewrite, balancer, undici's dispatcher (forward.ts))
 // runs in this process; the client is a keep-alive load generator in a worker thread
 // (bench/http-load.ts). What is measured:
 //   - throughput: CONCURRENCY requests in flight, ROUNDS rounds of a direct run and a gateway run back
@@ -100,7 +100,7 @@ async function measure(world: LocalLbWorld, label: string): Promise<{ ratio: num
 
 /**
  * The floor under any gateway built this way: a bare Fastify sending the request on with the gateway's
- * own forward() (undici's stream API) to the same worker, with no key check, rate limit, metrics or
+ * own forward() (undici dispatcher) to the same worker, with no key check, rate limit, metrics or
  * balancer, measured the same way. What the gateway measures below this is what those cost.
  */
 async function bareProxy(workerPort: number): Promise<void> {
@@ -123,7 +123,7 @@ async function bareProxy(workerPort: number): Promise<void> {
       const b = await runLoad(lanes(url, PER_LANE));
       ratios.push(b.perSecond / d.perSecond);
     }
-    console.log(`baseline (no floor): a bare Fastify + forward() (undici stream) proxy ÷ direct, median of rounds: ${median(ratios).toFixed(3)}× (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')})`);
+    console.log(`baseline (no floor): a bare Fastify + forward() (undici dispatcher) proxy ÷ direct, median of rounds: ${median(ratios).toFixed(3)}× (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')})`);
   } finally {
     await app.close();
     await agent.destroy();

@@ -1,9 +1,9 @@
-// One request sent on to a worker with undici's `stream` API, the worker's answer written straight to
-// the caller's socket as it comes (SSE, chunked, any size): undici owns the connection pool, HTTP/1.1
-// on the wire, back-pressure both ways, and aborts the worker's side when the caller goes away
-// (docs/gateway.md, "Why undici's stream API"). Nothing is retried. What is not the caller's to send
-// on (its credentials, hop-by-hop headers) is dropped here; the `x-forwarded-*` headers are set.
-import { EventEmitter } from 'node:events';
+// One request sent on to a worker with undici's dispatcher (`Dispatcher.dispatch` and a handler),
+// the worker's answer written straight to the caller's socket as it comes (SSE, chunked, any size):
+// undici owns the connection pool and HTTP/1.1 on the wire; the handler below passes back-pressure
+// both ways (a full socket pauses the worker's side) and aborts the worker's request when the caller
+// goes away (docs/gateway.md, "Why undici's dispatcher"). Nothing is retried. What is not the
+// caller's to send on (its credentials, hop-by-hop headers) is dropped here; `x-forwarded-*` are set.
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 
@@ -40,15 +40,9 @@ export interface Forward {
  * rejects when no answer started: the worker could not be reached, broke off before its headers, or
  * took too long (the caller's response is untouched then, for a problem+json).
  */
-export function forward(dispatcher: Dispatcher, req: IncomingMessage, res: ServerResponse, f: Forward): Promise<unknown> {
-  // undici listens for 'abort' on an EventEmitter as on an AbortSignal; an AbortController per
-  // request costs more, and this one is only needed before the answer starts (after that undici
-  // aborts when writing to a closed response fails)
-  const callerGone = new EventEmitter();
-  const onClose = (): void => void (res.writableFinished || callerGone.emit('abort'));
-  res.once('close', onClose);
-  return dispatcher
-    .stream(
+export function forward(dispatcher: Dispatcher, req: IncomingMessage, res: ServerResponse, f: Forward): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    dispatcher.dispatch(
       {
         origin: f.origin,
         path: f.path,
@@ -57,15 +51,65 @@ export function forward(dispatcher: Dispatcher, req: IncomingMessage, res: Serve
         body: f.body as Dispatcher.DispatchOptions['body'],
         headersTimeout: f.timeoutMs,
         bodyTimeout: f.timeoutMs,
-        signal: callerGone,
       },
-      ({ statusCode, headers }) => {
-        f.onAnswer();
-        res.writeHead(statusCode, answerHeaders(headers, f.ownHeaders));
-        return res;
-      },
-    )
-    .finally(() => res.off('close', onClose));
+      new AnswerWriter(res, f, resolve, reject),
+    );
+  });
+}
+
+/** Writes the worker's answer to the caller's response as undici delivers it. */
+class AnswerWriter implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | null = null;
+  private started = false;
+  private readonly onCallerGone = (): void => {
+    if (!this.res.writableFinished) this.controller?.abort(new Error('the caller went away'));
+  };
+  private readonly onDrain = (): void => this.controller?.resume();
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly f: Forward,
+    private readonly resolve: () => void,
+    private readonly reject: (err: Error) => void,
+  ) {
+    res.once('close', this.onCallerGone);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.res.destroyed) controller.abort(new Error('the caller went away'));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.started = true;
+    this.f.onAnswer();
+    this.res.writeHead(statusCode, answerHeaders(headers, this.f.ownHeaders));
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (!this.res.write(chunk)) {
+      controller.pause();
+      this.res.once('drain', this.onDrain);
+    }
+  }
+
+  onResponseEnd(): void {
+    this.res.off('close', this.onCallerGone);
+    this.res.end();
+    this.resolve();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.res.off('close', this.onCallerGone);
+    this.res.off('drain', this.onDrain);
+    if (!this.started) {
+      this.reject(err);
+      return;
+    }
+    // the status line is out: the caller's connection ends early, as the worker's did
+    this.res.destroy(err);
+    this.resolve();
+  }
 }
 
 function requestHeaders(h: IncomingHttpHeaders, f: Forward): Record<string, string | string[]> {
