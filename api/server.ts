@@ -107,8 +107,9 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
     if (body.length === 0) return done(null, undefined);
     parseJson(request, body.toString(), done);
   });
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined && fieldsAllOptional(request.routeOptions.schema?.body)) request.body = {};
+    done();
   });
 
   const allowed = routeTable(app);

@@ -108,7 +108,7 @@ async function bareProxy(workerPort: number): Promise<void> {
   const agent = new Agent({ keepAliveTimeout: 4_000 });
   const origin = `http://127.0.0.1:${workerPort}`;
   app.get('/kb', (request, reply) => {
-    forward(agent, request.raw, reply.raw, { origin, path: '/kb', body: null, timeoutMs: 30_000, callerIp: request.ip, callerProto: 'http', ownHeaders: {}, onAnswer: () => reply.hijack() }).catch((e: unknown) => reply.send(e));
+    forward(agent, request.raw, reply.raw, { origin, path: '/kb', body: null, timeoutMs: 30_000, callerIp: request.ip, callerProto: 'http', ownHeaders: {}, onAnswer: () => reply.hijack(), onClose: () => undefined }).catch((e: unknown) => reply.send(e));
     return reply;
   });
   await app.listen({ port: 0, host: '127.0.0.1' });

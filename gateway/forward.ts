@@ -33,6 +33,8 @@ export interface Forward {
   ownHeaders: OutgoingHttpHeaders;
   /** called once, when the worker's status and headers have arrived and before they are written */
   onAnswer(): void;
+  /** called once, when the caller's response has closed (answered, failed or the caller gone) */
+  onClose(): void;
 }
 
 /**
@@ -42,6 +44,8 @@ export interface Forward {
  */
 export function forward(dispatcher: Dispatcher, req: IncomingMessage, res: ServerResponse, f: Forward): Promise<void> {
   return new Promise<void>((resolve, reject) => {
+    // first: from here on the caller's close is seen (onClose) whatever happens below
+    const writer = new AnswerWriter(res, f, resolve, reject);
     dispatcher.dispatch(
       {
         origin: f.origin,
@@ -52,7 +56,7 @@ export function forward(dispatcher: Dispatcher, req: IncomingMessage, res: Serve
         headersTimeout: f.timeoutMs,
         bodyTimeout: f.timeoutMs,
       },
-      new AnswerWriter(res, f, resolve, reject),
+      writer,
     );
   });
 }
@@ -61,8 +65,9 @@ export function forward(dispatcher: Dispatcher, req: IncomingMessage, res: Serve
 class AnswerWriter implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | null = null;
   private started = false;
-  private readonly onCallerGone = (): void => {
+  private readonly onResClose = (): void => {
     if (!this.res.writableFinished) this.controller?.abort(new Error('the caller went away'));
+    this.f.onClose();
   };
   private readonly onDrain = (): void => this.controller?.resume();
 
@@ -72,7 +77,7 @@ class AnswerWriter implements Dispatcher.DispatchHandler {
     private readonly resolve: () => void,
     private readonly reject: (err: Error) => void,
   ) {
-    res.once('close', this.onCallerGone);
+    res.once('close', this.onResClose);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -94,13 +99,11 @@ class AnswerWriter implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    this.res.off('close', this.onCallerGone);
     this.res.end();
     this.resolve();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
-    this.res.off('close', this.onCallerGone);
     this.res.off('drain', this.onDrain);
     if (!this.started) {
       this.reject(err);
@@ -128,7 +131,8 @@ function requestHeaders(h: IncomingHttpHeaders, f: Forward): Record<string, stri
 
 function answerHeaders(h: IncomingHttpHeaders, own: OutgoingHttpHeaders): OutgoingHttpHeaders {
   const named = connectionNamed(h.connection);
-  const out: OutgoingHttpHeaders = { ...own };
+  const out: OutgoingHttpHeaders = {};
+  for (const name in own) out[name] = own[name];
   for (const name in h) {
     const v = h[name];
     if (v === undefined || NOT_RETURNED.has(name) || named?.has(name)) continue;

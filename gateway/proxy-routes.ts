@@ -56,7 +56,6 @@ export async function proxyRoutes(app: FastifyInstance, d: ProxyDeps): Promise<v
         if (!w) return reply; // the caller went away while held
       }
       const done = d.workers.requests.start(ep.id, w.id);
-      reply.raw.once('close', done);
 
       const limit = isReadable(request.body) ? limitBody(request, d.maxBodyBytes) : null;
       const sentAt = Date.now();
@@ -69,6 +68,7 @@ export async function proxyRoutes(app: FastifyInstance, d: ProxyDeps): Promise<v
         callerProto: request.protocol,
         ownHeaders: reply.getHeaders() as OutgoingHttpHeaders,
         onAnswer: () => reply.hijack(), // from here on the answer is the worker's, written as it comes
+        onClose: done, // the request is no longer in flight on the worker
       }).catch((error: unknown) => {
         if (reply.sent || reply.raw.destroyed) return; // the answer had started, or the caller went away
         void reply.send(limit?.exceeded ? tooLarge(d.maxBodyBytes) : upstreamError(error, w, d.requestTimeoutMs, Date.now() - sentAt));

@@ -11,7 +11,8 @@ import type { WindowState } from './limiter.ts';
 const policies = new Map<string, string>();
 
 export function policyHeader(windows: WindowState[]): string {
-  const key = windows.map((w) => `${w.name}:${w.quota}:${w.seconds}`).join(',');
+  let key = '';
+  for (const w of windows) key += `${w.name}:${w.quota}:${w.seconds},`;
   let value = policies.get(key);
   if (value === undefined) {
     const list: List = windows.map((w) => [w.name, new Map([['q', w.quota], ['w', w.seconds]])]);
