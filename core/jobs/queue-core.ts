@@ -50,6 +50,8 @@ export abstract class QueueCore {
   private compacting: Promise<void> | null = null;
   private recovering: Promise<void> | null = null;
   protected closed = false;
+  /** the log record of the last change applied to the table (0: none since the table was built from the log) */
+  private appliedSeq = 0;
 
   protected constructor(
     /** replaced by a table rebuilt from the log when the queue recovers from a failed write */
@@ -112,17 +114,16 @@ export abstract class QueueCore {
   }
 
   /**
-   * A read-only operation: answered at once when nothing is due, the log is sound and the queue open,
-   * where `run` would only add its bookkeeping (begin applies nothing, finish has nothing to wait
-   * for or tell); otherwise it runs as any operation, the due deadlines first.
+   * A read-only operation. What it sees may include changes applied in memory whose records are not
+   * durable yet (another operation's, waiting for its fdatasync): it is answered once they are, so a
+   * caller never sees a state a crash could take back (a COMPLETED that comes back IN_PROGRESS); if
+   * their write fails, the read fails with it. When nothing is due, the log is sound and the queue
+   * open, it reads at once; otherwise it runs as any operation, the due deadlines first.
    */
-  protected read<T>(fn: () => T): Promise<T> {
-    if (this.closed || this.log.failure || this.table.hasDue(this.now())) return this.run(fn);
-    try {
-      return Promise.resolve(fn());
-    } catch (e) {
-      return Promise.reject(e);
-    }
+  protected async read<T>(fn: () => T): Promise<T> {
+    const out = this.closed || this.log.failure || this.table.hasDue(this.now()) ? await this.run(fn) : fn();
+    if (this.appliedSeq > 0) await this.log.sync(this.appliedSeq);
+    return out;
   }
 
   protected begin(): Effects {
@@ -149,7 +150,7 @@ export abstract class QueueCore {
 
   protected commit(rec: LogRecord, fx: Effects): Job | undefined {
     const job = this.table.apply(rec);
-    fx.seq = this.log.append(rec);
+    fx.seq = this.appliedSeq = this.log.append(rec);
     if (job && rec.t === 'fin' && isFinal(job.status)) fx.finals.push(job);
     if (job && rec.t === 'chunk') fx.chunks.add(job.id);
     if (job && job.status === 'IN_QUEUE') fx.ready.add(job.endpointId);
@@ -217,6 +218,7 @@ export abstract class QueueCore {
       // running jobs keep running: their workers were never told otherwise
       table.extendLeases(this.now() + this.settings.leaseMs);
       this.table = table;
+      this.appliedSeq = 0; // the rebuilt table holds only what is durable
     })().finally(() => {
       this.recovering = null;
     });
