@@ -278,16 +278,7 @@ export class EmbeddedJobQueue extends QueueCore implements JobQueue {
 
   /** the port's page of retained COMPLETED jobs after `after` in (finishedAt, id) order (public model charges) */
   completedJobs(endpointId: string, after: { finishedAt: number; id: string }, limit: number): Promise<Job[]> {
-    const later = (j: Job): boolean => j.finishedAt! > after.finishedAt || (j.finishedAt === after.finishedAt && j.id > after.id);
-    return this.run(() => {
-      const now = this.now();
-      const out: Job[] = [];
-      for (const id of this.table.byEndpoint.get(endpointId) ?? []) {
-        const job = this.table.find(id, now);
-        if (job?.status === 'COMPLETED' && later(job)) out.push(job);
-      }
-      return out.sort((a, b) => a.finishedAt! - b.finishedAt! || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
-    });
+    return this.run(() => this.table.completedAfter(endpointId, after, limit, this.now()));
   }
 
   /** records appended and group commits done since open; bytes a compaction would reclaim */

@@ -6,6 +6,7 @@ import type { EndpointCounts, PendingWebhook, QueueDepth } from './job-queue.ts'
 import { isFinal, resultExpiry, type Job, type Retention } from './job.ts';
 import { DeadlineHeap, type DeadlineKind } from './deadline-heap.ts';
 import type { LogRecord, SubmittedJob } from './log-record.ts';
+import { CompletionOrder, type Completion } from './completion-order.ts';
 
 export interface TableOptions {
   leaseMs: number;
@@ -33,6 +34,8 @@ export class JobTable {
    * (kept here, not in `jobs`: a delivery outlives the job's retention)
    */
   readonly webhooks = new Map<string, PendingWebhook>();
+  /** COMPLETED jobs per endpoint in (finishedAt, id) order, for the endpoints `completedJobs` is asked about */
+  private readonly completions = new CompletionOrder((id) => this.jobs.get(id)?.status === 'COMPLETED');
 
   constructor(private readonly opts: TableOptions) {}
 
@@ -136,6 +139,20 @@ export class JobTable {
     return job;
   }
 
+  /** up to `limit` of the endpoint's COMPLETED jobs after `after` in (finishedAt, id) order, expired ones left out */
+  completedAfter(endpointId: string, after: Completion, limit: number, now: number): Job[] {
+    const answers = (c: Completion): boolean => {
+      const job = this.find(c.id, now);
+      return job?.status === 'COMPLETED' && job.finishedAt === c.finishedAt;
+    };
+    const all = (): Completion[] =>
+      [...(this.byEndpoint.get(endpointId) ?? [])].flatMap((id) => {
+        const job = this.jobs.get(id)!;
+        return job.status === 'COMPLETED' ? [{ finishedAt: job.finishedAt!, id }] : [];
+      });
+    return this.completions.page(endpointId, after, limit, answers, all).map((c) => this.jobs.get(c.id)!);
+  }
+
   /** ids of the jobs `workerId` holds IN_PROGRESS */
   heldBy(workerId: string): string[] {
     return [...(this.byWorker.get(workerId) ?? [])];
@@ -221,12 +238,14 @@ export class JobTable {
     this.jobs.delete(id);
     this.streams.delete(id);
     this.cursors.delete(id);
+    if (job.status === 'COMPLETED') this.completions.removed(job.endpointId);
     const ids = this.byEndpoint.get(job.endpointId);
     ids?.delete(id);
     if (ids?.size === 0) {
       this.byEndpoint.delete(job.endpointId);
       this.lanes.delete(job.endpointId);
       this.stats.delete(job.endpointId);
+      this.completions.forget(job.endpointId);
     }
   }
 
@@ -239,6 +258,10 @@ export class JobTable {
     if (!ids) this.byEndpoint.set(job.endpointId, (ids = new Set()));
     ids.add(job.id);
     this.index(job, 1, front);
+    if (job.status === 'COMPLETED' ? old?.status !== 'COMPLETED' || old.finishedAt !== job.finishedAt : old?.status === 'COMPLETED') {
+      if (old?.status === 'COMPLETED') this.completions.removed(job.endpointId);
+      if (job.status === 'COMPLETED') this.completions.completed(job.endpointId, { finishedAt: job.finishedAt!, id: job.id });
+    }
     // a deadline for every state that has one; re-checked when popped
     const kinds: DeadlineKind[] = job.status === 'IN_QUEUE' ? ['ttl'] : job.status === 'IN_PROGRESS' ? ['lease', 'exec'] : ['expire'];
     if (old?.status !== job.status || old.startedAt !== job.startedAt) {

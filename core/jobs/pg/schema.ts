@@ -55,6 +55,8 @@ CREATE INDEX IF NOT EXISTS gpufleet_jobs_queued ON gpufleet_jobs (endpoint_id, l
 CREATE INDEX IF NOT EXISTS gpufleet_jobs_running ON gpufleet_jobs (worker_id) WHERE status = 'IN_PROGRESS';
 CREATE INDEX IF NOT EXISTS gpufleet_jobs_endpoint ON gpufleet_jobs (endpoint_id);
 CREATE INDEX IF NOT EXISTS gpufleet_jobs_due ON gpufleet_jobs (due_at);
+-- completedJobs pages (the public model charge sweep): read in order from here, not sorted per page
+CREATE INDEX IF NOT EXISTS gpufleet_jobs_completed ON gpufleet_jobs (endpoint_id, finished_at, id COLLATE "C") WHERE status = 'COMPLETED';
 CREATE TABLE IF NOT EXISTS gpufleet_job_chunks (
   job_id text NOT NULL REFERENCES gpufleet_jobs (id) ON DELETE CASCADE,
   n      integer NOT NULL,
