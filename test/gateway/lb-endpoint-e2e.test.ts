@@ -208,15 +208,16 @@ describe('a load-balancing endpoint', () => {
   test('a worker removed mid-request: the caller gets a clean 502 at once, not a hang', async () => {
     const [w] = await liveWorkers(ep.id);
     const t0 = Date.now();
-    const pending = call(`/v2/${ep.id}/slow?ms=3000`);
-    await new Promise((r) => setTimeout(r, 600));
-    expect(cp.services.workers.requests.inFlightOn(w!.id)).toBe(1); // it is in flight on that worker now
+    // when the answer's head arrived, not when `docker rm -f` (which removes the storage too) returned
+    const pending = call(`/v2/${ep.id}/slow?ms=3000`).then((res) => ({ res, at: Date.now() }));
+    // it is in flight on that worker now
+    await waitFor('the request in flight on the worker', async () => cp.services.workers.requests.inFlightOn(w!.id) === 1, 2_000, 10);
     await runDocker(['rm', '-f', `gpufleet-${w!.id}`]);
-    const res = await pending;
+    const { res, at } = await pending;
     const body = await json(res);
     expect(res.status, JSON.stringify(body)).toBe(502);
     expect(body.code).toBe('BAD_GATEWAY');
-    expect(Date.now() - t0).toBeLessThan(2_900); // before the worker would have answered
+    expect(at - t0).toBeLessThan(2_900); // before the worker would have answered
     // the endpoint serves again once the worker is back (the provisioner runs its container anew) or replaced
     await waitFor('the endpoint serving again', async () => (await call(`/v2/${ep.id}/echo`)).status === 200, 30_000);
   });

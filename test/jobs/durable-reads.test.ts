@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { EmbeddedJobQueue } from '../../core/jobs/index.ts';
+import { waitFor } from '../harness/wait-for.ts';
 import { job } from './queue-fixture.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -45,8 +46,9 @@ test('a status read while a completion waits for its fdatasync answers only once
   cleanups.push(async () => disk.restore());
   let completed = false;
   const completion = q.complete(a.id, 'w-1', { output: 'done' }).then((j) => ((completed = true), j));
-  await new Promise((r) => setTimeout(r, 50));
-  expect(disk.held(), 'the completion waits for its fdatasync').toBeGreaterThan(0);
+  // the completion's write reaches its fdatasync when the group commit runs (a loaded disk can take a while)
+  await waitFor('the completion to wait for its fdatasync', async () => disk.held() > 0, 10_000, 5);
+  expect(completed, 'the completion waits for its fdatasync').toBe(false);
 
   let answered: string | undefined;
   const read = q.get(a.id).then((j) => (answered = j?.status));

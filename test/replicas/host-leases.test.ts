@@ -40,8 +40,11 @@ const none = new Set<string>();
 
 test('a stalled replica loses its hosts when its leases run out, and its create-path check then says no', async () => {
   const url = await database();
-  const a = replica(url, 'a', 1000);
-  const b = replica(url, 'b', 1000);
+  // leases long enough that the steps between a's sync and b's (a fresh pool's first connection on a
+  // loaded machine included), and between b's takeover and a's return, happen well inside them
+  const ttlMs = 3000;
+  const a = replica(url, 'a', ttlMs);
+  const b = replica(url, 'b', ttlMs);
   const all = hosts(4);
   const first = await a.sync(all, none);
   expect(first.held.sort()).toEqual(all);
@@ -52,7 +55,7 @@ test('a stalled replica loses its hosts when its leases run out, and its create-
   expect(second.held).toEqual([]);
   expect(second.leader).toBe(false);
   // a stalls (no sync, no confirm) past its leases' lifetime
-  await new Promise((r) => setTimeout(r, 1200));
+  await new Promise((r) => setTimeout(r, ttlMs + 200));
   const taken = await b.sync(all, none);
   // a is no longer alive either (its replica row is as old as its leases): b takes every host, and the lead
   expect(taken.taken.sort()).toEqual(all);

@@ -3,6 +3,7 @@
 // lost hosts, version rolls, billing, and workers kept out of the pod interface.
 import { afterEach, describe, expect, test } from 'vitest';
 import { isGpufleetError } from '../../model/index.ts';
+import { waitFor } from '../harness/wait-for.ts';
 import { openWorkerFixture, ORIGIN, type WorkerFixture } from './worker-fixture.ts';
 
 const H100 = 'NVIDIA H100 80GB HBM3';
@@ -293,7 +294,8 @@ describe('autoscaler ticks', () => {
     fx.advance(5_001);
     await fx.queue.sweep();
     expect((await fx.queue.get(j.id))!.status).toBe('TIMED_OUT');
-    for (let i = 0; i < 50 && (await fx.live(e.id)).length > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    // the recycle reaches the worker service from the job side's onFinal, on its own time
+    await waitFor('the worker recycled', async () => (await fx.live(e.id)).length === 0, 10_000, 10);
     const r = (await fx.services.store.get('pods', w!.id))!;
     expect(r.worker!.retiredReason).toBe(`recycled: job ${j.id} ran past its executionTimeout`);
     expect(r.worker!.failed).toBe(true);

@@ -144,14 +144,20 @@ describe('PostgreSQL store when the database goes away', () => {
       await a.transact((tx) => tx.put('pods', gpuPod('pod_before', 'host_1', [])));
       let inside!: () => void;
       const holding = new Promise<void>((r) => (inside = r));
+      let killed!: () => void;
+      const dead = new Promise<void>((r) => (killed = r));
       const tx = a.transact(async (t) => {
         await t.get('pods', 'pod_before'); // a statement ran: the connection is lent to this transaction
         inside();
-        await new Promise((r) => setTimeout(r, 1_500)); // the database dies here, between two statements
+        // the database dies here, between two statements: the transaction goes on only once it is dead
+        // (a fixed pause could end before a loaded machine had killed it), and once the broken
+        // connection has had a moment to tell its 'error'
+        await dead;
+        await new Promise((r) => setTimeout(r, 200));
         t.put('pods', gpuPod('pod_during', 'host_1', []));
       });
       await holding;
-      await cluster.kill();
+      await cluster.kill().finally(killed);
       await expect(tx).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', status: 503 });
       // the broken connection's 'error' event arrived while it was lent out: handled, not uncaught
       await new Promise((r) => setTimeout(r, 200));
