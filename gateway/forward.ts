@@ -5,7 +5,9 @@
 // goes away (docs/gateway.md, "Why undici's dispatcher"). Nothing is retried. What is not the
 // caller's to send on (its credentials, hop-by-hop headers) is dropped here; `x-forwarded-*` are set.
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import type { CallerUpgrade, Tunnels } from './tunnel.ts';
 
 /** The caller's credentials to gpufleet: never sent to a worker. */
 const CREDENTIALS = new Set(['authorization', 'x-api-key', 'proxy-authorization']);
@@ -35,6 +37,11 @@ export interface Forward {
   onAnswer(): void;
   /** called once, when the caller's response has closed (answered, failed or the caller gone) */
   onClose(): void;
+  /**
+   * an upgrade request (WebSocket): sent on as one, and a 101 from the worker joins the caller's socket
+   * to the worker's in `tunnels` (tunnel.ts); onClose then comes when the tunnel ends
+   */
+  upgrade?: { caller: CallerUpgrade; tunnels: Tunnels };
 }
 
 /**
@@ -55,6 +62,7 @@ export function forward(dispatcher: Dispatcher, req: IncomingMessage, res: Serve
         body: f.body as Dispatcher.DispatchOptions['body'],
         headersTimeout: f.timeoutMs,
         bodyTimeout: f.timeoutMs,
+        ...(f.upgrade ? { upgrade: f.upgrade.caller.protocol } : {}),
       },
       writer,
     );
@@ -65,8 +73,10 @@ export function forward(dispatcher: Dispatcher, req: IncomingMessage, res: Serve
 class AnswerWriter implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | null = null;
   private started = false;
+  private upgraded = false;
   private readonly onResClose = (): void => {
-    if (!this.res.writableFinished) this.controller?.abort(new Error('the caller went away'));
+    // a tunnel's caller going away is the tunnel's to handle (tunnel.ts): undici is done with it
+    if (!this.res.writableFinished && !this.upgraded) this.controller?.abort(new Error('the caller went away'));
     this.f.onClose();
   };
   private readonly onDrain = (): void => this.controller?.resume();
@@ -99,7 +109,18 @@ class AnswerWriter implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    this.res.end();
+    // an upgrade the worker refused: its answer was the caller's, and the connection ends with it
+    const socket = this.f.upgrade?.caller.socket;
+    this.res.end(socket ? () => socket.destroy() : undefined);
+    this.resolve();
+  }
+
+  onRequestUpgrade(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void {
+    this.started = true;
+    this.upgraded = true;
+    this.f.onAnswer();
+    if (!this.f.upgrade) socket.destroy(); // undici sends an upgrade only when asked to
+    else this.f.upgrade.tunnels.join(this.f.upgrade.caller, socket, statusCode, headers, this.f.ownHeaders);
     this.resolve();
   }
 

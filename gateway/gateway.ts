@@ -9,6 +9,7 @@ import { Balancer } from './balancer.ts';
 import { containerRoute, SshConnector, type WorkerConnector } from './connectors.ts';
 import { HealthChecks, type HealthCheckOptions } from './health-checks.ts';
 import { GATEWAY_PREFIX, proxyRoutes } from './proxy-routes.ts';
+import { Tunnels } from './tunnel.ts';
 import { workerDispatcher } from './worker-dispatcher.ts';
 import { WorkerTable } from './worker-table.ts';
 
@@ -44,6 +45,7 @@ export function loadBalancerGateway(opts: GatewayOptions = {}): (services: Servi
     const balancer = new Balancer(table, services.workers, opts.holdMs ?? DEFAULT_HOLD_MS);
     checks.onReady((w) => balancer.wake(w.endpointId));
     table.onGone((w) => connector.forget(w));
+    const tunnels = new Tunnels();
     const domain = services.config.lbDomain ? `.${services.config.lbDomain}` : null;
 
     return {
@@ -77,6 +79,13 @@ export function loadBalancerGateway(opts: GatewayOptions = {}): (services: Servi
           principalOf: ctx.principalOf,
           maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
           requestTimeoutMs: opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+          tunnels,
+        });
+        // before the server closes: it waits for every connection, and an upgraded one is no longer
+        // the HTTP server's to close (forceCloseConnections does not reach it)
+        app.addHook('preClose', (done) => {
+          tunnels.closeAll(); // open WebSockets end with the server
+          done();
         });
         app.addHook('onClose', async () => {
           checks.stop();

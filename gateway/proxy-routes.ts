@@ -6,7 +6,8 @@
 // one error handler: 404 (not the caller's endpoint), 413 (over 30 MB), 503 (no worker ready within
 // the hold), 502 (the worker could not be reached or broke off before answering), 504 (no answer
 // within the time per request). Once the answer has started, a worker that breaks off ends the
-// caller's connection (the status line is already sent).
+// caller's connection (the status line is already sent). An upgrade request (WebSocket) takes the same
+// path, guard, balancer and all, and a 101 from the worker joins the two sockets (tunnel.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
@@ -15,6 +16,7 @@ import type { Principal, WorkerService } from '../core/index.ts';
 import { GpufleetError, isGpufleetError } from '../model/index.ts';
 import type { Balancer } from './balancer.ts';
 import { forward } from './forward.ts';
+import { type CallerUpgrade, Tunnels } from './tunnel.ts';
 import { workerOrigin } from './worker-dispatcher.ts';
 import type { LbWorker, WorkerTable } from './worker-table.ts';
 
@@ -29,6 +31,8 @@ export interface ProxyDeps {
   principalOf(request: FastifyRequest): Principal;
   maxBodyBytes: number;
   requestTimeoutMs: number;
+  /** the open WebSocket tunnels, ended when the gateway stops */
+  tunnels: Tunnels;
 }
 
 export async function proxyRoutes(app: FastifyInstance, d: ProxyDeps): Promise<void> {
@@ -58,6 +62,7 @@ export async function proxyRoutes(app: FastifyInstance, d: ProxyDeps): Promise<v
       const done = d.workers.requests.start(ep.id, w.id);
 
       const limit = isReadable(request.body) ? limitBody(request, d.maxBodyBytes) : null;
+      const upgrade = callerUpgrade(request);
       const sentAt = Date.now();
       forward(d.dispatcher, request.raw, reply.raw, {
         origin: workerOrigin(w),
@@ -69,6 +74,7 @@ export async function proxyRoutes(app: FastifyInstance, d: ProxyDeps): Promise<v
         ownHeaders: reply.getHeaders() as OutgoingHttpHeaders,
         onAnswer: () => reply.hijack(), // from here on the answer is the worker's, written as it comes
         onClose: done, // the request is no longer in flight on the worker
+        ...(upgrade ? { upgrade: { caller: upgrade, tunnels: d.tunnels } } : {}),
       }).catch((error: unknown) => {
         if (reply.sent || reply.raw.destroyed) return; // the answer had started, or the caller went away
         void reply.send(limit?.exceeded ? tooLarge(d.maxBodyBytes) : upstreamError(error, w, d.requestTimeoutMs, Date.now() - sentAt));
@@ -76,7 +82,22 @@ export async function proxyRoutes(app: FastifyInstance, d: ProxyDeps): Promise<v
       return reply;
     };
 
-    const route = { config: { scope: 'read_write', rawKey: true }, schema: { hide: true }, exposeHeadRoute: false } as const;
+    // @fastify/websocket wraps every route's handler to complete a WebSocket handshake itself when a
+    // request came as an upgrade; here the worker completes it (tunnel.ts), so these routes keep their own
+    gw.addHook('onRoute', (r) => {
+      if (r.url.startsWith(GATEWAY_PREFIX)) r.handler = handler;
+    });
+    const route = {
+      config: { scope: 'read_write', rawKey: true },
+      schema: { hide: true },
+      exposeHeadRoute: false,
+      // an upgrade answered here (refused by the guard, 404, 503…) leaves a socket no HTTP server
+      // owns any more: it ends with the answer (a tunnel's answer is the worker's, and is hijacked)
+      onResponse: (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
+        if (cameAsUpgrade(request)) request.raw.socket?.destroy();
+        done();
+      },
+    } as const;
     gw.all(`${GATEWAY_PREFIX}/:endpointId`, route, handler);
     gw.all(`${GATEWAY_PREFIX}/:endpointId/*`, route, handler);
   });
@@ -92,6 +113,30 @@ export function workerPath(url: string, endpointId: string): string {
   params.delete('api_key');
   const query = params.toString();
   return path.slice(0, q) + (query ? `?${query}` : '');
+}
+
+/**
+ * The caller's socket when the request came as an upgrade (Node's 'upgrade' event, which
+ * @fastify/websocket routes through Fastify and marks `request.ws`), with the bytes that came after
+ * its head (kept by that plugin under its 'ws-head' symbol; a client waits for the 101, so they are
+ * almost always none).
+ */
+function callerUpgrade(request: FastifyRequest): CallerUpgrade | null {
+  const protocol = request.headers.upgrade;
+  if (!cameAsUpgrade(request) || typeof protocol !== 'string' || !request.raw.socket) return null;
+  const head = pluginSlot(request, 'ws-head');
+  return { protocol, socket: request.raw.socket, head: Buffer.isBuffer(head) ? head : Buffer.alloc(0) };
+}
+
+/** The request came by Node's 'upgrade' event (@fastify/websocket keeps its socket under 'ws-socket'). */
+function cameAsUpgrade(request: FastifyRequest): boolean {
+  return request.ws === true || pluginSlot(request, 'ws-socket') !== undefined;
+}
+
+function pluginSlot(request: FastifyRequest, name: string): unknown {
+  const raw = request.raw as unknown as Record<symbol, unknown>;
+  const key = Object.getOwnPropertySymbols(raw).find((k) => k.description === name);
+  return key ? raw[key] : undefined;
 }
 
 function isReadable(v: unknown): boolean {

@@ -9,6 +9,7 @@ import type { ServerConfig, Services } from '../../core/index.ts';
 import { startTestControlPlane, type TestControlPlane } from './control-plane.ts';
 import { seedHosts } from './fake-hosts.ts';
 import type { TestHost } from './test-host.ts';
+import type { Server } from 'node:http';
 import { startLbTestServer } from './worker-handlers/lb-test-server.ts';
 
 export interface LocalLbWorld {
@@ -20,6 +21,8 @@ export interface LocalLbWorld {
   workerIds: string[];
   /** each local worker's own URL (what the gateway forwards to), in order; worker i answers x-worker: local-<i> */
   direct: string[];
+  /** the in-process workers' HTTP servers, in order (none with `workerPorts`): a test may add routes, an 'upgrade' handler */
+  servers: Server[];
   close(): Promise<void>;
 }
 
@@ -90,6 +93,7 @@ export async function startLocalLbWorld(opts: LocalLbOptions = {}): Promise<Loca
       endpointId: ep.id,
       workerIds: pods.map((p) => p.id),
       direct: servers.map((s) => `http://127.0.0.1:${s.port}`),
+      servers: servers.flatMap((s) => ('server' in s ? [s.server] : [])),
       async close() {
         await cp.close();
         await Promise.all(servers.map((s) => s.close()));
