@@ -6,23 +6,10 @@
 import { Scheduler, placementError, type PlacementRequest as FleetRequest } from '../fleet/index.ts';
 import { priceFor, type PriceBook } from '../fleet/index.ts';
 import { cpuPricePerHour } from '../fleet/index.ts';
+import { allocationOf, podDiskGb, sameAllocation } from '../fleet/index.ts';
 import type { HostRecord, PodRecord } from '../model/index.ts';
 import type { Store, StoreReader, StoreTx } from '../store/index.ts';
 import type { Placement, PlacementRequest, Placer } from './placement.ts';
-
-export function allocationOf(pod: PodRecord) {
-  if (!pod.allocated || !pod.hostId) return null;
-  return {
-    podId: pod.id,
-    hostId: pod.hostId,
-    gpuUuids: pod.gpuUuids,
-    vcpu: pod.cpu?.vcpuCount ?? pod.reservedVcpu ?? 0,
-    memoryGb: pod.cpu?.memory ?? pod.reservedMemoryGb ?? 0,
-    diskGb: podDiskGb(pod),
-  };
-}
-
-const podDiskGb = (pod: PodRecord) => pod.disk + (pod.mounts.persistent?.size ?? 0);
 
 export class FleetPlacer implements Placer {
   /** changed ids and the version written (null: deleted; undefined: not told, read it) */
@@ -75,7 +62,7 @@ export class FleetPlacer implements Placer {
       const pod = version === undefined ? await store.get('pods', id) : version;
       const a = pod ? allocationOf(pod) : null;
       const held = this.scheduler.allocation(id);
-      if (held && a && held.hostId === a.hostId && held.gpuUuids.join() === a.gpuUuids.join()) continue;
+      if (held && a && sameAllocation(held, a)) continue;
       this.scheduler.release(id);
       if (a) this.scheduler.record(a);
     }

@@ -9,5 +9,6 @@ export * from './stock.ts';
 export * from './fleet-service.ts';
 export * from './host-probe.ts';
 export * from './placement.ts';
+export * from './host-load.ts';
 export * from './scheduler.ts';
 export * from './ssh-pool.ts';

@@ -19,6 +19,7 @@ import {
   type PlacementResult,
   compileRequest,
   cudaKey,
+  hasFreeCpuMemory,
   roomOk,
   staticOk,
 } from './placement.ts';
@@ -26,6 +27,9 @@ import {
 export * from './placement.ts';
 
 type Choice = { h: HostState; typeId: string | null; slots: GpuSlot[] };
+
+/** a request for nothing: `roomOk` with it asks whether a host's recorded pods fit it at all */
+const NOTHING = compileRequest({ cloud: 'ALL', diskGb: 0 });
 
 /** Tie-break shared by both paths: fewer free GPUs, then fewer free vCPUs, then less memory, then id. */
 function better(a: HostState, b: HostState): boolean {
@@ -163,6 +167,16 @@ export class Scheduler {
       });
     }
     return true;
+  }
+
+  /**
+   * Whether the pods recorded on a host take more vCPU or memory ('cpu-memory') or disk ('disk') than it
+   * has; null when they fit (or the host is unknown). `roomOk`'s rule, for the host's whole load.
+   */
+  overcommit(hostId: string): 'cpu-memory' | 'disk' | null {
+    const h = this.states.get(hostId);
+    if (!h || roomOk(h, NOTHING)) return null;
+    return hasFreeCpuMemory(h, NOTHING) ? 'disk' : 'cpu-memory';
   }
 
   allocation(podId: string): Allocation | null {

@@ -129,20 +129,31 @@ export class ChangeFeed {
   }
 
   /**
-   * A GPU claim this replica proposed was taken: announce the records holding those GPUs now, so the
-   * placer's next proposal knows them (their NOTIFY may not have arrived yet).
+   * A placement this replica proposed conflicted: announce the records holding those GPUs now (a GPU
+   * claim was taken), and the hosts and every pod on them (a host had no room left), so the placer's
+   * next proposal knows them (their NOTIFY may not have arrived yet). Only versions newer than the
+   * ones announced are announced.
    */
-  async catchUp(claims: GpuClaim[]): Promise<void> {
-    if (claims.length === 0) return;
-    const { rows } = await this.pool.query<{ owner_id: string }>(
-      'SELECT DISTINCT owner_id FROM gf_gpu_claims WHERE (host_id, gpu_uuid) IN (SELECT * FROM unnest($1::text[], $2::text[]))',
-      [claims.map((c) => c.hostId), claims.map((c) => c.gpuUuid)],
-    );
-    if (rows.length === 0) return;
-    await this.enqueueAndWait(async () => {
-      const changes = await this.fetch(new Map([['pods', new Set(rows.map((r) => r.owner_id))]]), new Set());
-      this.emit(changes, { actor: undefined });
-    });
+  async catchUp(claims: GpuClaim[], hostIds: string[] = []): Promise<void> {
+    const pods = new Set<string>();
+    if (claims.length > 0) {
+      const { rows } = await this.pool.query<{ owner_id: string }>(
+        'SELECT DISTINCT owner_id FROM gf_gpu_claims WHERE (host_id, gpu_uuid) IN (SELECT * FROM unnest($1::text[], $2::text[]))',
+        [claims.map((c) => c.hostId), claims.map((c) => c.gpuUuid)],
+      );
+      for (const r of rows) pods.add(r.owner_id);
+    }
+    if (hostIds.length > 0) {
+      const { rows } = await this.pool.query<{ id: string }>(`SELECT id FROM ${tableOf('pods')} WHERE data -> 'hostId' = ANY($1::jsonb[])`, [
+        hostIds.map((id) => JSON.stringify(id)),
+      ]);
+      for (const r of rows) pods.add(r.id);
+    }
+    const byCollection = new Map<string, Set<string>>();
+    if (hostIds.length > 0) byCollection.set('hosts', new Set(hostIds));
+    if (pods.size > 0) byCollection.set('pods', pods);
+    if (byCollection.size === 0) return;
+    await this.enqueueAndWait(async () => this.emit(await this.fetch(byCollection, new Set()), { actor: undefined }));
   }
 
   private async fetch(byCollection: Map<string, Set<string>>, deleted: Set<string>): Promise<StoreChange[]> {

@@ -13,6 +13,7 @@ import type { SecretBox } from '../secret-box.ts';
 import type { CollectionName, CommitInfo, RecordOf, Store, StoreChange, StoreObserver, StoreTx, TxOptions, Where } from '../store.ts';
 import type { GpuClaim } from './gpu-claims.ts';
 import { ChangeFeed } from './pg-change-feed.ts';
+import { HostCapacityConflict, isCapacityConflict } from './host-capacity.ts';
 import { isClaimConflict, isRetryable, isUnreachable, unavailable } from './pg-errors.ts';
 import { countSql, impossibleId, ROW_COLUMNS, RowCache, selectSql, type Row } from './pg-rows.ts';
 import { migrate, pendingMigrations, tableOf } from './pg-schema.ts';
@@ -39,12 +40,13 @@ export interface PgStoreOptions {
 
 /** how long a transaction is run again after serialisation failures before it answers 503 */
 const RETRY_BUDGET_MS = 15_000;
-/** how often a transaction places again after its GPUs were taken by another before it gives up */
+/** how often a transaction places again after its GPUs or its host's room were taken by another before it gives up */
 const CLAIM_RETRIES = 25;
 /** between probes of an unreachable database */
 const PROBE_MS = 250;
 
-type Attempt<T> = { ok: true; value: T } | { ok: false; error: unknown; claims: GpuClaim[] };
+/** a failed attempt: its error, and what to look up when its placement conflicted (GPUs claimed, a host overcommitted) */
+type Attempt<T> = { ok: true; value: T } | { ok: false; error: unknown; claims: GpuClaim[]; hosts: string[] };
 
 export class PgStore implements Store {
   /** the pool the store uses; the PostgreSQL job queue shares it */
@@ -162,7 +164,7 @@ export class PgStore implements Store {
     await this.slot();
     try {
       const started = Date.now();
-      let claimConflicts = 0;
+      let placementConflicts = 0;
       for (let attempt = 1; ; attempt++) {
         this.assertUsable();
         const r = await this.attempt(fn, actor);
@@ -174,13 +176,9 @@ export class PgStore implements Store {
           await sleep(Math.random() * Math.min(100, 2 ** attempt));
           continue;
         }
-        if (isClaimConflict(e)) {
-          if (++claimConflicts > CLAIM_RETRIES)
-            throw new GpufleetError('CAPACITY_UNAVAILABLE', 'The GPUs this request was placed on kept being taken by concurrent requests; none is free for it now.', {
-              cause: e,
-              fields: { reason: 'gpus_taken_concurrently' },
-            });
-          await this.feed.catchUp(r.claims).catch((err: unknown) => {
+        if (isClaimConflict(e) || isCapacityConflict(e)) {
+          if (++placementConflicts > CLAIM_RETRIES) throw placementGaveUp(e);
+          await this.feed.catchUp(isClaimConflict(e) ? r.claims : [], r.hosts).catch((err: unknown) => {
             throw isUnreachable(err) ? unavailable(err, 'The database cannot be reached; nothing was applied. Try again.') : err;
           });
           continue;
@@ -201,7 +199,7 @@ export class PgStore implements Store {
     try {
       client = await this.pool.connect();
     } catch (e) {
-      return { ok: false, error: e, claims: [] };
+      return { ok: false, error: e, claims: [], hosts: [] };
     }
     const tx = new PgTransaction(client, this.rows);
     let broken: Error | undefined;
@@ -239,7 +237,8 @@ export class PgStore implements Store {
         await client.query('ROLLBACK').catch((err: unknown) => {
           broken = err instanceof Error ? err : new Error(String(err));
         });
-      if (isRetryable(e) || isClaimConflict(e) || isUnreachable(e)) return { ok: false, error: e, claims: tx.claims };
+      if (isRetryable(e) || isClaimConflict(e) || isCapacityConflict(e) || isUnreachable(e))
+        return { ok: false, error: e, claims: tx.claims, hosts: isCapacityConflict(e) ? [e.hostId] : [] };
       throw e;
     } finally {
       client.release(broken);
@@ -315,3 +314,16 @@ export class PgStore implements Store {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** After CLAIM_RETRIES placements in a row lost their GPUs or their host's room to concurrent ones: 400, never a 5xx. */
+function placementGaveUp(e: unknown): GpufleetError {
+  if (e instanceof HostCapacityConflict)
+    return new GpufleetError('CAPACITY_UNAVAILABLE', 'The host this request was placed on kept being filled by concurrent requests; none has room for it now.', {
+      cause: e,
+      fields: { reason: 'capacity_taken_concurrently', constraint: e.constraint },
+    });
+  return new GpufleetError('CAPACITY_UNAVAILABLE', 'The GPUs this request was placed on kept being taken by concurrent requests; none is free for it now.', {
+    cause: e,
+    fields: { reason: 'gpus_taken_concurrently' },
+  });
+}

@@ -1,13 +1,15 @@
 // One attempt at a transaction on PostgreSQL: BEGIN ISOLATION LEVEL SERIALIZABLE on a pooled
 // connection, reads through it (and through the transaction's own writes, kept here until the end),
 // then at the end every write in a few statements: the rows (one rev for the whole transaction),
-// the GPU claims of the pods it wrote, and the change notification other replicas listen for. The
-// caller commits; PostgreSQL delivers the notification only if the commit succeeds.
+// the GPU claims of the pods it wrote, the capacity of each host its pods were placed on re-checked,
+// and the change notification other replicas listen for. The caller commits; PostgreSQL delivers the
+// notification only if the commit succeeds.
 import type pg from 'pg';
 import { deepFreeze, type AnyRecord } from '../memory-table.ts';
 import { layered } from '../pending-layer.ts';
 import type { CollectionName, RecordOf, StoreTx, Where } from '../store.ts';
 import { CLAIMING_COLLECTIONS, claimsOf, sameClaims, type GpuClaim } from './gpu-claims.ts';
+import { checkHostCapacity, hostsGainingLoad } from './host-capacity.ts';
 import { countSql, impossibleId, keyOf, ROW_COLUMNS, selectSql, type Row, type RowCache, type StoredRecord } from './pg-rows.ts';
 import { tableOf } from './pg-schema.ts';
 import { assertStorable } from './storable-text.ts';
@@ -136,6 +138,8 @@ export class PgTransaction implements StoreTx {
       if (deletes.length > 0) await this.q(`DELETE FROM ${t} WHERE id = ANY($1::text[])`, [deletes]);
       if (CLAIMING_COLLECTIONS.has(c)) await this.writeClaims(c, m);
     }
+    const pods = this.overlay.get('pods');
+    if (pods) await checkHostCapacity((text, values) => this.q(text, values), hostsGainingLoad(pods, (id) => this.seen.get(keyOf('pods', id))));
     const entries: [string, string, 0 | 1][] = ops.map((o) => [o.c, o.id, o.v === null ? 1 : 0]);
     for (const chunk of chunks(entries, origin, actor ?? null))
       await this.q('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, JSON.stringify(chunk)]);
