@@ -4,6 +4,7 @@
 // seal with: GPUFLEET_SECRET_KEY when set, else `<dataDir>/secret.key`.
 import type pg from 'pg';
 import { GpufleetError } from '../model/index.ts';
+import { hostLoadRule } from '../fleet/index.ts';
 import { LowdbStore, PgStore, SecretBox, type Store, type StoreObserver } from '../store/index.ts';
 import type { ServerConfig } from './config.ts';
 
@@ -26,7 +27,7 @@ export async function secretBoxFor(config: StoreConfig): Promise<SecretBox> {
 
 export async function openStore(config: StoreConfig, opts: OpenStoreOptions = {}): Promise<Store> {
   const secretBox = await secretBoxFor(config);
-  if (config.databaseUrl) return PgStore.open({ url: config.databaseUrl, secretBox, ...opts });
+  if (config.databaseUrl) return PgStore.open({ url: config.databaseUrl, secretBox, hostLoad: hostLoadRule, ...opts });
   return LowdbStore.open({ dir: config.dataDir, ...(config.secretKey ? { secretBox } : {}), ...opts });
 }
 

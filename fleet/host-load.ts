@@ -2,6 +2,7 @@
 // accounting. The placer records `allocationOf` for every pod it knows; the PostgreSQL store re-checks
 // a host's whole load at commit with `overcommitOf` (store/pg/host-capacity.ts): one rule for both.
 import type { HostRecord, PodRecord } from '../model/index.ts';
+import type { HostLoadRule } from '../store/index.ts';
 import type { Allocation } from './placement.ts';
 import { Scheduler } from './scheduler.ts';
 
@@ -36,3 +37,6 @@ export function overcommitOf(host: HostRecord, pods: readonly PodRecord[]): 'cpu
   const allocations = pods.map(allocationOf).filter((a): a is Allocation => a !== null && a.hostId === host.id);
   return new Scheduler([host], allocations).overcommit(host.id);
 }
+
+/** The rule the PostgreSQL store re-checks a host with at commit (PgStoreOptions.hostLoad). */
+export const hostLoadRule: HostLoadRule = { holds: allocationOf, overcommit: overcommitOf };

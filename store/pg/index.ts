@@ -2,3 +2,4 @@
 export { PgStore, type PgStoreOptions } from './pg-store.ts';
 export { migrate, pendingMigrations, MIGRATIONS, type MigrateResult } from './pg-schema.ts';
 export { importDataDir, type ImportCount, type ImportOptions } from './pg-import.ts';
+export type { HostLoadRule } from './host-capacity.ts';

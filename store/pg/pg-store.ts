@@ -13,7 +13,7 @@ import type { SecretBox } from '../secret-box.ts';
 import type { CollectionName, CommitInfo, RecordOf, Store, StoreChange, StoreObserver, StoreTx, TxOptions, Where } from '../store.ts';
 import type { GpuClaim } from './gpu-claims.ts';
 import { ChangeFeed } from './pg-change-feed.ts';
-import { HostCapacityConflict, isCapacityConflict } from './host-capacity.ts';
+import { HostCapacityConflict, isCapacityConflict, type HostLoadRule } from './host-capacity.ts';
 import { isClaimConflict, isRetryable, isUnreachable, unavailable } from './pg-errors.ts';
 import { countSql, impossibleId, ROW_COLUMNS, RowCache, selectSql, type Row } from './pg-rows.ts';
 import { migrate, pendingMigrations, tableOf } from './pg-schema.ts';
@@ -36,6 +36,12 @@ export interface PgStoreOptions {
   onError?: (error: GpufleetError) => void;
   /** told what it changed on its own: migrations applied, the database back */
   onNotice?: (message: string) => void;
+  /**
+   * the placer's rule (fleet's hostLoadRule): with it, a transaction that places pods on a host
+   * re-checks the host's vCPU, memory and disk in the database before it commits; without it only GPUs
+   * are held across replicas
+   */
+  hostLoad?: HostLoadRule;
 }
 
 /** how long a transaction is run again after serialisation failures before it answers 503 */
@@ -201,7 +207,7 @@ export class PgStore implements Store {
     } catch (e) {
       return { ok: false, error: e, claims: [], hosts: [] };
     }
-    const tx = new PgTransaction(client, this.rows);
+    const tx = new PgTransaction(client, this.rows, this.opts.hostLoad);
     let broken: Error | undefined;
     /** what fn threw by itself (no statement failed): the caller's error, passed on as it is */
     let own = null as { error: unknown } | null;
@@ -217,7 +223,17 @@ export class PgStore implements Store {
         throw e;
       }
       if (tx.failure) throw tx.failure;
-      const written = await tx.write(actor, this.origin);
+      let written: Awaited<ReturnType<PgTransaction['write']>>;
+      try {
+        written = await tx.write(actor, this.origin);
+      } catch (e) {
+        // a statement failed: that failure decides. Otherwise the commit step's own code threw: a
+        // refusal of ours (GpufleetError: not storable, a host without room) takes its own path below,
+        // and anything else is a bug, passed on as it is (a 500), never taken for the database being down
+        if (tx.failure) throw tx.failure;
+        if (!(e instanceof GpufleetError)) own = { error: e };
+        throw e;
+      }
       const appliedAt = performance.now();
       await client.query('COMMIT');
       if (written) {

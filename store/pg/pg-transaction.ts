@@ -9,7 +9,7 @@ import { deepFreeze, type AnyRecord } from '../memory-table.ts';
 import { layered } from '../pending-layer.ts';
 import type { CollectionName, RecordOf, StoreTx, Where } from '../store.ts';
 import { CLAIMING_COLLECTIONS, claimsOf, sameClaims, type GpuClaim } from './gpu-claims.ts';
-import { checkHostCapacity, hostsGainingLoad } from './host-capacity.ts';
+import { checkHostCapacity, hostsGainingLoad, type HostLoadRule } from './host-capacity.ts';
 import { countSql, impossibleId, keyOf, ROW_COLUMNS, selectSql, type Row, type RowCache, type StoredRecord } from './pg-rows.ts';
 import { tableOf } from './pg-schema.ts';
 import { assertStorable } from './storable-text.ts';
@@ -44,6 +44,8 @@ export class PgTransaction implements StoreTx {
   constructor(
     private readonly client: pg.PoolClient,
     private readonly rows: RowCache,
+    /** the placer's rule, to re-check each host this transaction places pods on (none: GPUs only) */
+    private readonly hostLoad: HostLoadRule | undefined,
   ) {}
 
   private async q<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
@@ -139,7 +141,8 @@ export class PgTransaction implements StoreTx {
       if (CLAIMING_COLLECTIONS.has(c)) await this.writeClaims(c, m);
     }
     const pods = this.overlay.get('pods');
-    if (pods) await checkHostCapacity((text, values) => this.q(text, values), hostsGainingLoad(pods, (id) => this.seen.get(keyOf('pods', id))));
+    const rule = this.hostLoad;
+    if (pods && rule) await checkHostCapacity(rule, (text, values) => this.q(text, values), hostsGainingLoad(rule, pods, (id) => this.seen.get(keyOf('pods', id))));
     const entries: [string, string, 0 | 1][] = ops.map((o) => [o.c, o.id, o.v === null ? 1 : 0]);
     for (const chunk of chunks(entries, origin, actor ?? null))
       await this.q('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, JSON.stringify(chunk)]);

@@ -2,7 +2,7 @@
 // hosts a transaction's pod writes add to, and the scheduler's rule applied to a host's whole load
 // (fleet/host-load.ts). The check against a real database: test/api/postgres-replicas-capacity.test.ts.
 import { describe, expect, it } from 'vitest';
-import { overcommitOf } from '../../fleet/host-load.ts';
+import { hostLoadRule, overcommitOf } from '../../fleet/host-load.ts';
 import type { PodRecord } from '../../model/index.ts';
 import type { AnyRecord } from '../../store/memory-table.ts';
 import { hostsGainingLoad } from '../../store/pg/host-capacity.ts';
@@ -32,22 +32,22 @@ describe('hostsGainingLoad: the hosts a transaction’s pod writes add to', () =
   const seen = (pods: Record<string, PodRecord | null>) => (id: string) => pods[id] as unknown as AnyRecord | null | undefined;
 
   it('a pod placed new, started again, moved, or written unread', () => {
-    expect(hostsGainingLoad(writes(['a', pod('a')]), seen({ a: null }))).toEqual(['h1']);
-    expect(hostsGainingLoad(writes(['a', pod('a')]), seen({ a: pod('a', { allocated: false }) }))).toEqual(['h1']);
-    expect(hostsGainingLoad(writes(['a', pod('a', { hostId: 'h2' })]), seen({ a: pod('a') }))).toEqual(['h2']);
-    expect(hostsGainingLoad(writes(['a', pod('a')]), seen({}))).toEqual(['h1']);
+    expect(hostsGainingLoad(hostLoadRule, writes(['a', pod('a')]), seen({ a: null }))).toEqual(['h1']);
+    expect(hostsGainingLoad(hostLoadRule, writes(['a', pod('a')]), seen({ a: pod('a', { allocated: false }) }))).toEqual(['h1']);
+    expect(hostsGainingLoad(hostLoadRule, writes(['a', pod('a', { hostId: 'h2' })]), seen({ a: pod('a') }))).toEqual(['h2']);
+    expect(hostsGainingLoad(hostLoadRule, writes(['a', pod('a')]), seen({}))).toEqual(['h1']);
   });
   it('a pod given more on its host', () => {
-    expect(hostsGainingLoad(writes(['a', pod('a', { disk: 11 })]), seen({ a: pod('a') }))).toEqual(['h1']);
-    expect(hostsGainingLoad(writes(['a', pod('a', { reservedVcpu: 1 })]), seen({ a: pod('a') }))).toEqual(['h1']);
+    expect(hostsGainingLoad(hostLoadRule, writes(['a', pod('a', { disk: 11 })]), seen({ a: pod('a') }))).toEqual(['h1']);
+    expect(hostsGainingLoad(hostLoadRule, writes(['a', pod('a', { reservedVcpu: 1 })]), seen({ a: pod('a') }))).toEqual(['h1']);
   });
   it('nothing for writes that leave a placement as it was, shrink it or release it (no query for them)', () => {
-    expect(hostsGainingLoad(writes(['a', pod('a', { name: 'renamed' })]), seen({ a: pod('a') }))).toEqual([]);
-    expect(hostsGainingLoad(writes(['a', pod('a', { disk: 5 })]), seen({ a: pod('a') }))).toEqual([]);
-    expect(hostsGainingLoad(writes(['a', pod('a', { allocated: false })]), seen({ a: pod('a') }))).toEqual([]);
-    expect(hostsGainingLoad(writes(['a', null]), seen({ a: pod('a') }))).toEqual([]);
+    expect(hostsGainingLoad(hostLoadRule, writes(['a', pod('a', { name: 'renamed' })]), seen({ a: pod('a') }))).toEqual([]);
+    expect(hostsGainingLoad(hostLoadRule, writes(['a', pod('a', { disk: 5 })]), seen({ a: pod('a') }))).toEqual([]);
+    expect(hostsGainingLoad(hostLoadRule, writes(['a', pod('a', { allocated: false })]), seen({ a: pod('a') }))).toEqual([]);
+    expect(hostsGainingLoad(hostLoadRule, writes(['a', null]), seen({ a: pod('a') }))).toEqual([]);
   });
   it('each host once, in id order (the order its locks are taken in)', () => {
-    expect(hostsGainingLoad(writes(['a', pod('a', { hostId: 'h9' })], ['b', pod('b', { hostId: 'h1' })], ['c', pod('c', { hostId: 'h9' })]), seen({}))).toEqual(['h1', 'h9']);
+    expect(hostsGainingLoad(hostLoadRule, writes(['a', pod('a', { hostId: 'h9' })], ['b', pod('b', { hostId: 'h1' })], ['c', pod('c', { hostId: 'h9' })]), seen({}))).toEqual(['h1', 'h9']);
   });
 });

@@ -81,6 +81,21 @@ describe('PostgreSQL store across replicas', () => {
     }
   });
 
+  it('a bug in the commit step (a record JSON cannot write) fails that transaction as it is; the store is not taken for down', async () => {
+    const a = await open(await cluster.createDatabase());
+    try {
+      // JSON.stringify throws a TypeError in the statement that writes the rows, before any statement runs
+      const rec = { ...gpuPod('pod_big', 'host_1', []), tags: { n: 1n } };
+      await expect(a.transact((tx) => tx.put('pods', rec as unknown as PodRecord))).rejects.toThrow(TypeError);
+      expect(a.writeBlocker()).toBeNull();
+      await a.transact((tx) => tx.put('pods', gpuPod('pod_after', 'host_1', [])));
+      expect(await a.get('pods', 'pod_big')).toBeUndefined();
+      expect((await a.get('pods', 'pod_after'))?.id).toBe('pod_after');
+    } finally {
+      await a.close();
+    }
+  });
+
   it('applies the migrations once when several replicas start together on an empty database', async () => {
     const url = await cluster.createDatabase();
     const stores = await Promise.all(Array.from({ length: 4 }, () => open(url)));
