@@ -119,6 +119,7 @@ class AnswerWriter implements Dispatcher.DispatchHandler {
     this.started = true;
     this.upgraded = true;
     this.f.onAnswer();
+    this.res.statusCode = statusCode; // what the request's metrics record when it ends (nothing is written through res)
     if (!this.f.upgrade) socket.destroy(); // undici sends an upgrade only when asked to
     else this.f.upgrade.tunnels.join(this.f.upgrade.caller, socket, statusCode, headers, this.f.ownHeaders);
     this.resolve();

@@ -122,8 +122,10 @@ export function workerPath(url: string, endpointId: string): string {
  * almost always none).
  */
 function callerUpgrade(request: FastifyRequest): CallerUpgrade | null {
+  // `request.ws` alone here: the plugin marks every upgrade that got this far (the symbol lookup of
+  // cameAsUpgrade is for answers the guard gave before it did, and stays off the proxied path)
   const protocol = request.headers.upgrade;
-  if (!cameAsUpgrade(request) || typeof protocol !== 'string' || !request.raw.socket) return null;
+  if (request.ws !== true || typeof protocol !== 'string' || !request.raw.socket) return null;
   const head = pluginSlot(request, 'ws-head');
   return { protocol, socket: request.raw.socket, head: Buffer.isBuffer(head) ? head : Buffer.alloc(0) };
 }

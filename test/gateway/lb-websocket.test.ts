@@ -124,13 +124,21 @@ describe('WebSockets through the gateway (TCP to the worker)', () => {
     expect(await c.closed).toBe(1005);
   });
 
-  test('an open WebSocket is a request in flight on its worker; closing it ends that', async () => {
+  test('an open WebSocket is a request in flight on its worker; closing it ends that, counted as a 101 in the HTTP metrics', async () => {
+    const tunnels = async (): Promise<number> => {
+      const m = await world.cp.services.telemetry.registry.getSingleMetric('gpufleet_http_requests_total')!.get();
+      return m.values.filter((v) => v.labels.status === '101').reduce((n, v) => n + v.value, 0);
+    };
+    // the tunnel of the test before is counted when its sockets have closed on the gateway's side too
+    await waitFor('no request in flight', async () => world.cp.services.workers.requests.inFlightOn(world.workerIds[0]!) === 0, 5_000, 20);
+    const before = await tunnels();
     const c = await connect(wsUrl(world, '/ws'), world.key);
     await c.next();
     expect(world.cp.services.workers.requests.inFlightOn(world.workerIds[0]!)).toBe(1);
     c.ws.close();
     await c.closed;
     await waitFor('no request in flight', async () => world.cp.services.workers.requests.inFlightOn(world.workerIds[0]!) === 0, 5_000, 20);
+    expect(await tunnels()).toBe(before + 1);
   });
 
   test("refusals before the upgrade are HTTP answers: no key 401, another account's endpoint 404, the worker's own refusal as it sent it", async () => {
