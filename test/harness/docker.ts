@@ -11,12 +11,12 @@ export interface DockerResult {
 }
 
 /** Runs `docker <args>`; rejects with an Error that carries stderr on non-zero exit. */
-export function runDocker(args: string[], opts: { stdin?: string; timeoutMs?: number } = {}): Promise<DockerResult> {
+export function runDocker(args: string[], opts: { stdin?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<DockerResult> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       'docker',
       args,
-      { maxBuffer: 64 * 1024 * 1024, timeout: opts.timeoutMs ?? 120_000 },
+      { maxBuffer: 64 * 1024 * 1024, timeout: opts.timeoutMs ?? 120_000, env: opts.env ? { ...process.env, ...opts.env } : process.env },
       (err, stdout, stderr) => {
         if (err) {
           reject(new Error(`docker ${args.join(' ')} failed: ${stderr.trim() || err.message}`, { cause: err }));
@@ -140,16 +140,4 @@ export async function dockerAvailable(): Promise<boolean> {
 async function containerIds(labelFilter: string): Promise<string[]> {
   const { stdout } = await runDocker(['ps', '-a', '-q', '--no-trunc', '--filter', `label=${labelFilter}`]);
   return stdout.split('\n').map((s) => s.trim()).filter((s) => s.length > 0);
-}
-
-/**
- * The address of the host on docker's default bridge (docker0), which every container reaches as
- * `host.docker.internal` (provisioner/tenant-network.ts): a control plane that serverless workers on
- * test hosts must call listens there.
- */
-export async function dockerBridgeGateway(): Promise<string> {
-  const { stdout } = await runDocker(['network', 'inspect', 'bridge', '--format', '{{range .IPAM.Config}}{{.Gateway}} {{end}}']);
-  const ip = stdout.trim().split(/\s+/).find((a) => /^\d+\.\d+\.\d+\.\d+$/.test(a));
-  if (!ip) throw new Error(`docker's bridge network has no IPv4 gateway: ${stdout.trim()}`);
-  return ip;
 }

@@ -4,7 +4,6 @@ export { startTestHost, type TestHost, type StartTestHostOptions, type DockerRun
 export { FIXTURE_GPUS, fixtureGpuUuid, nvidiaSmiScript, nvidiaSmiTable, type FixtureGpu } from './nvidia-smi-fixture.ts';
 export {
   dockerAvailable,
-  dockerBridgeGateway,
   dockerInspect,
   listContainers,
   removeContainersByLabel,
@@ -13,5 +12,6 @@ export {
   type ContainerInspect,
   type DockerResult,
 } from './docker.ts';
+export { dockerBridgeGateway, recordedBridgeGateway, type EngineAccess } from './bridge-gateway.ts';
 export { startPrivateRegistry, type PrivateRegistry } from './private-registry.ts';
 export { disposeHostWorld, enrolTestHost, type HostWorld } from './host-world.ts';

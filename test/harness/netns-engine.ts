@@ -1,0 +1,95 @@
+// A Docker engine of its own, as on a separate host: its own network namespace (entered with
+// `nsenter --net`; `ip netns exec` fails here, "Devices cgroup isn't mounted"), data root, exec root,
+// socket and default bridge. Started for the first time, like an engine on a brand-new CI machine.
+import { spawn, execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { runDocker } from './docker.ts';
+import { waitFor } from './wait-for.ts';
+
+const execFileP = promisify(execFile);
+let counter = 0;
+
+export interface NetnsEngine {
+  /** the namespace's name under /var/run/netns */
+  netns: string;
+  /** env for the docker CLI: DOCKER_HOST at this engine's socket */
+  env: NodeJS.ProcessEnv;
+  /** runs a command inside the namespace (`nsenter --net=…`) and answers its stdout */
+  inNetns(argv: string[]): Promise<string>;
+  /** copies an image of this machine's default engine into this one (`docker save | docker load`) */
+  loadImage(ref: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface NetnsEngineOptions {
+  /** `--default-address-pool` (e.g. `base=10.213.0.0/16,size=24`): the default bridge takes its first subnet */
+  addressPool?: string;
+}
+
+export async function startNetnsEngine(opts: NetnsEngineOptions = {}): Promise<NetnsEngine> {
+  const netns = `gfeng-${process.pid}-${counter++}`;
+  const dir = await mkdtemp(join(tmpdir(), 'gpufleet-engine-'));
+  const nsPath = `/var/run/netns/${netns}`;
+  await execFileP('ip', ['netns', 'add', netns]);
+  const inNetns = async (argv: string[]) => (await execFileP('nsenter', [`--net=${nsPath}`, ...argv])).stdout;
+  await inNetns(['ip', 'link', 'set', 'lo', 'up']);
+  // an empty config file: this machine's /etc/docker/daemon.json is not this engine's
+  await writeFile(join(dir, 'daemon.json'), '{}\n');
+  const sock = join(dir, 'docker.sock');
+  const child = spawn(
+    'nsenter',
+    [`--net=${nsPath}`, 'dockerd', `--config-file=${join(dir, 'daemon.json')}`, `--data-root=${join(dir, 'data')}`,
+      `--exec-root=${join(dir, 'exec')}`, `--pidfile=${join(dir, 'dockerd.pid')}`, `--host=unix://${sock}`, '--storage-driver=vfs',
+      ...(opts.addressPool ? [`--default-address-pool=${opts.addressPool}`] : [])],
+    { stdio: ['ignore', 'ignore', 'pipe'], detached: false },
+  );
+  let log = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (log = (log + d).slice(-4000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const env = { DOCKER_HOST: `unix://${sock}` };
+  const stop = async () => {
+    // nsenter execs dockerd, so the child's pid is dockerd's
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+    await execFileP('ip', ['netns', 'del', netns]).catch(() => undefined);
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  };
+  try {
+    await Promise.race([
+      waitFor('the namespaced dockerd to answer', () => runDocker(['info', '--format', '{{.ServerVersion}}'], { env, timeoutMs: 5_000 }).then(() => true), 60_000),
+      exited.then(() => Promise.reject(new Error(`dockerd exited (${child.exitCode ?? child.signalCode}): ${log}`))),
+    ]);
+    const pid = Number((await readFile(join(dir, 'dockerd.pid'), 'utf8')).trim());
+    if (pid !== child.pid) throw new Error(`dockerd's pid file says ${pid}, expected ${child.pid}`);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return {
+    netns,
+    env,
+    inNetns,
+    loadImage: (ref) => copyImage(ref, env),
+    stop,
+  };
+}
+
+function copyImage(ref: string, env: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const save = spawn('docker', ['save', ref], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const load = spawn('docker', ['load', '-q'], { stdio: ['pipe', 'ignore', 'pipe'], env: { ...process.env, ...env } });
+    save.stdout.pipe(load.stdin);
+    let err = '';
+    save.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    load.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    save.on('error', reject);
+    load.on('error', reject);
+    load.on('close', (code) => (code === 0 && save.exitCode === 0 ? resolve() : reject(new Error(`docker save | docker load of ${ref} failed: ${err.trim()}`))));
+  });
+}
