@@ -69,9 +69,8 @@ export class ApiKeys {
       if (this.seen.size >= SEEN_KEYS_MAX) this.seen.clear();
       this.seen.set(key, rec.id);
     }
-    if (rec.revokedAt) throw new GpufleetError('UNAUTHENTICATED', 'The API key has been revoked.');
-    if (rec.expiresAt && Date.parse(rec.expiresAt) <= Date.now())
-      throw new GpufleetError('UNAUTHENTICATED', `The API key expired at ${rec.expiresAt}.`);
+    const refused = keyRefusal(rec, Date.now());
+    if (refused) throw new GpufleetError('UNAUTHENTICATED', refused);
     const account = await this.store.get('accounts', rec.accountId);
     if (!account) throw new GpufleetError('UNAUTHENTICATED', 'The API key belongs to no account.');
     // bookkeeping, not the request: when the store cannot write (a full disk) a read still goes
@@ -183,6 +182,13 @@ function newKeyRecord(accountId: string, name: string, scope: ApiKeyScope, key: 
 
 // (a value that does not parse counts as stale, so it gets rewritten)
 const stale = (lastUsedAt: string | null, now: number): boolean => lastUsedAt === null || !(now - Date.parse(lastUsedAt) < LAST_USED_EVERY_MS);
+
+/** Why a key record no longer authenticates (revoked, expired), or null while it does. */
+export function keyRefusal(rec: Pick<ApiKeyRecord, 'revokedAt' | 'expiresAt'>, now: number): string | null {
+  if (rec.revokedAt) return 'The API key has been revoked.';
+  if (rec.expiresAt && Date.parse(rec.expiresAt) <= now) return `The API key expired at ${rec.expiresAt}.`;
+  return null;
+}
 
 export function hasScope(p: Principal, needed: ApiKeyScope): boolean {
   return SCOPE_RANK[p.scope] >= SCOPE_RANK[needed];

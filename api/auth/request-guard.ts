@@ -41,7 +41,7 @@ declare module 'fastify' {
      * into the principal of the key that asked for it (interactive exec: browsers cannot set headers
      * on a WebSocket, docs/pods.md); the scope check below still applies
      */
-    redeemTicket?: (ticket: string, request: FastifyRequest) => Principal | null;
+    redeemTicket?: (ticket: string, request: FastifyRequest) => Promise<Principal | null>;
   }
 }
 
@@ -97,7 +97,7 @@ export function registerRequestGuard(
     const queryKey = matched && config.apiKeyInQuery === true ? apiKeyFromQuery(request) : undefined;
     const ticket = matched && config.redeemTicket && request.headers.authorization === undefined ? queryString(request, 'ticket') : undefined;
     if (ticket !== undefined) {
-      principal = config.redeemTicket!(ticket, request);
+      principal = await config.redeemTicket!(ticket, request);
       if (!principal) authError = new GpufleetError('UNAUTHENTICATED', 'This ticket is not good: tickets are good once, for their pod, for 30 s.');
     } else if (request.headers.authorization !== undefined || queryKey !== undefined) {
       try {

@@ -6,6 +6,7 @@
 import { userActor, type HostRecord, type PodRecord } from '../../model/index.ts';
 import type { Principal } from '../api-keys.ts';
 import type { EventService } from '../events/event-service.ts';
+import { execArgvRecord } from './exec-argv-record.ts';
 
 export interface ContainerSessionRequest {
   host: HostRecord;
@@ -60,8 +61,6 @@ export interface ExecSession extends SessionControls {
 /** idle sessions end after this (GPUFLEET_EXEC_IDLE_TIMEOUT_MS): no byte either way for 30 minutes */
 export const DEFAULT_EXEC_IDLE_TIMEOUT_MS = 30 * 60_000;
 
-const argvText = (argv: readonly string[]) => argv.map((a) => JSON.stringify(a)).join(' ').slice(0, 512);
-
 /** Opens the session on the host, records it, and ends it on exit, close or idleness. */
 export async function openExecSession(
   deps: { events: EventService; runner: ContainerSessionRunner; idleTimeoutMs: number },
@@ -100,7 +99,7 @@ export async function openExecSession(
       reason,
       actor: userActor(principal.keyId),
     });
-  const what = `${argvText(req.argv)}${req.tty ? ` (tty ${req.cols}x${req.rows})` : ''}`;
+  const what = `${execArgvRecord(req.argv)}${req.tty ? ` (tty ${req.cols}x${req.rows})` : ''}`;
   event('pod.exec_start', `exec session ${what}`);
   const ended = s.exit.then((code) => {
     if (timer) clearTimeout(timer);

@@ -2,10 +2,12 @@
 // WebSocket, so a client with a key first asks `POST /v2/pods/{id}/exec/ticket` for a ticket, then
 // opens `GET /v2/pods/{id}/exec/ws?ticket=…`. A ticket is good once, for that pod only, for 30 s,
 // and acts as the key that asked for it. Kept hashed, in memory (a restart forgets them: they live
-// seconds), at most a few per account.
+// seconds), at most a few per account. A ticket dies with its key: redeeming reads the key's record
+// from the store, so a revocation (or expiry) made on any replica refuses the ticket at once.
 import { createHash, randomBytes } from 'node:crypto';
 import { GpufleetError } from '../../model/index.ts';
-import type { Principal } from '../api-keys.ts';
+import type { StoreReader } from '../../store/index.ts';
+import { keyRefusal, type Principal } from '../api-keys.ts';
 
 export const EXEC_TICKET_TTL_MS = 30_000;
 /** tickets not yet used per account; asking for more is 429 until some are used or expire */
@@ -23,7 +25,11 @@ const hash = (t: string) => createHash('sha256').update(t).digest('hex');
 export class ExecTickets {
   private readonly held = new Map<string, Held>();
 
-  constructor(private readonly ttlMs = EXEC_TICKET_TTL_MS) {}
+  constructor(
+    /** where the key that asked for a ticket is read again when the ticket is used */
+    private readonly keys: Pick<StoreReader, 'get'>,
+    private readonly ttlMs = EXEC_TICKET_TTL_MS,
+  ) {}
 
   issue(principal: Principal, podId: string, now = Date.now()): { ticket: string; expiresAt: string } {
     this.sweep(now);
@@ -38,14 +44,19 @@ export class ExecTickets {
     return { ticket, expiresAt: new Date(now + this.ttlMs).toISOString() };
   }
 
-  /** The key's principal, once: the ticket is gone afterwards, whatever the answer. Null when not good for this pod now. */
-  redeem(ticket: string, podId: unknown, now = Date.now()): Principal | null {
+  /**
+   * The key's principal, once: the ticket is gone afterwards, whatever the answer. Null when not good
+   * for this pod now, or its key is revoked, expired or gone.
+   */
+  async redeem(ticket: string, podId: unknown, now = Date.now()): Promise<Principal | null> {
     if (!TICKET.test(ticket)) return null;
     const key = hash(ticket);
     const h = this.held.get(key);
     if (!h) return null;
     this.held.delete(key);
-    return h.expires > now && h.podId === podId ? h.principal : null;
+    if (h.expires <= now || h.podId !== podId) return null;
+    const rec = await this.keys.get('apiKeys', h.principal.keyId);
+    return rec && rec.accountId === h.principal.accountId && keyRefusal(rec, Date.now()) === null ? h.principal : null;
   }
 
   private sweep(now: number): void {

@@ -2,14 +2,15 @@
 // and GET /v2/pods/{id}/exec/ws, an interactive session (exec-session.ts, "Interactive exec").
 // The provisioner runs them over SSH (ContainerExecRunner); this decides who may and when: another
 // account's pod is 404, a pod that is not RUNNING 409, no runner or an unreachable host 503, all
-// before any output. Every exec is an event of the pod (`pod.exec`, the argv in the reason; a
-// session's start and end).
+// before any output. Every exec is an event of the pod (`pod.exec`; a session's start and end), with
+// the program and a digest of its arguments, never the arguments (exec-argv-record.ts).
 import { check, compile, GpufleetError, podExecSchema, userActor, type HostRecord, type PodExecInput, type PodRecord } from '../../model/index.ts';
 import type { StoreReader } from '../../store/index.ts';
 import type { Principal } from '../api-keys.ts';
 import type { EventService } from '../events/event-service.ts';
 import { DEFAULT_EXEC_IDLE_TIMEOUT_MS, openExecSession, type ContainerSessionRunner, type ExecSession, type SessionOutput } from './exec-session.ts';
 
+import { execArgvRecord } from './exec-argv-record.ts';
 import { ExecTickets } from './exec-tickets.ts';
 
 export * from './exec-session.ts';
@@ -58,20 +59,19 @@ const TERMINAL_SIZE = /^[1-9]\d{0,3}$/;
 
 const validateExec = compile<PodExecInput>(podExecSchema);
 
-/** the argv as one readable string for the event (each word JSON-quoted, so nothing is ambiguous) */
-const argvText = (argv: readonly string[]) => argv.map((a) => JSON.stringify(a)).join(' ').slice(0, 512);
-
 export class PodExecService {
   private runner: ContainerExecRunner | null = null;
   /** single-use tickets for clients that cannot send a key on a WebSocket (browsers) */
-  readonly tickets = new ExecTickets();
+  readonly tickets: ExecTickets;
 
   constructor(
     private readonly store: StoreReader,
     private readonly events: EventService,
     /** interactive sessions with no byte either way for this long end */
     private readonly idleTimeoutMs = DEFAULT_EXEC_IDLE_TIMEOUT_MS,
-  ) {}
+  ) {
+    this.tickets = new ExecTickets(store);
+  }
 
   /** Called by the provisioner, which reaches the hosts, when it starts in this process. */
   useRunner(runner: ContainerExecRunner | null): void {
@@ -89,7 +89,7 @@ export class PodExecService {
       type: 'pod.exec',
       status: pod.status,
       previousStatus: pod.status,
-      reason: `exec ${argvText(argv)}`,
+      reason: `exec ${execArgvRecord(argv)}`,
       actor: userActor(principal.keyId),
     });
     return runner.exec({ host, podId: pod.id, argv });

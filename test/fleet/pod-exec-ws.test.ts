@@ -11,6 +11,7 @@ import { REPO_ROOT, startTestControlPlane, type TestControlPlane } from '../harn
 import { disposeHostWorld, enrolTestHost, ensureTestImage, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { waitFor as waitForHarness } from '../harness/wait-for.ts';
+import { readSse } from '../harness/sse-reader.ts';
 
 const run = promisify(execFile);
 const IDLE_MS = 4_000;
@@ -250,6 +251,53 @@ describe('interactive exec over a WebSocket', () => {
     const principal = await cp.services.keys.authenticate(`Bearer ${user.key}`);
     const old = cp.services.podExec.tickets.issue(principal, podId, Date.now() - 30_001);
     expect(await open(podId, [], { key: null, query: q(old.ticket) })).toMatchObject({ status: 401 });
+  }, 30_000);
+
+  test('a ticket dies with its key: revoked between issue and use, the ticket is 401 and nothing runs', async () => {
+    const { key, record } = await cp.services.keys.createKey({ accountId: user.accountId, name: 'short-lived', scope: 'read_write' });
+    const admin = (await cp.services.keys.createKey({ accountId: user.accountId, name: 'admin', scope: 'admin' })).key;
+    const ticketOf = async (k: string) => ((await (await cp.api(`/v2/pods/${podId}/exec/ticket`, { method: 'POST', key: k })).json()) as { ticket: string }).ticket;
+    const q = (t: string) => `command=touch&command=/tmp/revoked-ran&ticket=${encodeURIComponent(t)}`;
+    const doomed = await ticketOf(key);
+    const kept = await ticketOf(key);
+    expect((await cp.api(`/v2/keys/${record.id}`, { method: 'DELETE', key: admin })).status).toBe(200);
+    // the key itself is refused from now on, and so is every ticket it asked for, within its 30 s
+    expect((await cp.api(`/v2/pods/${podId}`, { key })).status).toBe(401);
+    expect(await open(podId, [], { key: null, query: q(doomed) })).toMatchObject({ status: 401 });
+    expect(await open(podId, [], { key: null, query: q(kept) })).toMatchObject({ status: 401 });
+    const check = await session(podId, ['sh', '-c', 'test -e /tmp/revoked-ran && echo ran || echo absent']);
+    await check.done;
+    expect(check.stdout()).toBe('absent\n');
+    // the same steps with a live key: the ticket works (so the 401s above were the revocation's)
+    const live = await session(podId, [], { key: null, query: `command=echo&command=alive&ticket=${encodeURIComponent(await ticketOf(user.key))}` });
+    expect((await live.done).last).toEqual({ exit: { code: 0, reason: 'exited' } });
+  }, 30_000);
+
+  test('exec events keep the program and a SHA-256 of the arguments, never the arguments (a password typed in a command)', async () => {
+    const secret = `hunter2-${randomBytes(6).toString('hex')}`;
+    const argv = ['sh', '-c', `echo -n ${secret} > /dev/null`];
+    const s = await session(podId, argv);
+    expect((await s.done).last).toEqual({ exit: { code: 0, reason: 'exited' } });
+    const digest = createHash('sha256').update(JSON.stringify(argv.slice(1))).digest('hex');
+    const ev = (await (await cp.api(`/v2/events?resourceId=${podId}`, { key: user.key })).json()) as { events: { type: string; reason: string }[] };
+    const mine = ev.events.filter((e) => e.type.startsWith('pod.exec_')).slice(-2);
+    expect(mine.map((e) => e.reason)).toEqual([
+      `exec session "sh" (2 arguments, sha256:${digest})`,
+      `exec session ended (exited, exit code 0): "sh" (2 arguments, sha256:${digest})`,
+    ]);
+    // nowhere in the pod's history: its events, nor its system log lines
+    expect(JSON.stringify(ev)).not.toContain(secret);
+    const logs = await readSse(`${cp.url}/v2/pods/${podId}/logs?source=system&tail=5000`, { headers: { authorization: `Bearer ${user.key}` } });
+    const lines: string[] = [];
+    try {
+      for (;;) lines.push((await logs.next(1_000)).data);
+    } catch (e) {
+      expect(String(e)).toMatch(/no event/);
+    } finally {
+      logs.close();
+    }
+    expect(lines.some((l) => l.includes(`sha256:${digest}`))).toBe(true);
+    expect(lines.join('\n')).not.toContain(secret);
   }, 30_000);
 
   test('gpufleet pods exec: stdin piped when it is not a terminal, the exit code passed on', async () => {

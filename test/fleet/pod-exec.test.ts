@@ -1,6 +1,7 @@
 // POST /v2/pods/{id}/exec end to end (issue 13): a real sshd test host, the real Docker engine, the
 // control plane with its provisioner; the output read as server-sent events, and `gpufleet pods exec`.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
@@ -70,7 +71,7 @@ describe('pod exec', () => {
     expect(r.code).toBe(0);
     expect(r.events.at(-1)?.event).toBe('exit');
     const ev = (await (await cp.api(`/v2/events?resourceId=${podId}`, { key: user.key })).json()) as { events: { type: string; reason: string | null }[] };
-    expect(ev.events.some((e) => e.type === 'pod.exec' && e.reason === 'exec "echo" "hi"')).toBe(true);
+    expect(ev.events.some((e) => e.type === 'pod.exec' && e.reason === `exec "echo" (1 argument, sha256:${createHash('sha256').update('["hi"]').digest('hex')})`)).toBe(true);
   }, 30_000);
 
   test('argv words arrive literally: no docker option, no shell expansion, spaces and quotes kept', async () => {
