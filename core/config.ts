@@ -1,6 +1,7 @@
 // The interface points of mission.md, read once from the environment.
 import path from 'node:path';
-import { parseQuotas, type Quotas } from '../model/index.ts';
+import { malformedAllowedRegistries, parseAllowedRegistries, parseQuotas, type Quotas } from '../model/index.ts';
+import { parseHeldRequestLimits, type HeldRequestLimits } from './fair-share/held-requests.ts';
 import { mediaS3FromEnv } from './media/media-config.ts';
 import type { S3MediaConfig } from './media/s3-media-store.ts';
 
@@ -44,6 +45,12 @@ export interface ServerConfig {
    */
   webhookAllowPrivate?: boolean;
   /**
+   * GPUFLEET_ALLOWED_REGISTRIES=host[:port],…: registries a tenant's image may name although they are
+   * on a loopback, private or link-local address or have a local name (an in-fleet mirror); exact
+   * host and port, lower case (model/image-registry.ts, docs/security.md)
+   */
+  allowedRegistries?: string[];
+  /**
    * GPUFLEET_WORKER_POLL_MS: how long job-take and job-stop hold a worker's request before 204
    * (default 60000; lower it behind a proxy that cuts idle requests sooner)
    */
@@ -55,6 +62,13 @@ export interface ServerConfig {
   lbDomain?: string | undefined;
   /** GPUFLEET_EXEC_IDLE_TIMEOUT_MS: an interactive exec session with no byte either way for this long ends (default 30 min) */
   execIdleTimeoutMs?: number;
+  /**
+   * GPUFLEET_STREAMS_PER_HOST: log and exec streams one host serves at once (default 8, at most sshd's
+   * MaxSessions); one account holds at most half of them (docs/security.md, "Stream shares")
+   */
+  streamsPerHost?: number;
+  /** GPUFLEET_HELD_REQUESTS: long-held requests per account and kind, e.g. `events=16,waits=200,logs=32,exec=16` (docs/security.md) */
+  heldRequests?: HeldRequestLimits;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig {
@@ -75,9 +89,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     publicUrl: env.GPUFLEET_PUBLIC_URL || undefined,
     mediaS3: mediaS3FromEnv(env),
     webhookAllowPrivate: env.GPUFLEET_WEBHOOK_ALLOW_PRIVATE === 'true',
+    allowedRegistries: parseAllowedRegistries(env.GPUFLEET_ALLOWED_REGISTRIES),
     ...(env.GPUFLEET_WORKER_POLL_MS ? { workerPollMs: Number(env.GPUFLEET_WORKER_POLL_MS) } : {}),
     lbDomain: env.GPUFLEET_LB_DOMAIN?.replace(/^\.+|\.+$/g, '').toLowerCase() || undefined,
     ...(env.GPUFLEET_EXEC_IDLE_TIMEOUT_MS ? { execIdleTimeoutMs: Number(env.GPUFLEET_EXEC_IDLE_TIMEOUT_MS) } : {}),
+    ...(env.GPUFLEET_STREAMS_PER_HOST ? { streamsPerHost: Number(env.GPUFLEET_STREAMS_PER_HOST) } : {}),
+    heldRequests: parseHeldRequestLimits(env.GPUFLEET_HELD_REQUESTS),
   };
 }
 
@@ -122,5 +139,7 @@ export function configWarnings(config: ServerConfig): string[] {
     warnings.push(`GPUFLEET_WORKER_URL=${config.workerUrl} is not an http(s) origin with an optional path; workers will not reach the control plane`);
   if (config.metricsToken !== undefined && [...config.metricsToken].length < BOOTSTRAP_KEY_MIN_LENGTH)
     warnings.push(`GPUFLEET_METRICS_TOKEN is shorter than ${BOOTSTRAP_KEY_MIN_LENGTH} characters: it reads only /metrics, but a short token can be guessed`);
+  for (const r of malformedAllowedRegistries(config.allowedRegistries ?? []))
+    warnings.push(`GPUFLEET_ALLOWED_REGISTRIES entry "${r}" is not host[:port] as an image names its registry (no scheme or path; IPv6 in brackets): no image matches it`);
   return warnings;
 }

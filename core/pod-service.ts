@@ -12,6 +12,7 @@ import type { Store, StoreTx } from '../store/index.ts';
 import { accruePod } from './billing.ts';
 import { buildPodRecord, containerConfigChanged } from './pod-builder.ts';
 import { checkRegistry } from './registry-ref.ts';
+import { checkImageRegistry } from './image-policy.ts';
 import { cudaVersionsAtLeast } from './cuda-versions.ts';
 import type { Placer, PlacementRequest } from './placement.ts';
 
@@ -46,6 +47,8 @@ export class PodService {
     private readonly store: Store,
     private readonly placer: Placer,
     private readonly events?: { recentForPod(podId: string): EventView[] },
+    /** GPUFLEET_ALLOWED_REGISTRIES: registries an image may name beyond the public ones (image-policy.ts) */
+    private readonly allowedRegistries: readonly string[] = [],
   ) {}
 
   /** A transaction on the caller's behalf: the events it causes name the caller's key as actor. */
@@ -107,6 +110,7 @@ export class PodService {
 
   /** Creation inside a caller's transaction (GraphQL and the constructs reuse it). */
   async createIn(tx: StoreTx, principal: Principal, input: PodCreateInput, options: PlacementOptions = {}): Promise<PodRecord> {
+    checkImageRegistry(input.image, this.allowedRegistries, 'pod');
     const now = new Date().toISOString();
     const { pod: draft, networkVolumeDc } = await buildPodRecord(tx, principal, input, podId(), now);
     await this.assertNameFree(tx, draft);
@@ -151,6 +155,7 @@ export class PodService {
       const pod = await tx.get('pods', id);
       if (!usersPod(pod, principal)) throw notFound(id);
       const input: PodUpdateInput = validatePodUpdate(body, pod.mounts);
+      checkImageRegistry(input.image, this.allowedRegistries, 'pod update');
       if (pod.status === 'TERMINATED') throw new GpufleetError('INVALID_TRANSITION', `Pod ${id} is terminated and cannot be changed.`);
       const next: PodRecord = { ...pod, updatedAt: new Date().toISOString() };
       if (input.name !== undefined) next.name = input.name;

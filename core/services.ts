@@ -35,6 +35,7 @@ import { recordStatusEvents } from './events/status-events.ts';
 import { PodLogService } from './pod-logs/pod-log-service.ts';
 import { PodExecService } from './pod-exec/pod-exec-service.ts';
 import { LocalMediaStore, MEDIA_SWEEP_LEAD_MS, MediaService, S3MediaStore } from './media/index.ts';
+import { HeldRequests, HostStreamShares } from './fair-share/index.ts';
 import { publicOrigin } from './media/media-config.ts';
 import { PublicEndpointCatalog, PublicEndpointCharges, PublicEndpointOutputs } from './public-endpoints/index.ts';
 import { MEDIA_SWEEP_LEADERSHIP, newReplicaId, PgHostLeases, PgLeadership, SoleHostLeases, type HostLeases } from './replicas/index.ts';
@@ -76,6 +77,10 @@ export interface Services {
   podLogs: PodLogService;
   /** POST /v2/pods/{id}/exec; the provisioner gives it the runner */
   podExec: PodExecService;
+  /** each account's share of a host's log and exec streams (docs/security.md, "Stream shares") */
+  streamShares: HostStreamShares;
+  /** long-held requests per account: event streams, job waits, logs, exec (the REST routes take them) */
+  heldRequests: HeldRequests;
   /** the public model catalog (docs/public-endpoints.md) */
   publicEndpoints: PublicEndpointCatalog;
   /** charges of public model jobs to their callers */
@@ -107,7 +112,9 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   const prices = loadPriceBook(config.dataDir);
   const placer = await FleetPlacer.create(s, prices);
   const secretBox = await secretBoxFor(config);
-  const sshPool = new SshPool({ observer: telemetry.ssh });
+  // each account's share of a host's streams is counted beside the pool's own cap per host
+  const streamShares = new HostStreamShares(config.streamsPerHost);
+  const sshPool = new SshPool({ observer: telemetry.ssh, maxStreamsPerHost: streamShares.perHost });
   const eventLog = new EventLog();
   // events of earlier runs, kept beside the store (docs/events.md, "Retention")
   await eventLog.useArchive(new FileEventArchive(path.join(config.dataDir, 'events'), eventLog.retention.total));
@@ -118,7 +125,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   readiness.set('store', storeReadiness(s));
   // replaced by the provisioner's own check once it runs (provisioner/index.ts)
   if (config.provisioner) readiness.set('provisioner', () => 'the provisioner has not started yet');
-  const templates = new TemplateService(s);
+  const templates = new TemplateService(s, config.allowedRegistries ?? []);
   // the job queue: with a database (GPUFLEET_DATABASE_URL) the PostgreSQL one, on the store's pool
   // (docs/postgres-queue.md), named as a replica stably across its restarts (host and data directory);
   // otherwise the embedded one, in its own log under <dataDir>/jobs (docs/jobs.md)
@@ -146,7 +153,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     config,
     store: s,
     keys: new ApiKeys(s),
-    pods: new PodService(s, placer, events),
+    pods: new PodService(s, placer, events, config.allowedRegistries ?? []),
     placer,
     prices,
     catalog: new CatalogService(s, placer, prices),
@@ -173,8 +180,10 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     telemetry,
     readiness,
     events,
-    podLogs: new PodLogService(s, events),
-    podExec: new PodExecService(s, events, config.execIdleTimeoutMs),
+    podLogs: new PodLogService(s, events, streamShares),
+    podExec: new PodExecService(s, events, config.execIdleTimeoutMs, streamShares),
+    streamShares,
+    heldRequests: new HeldRequests(config.heldRequests),
     publicEndpoints,
     publicCharges: new PublicEndpointCharges(jobQueue, s, publicEndpoints, credits),
     media,

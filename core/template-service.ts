@@ -16,6 +16,7 @@ import { checkTemplateRegistry } from '../model/index.ts';
 import { newId, type Principal } from './api-keys.ts';
 import type { Store, StoreTx } from '../store/index.ts';
 import { checkRegistry } from './registry-ref.ts';
+import { checkImageRegistry } from './image-policy.ts';
 
 const validateCreate = compile<TemplateCreateInput>(templateCreateSchema);
 const validateUpdate = compile<TemplateUpdateInput>(templateUpdateSchema);
@@ -49,7 +50,11 @@ export function validateTemplateUpdate(body: unknown): TemplateUpdateInput {
 }
 
 export class TemplateService {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** GPUFLEET_ALLOWED_REGISTRIES: registries an image may name beyond the public ones (image-policy.ts) */
+    private readonly allowedRegistries: readonly string[] = [],
+  ) {}
 
   async create(principal: Principal, body: unknown): Promise<TemplateRecord> {
     return this.createFromInput(principal, validateTemplateCreate(body));
@@ -62,6 +67,7 @@ export class TemplateService {
   }
 
   async createIn(tx: StoreTx, principal: Principal, input: TemplateCreateInput): Promise<TemplateRecord> {
+    checkImageRegistry(input.image, this.allowedRegistries, 'template');
     const now = new Date().toISOString();
     const t: TemplateRecord = {
       id: newId('tpl_'),
@@ -108,6 +114,7 @@ export class TemplateService {
   /** PATCH: only the fields sent change. Other accounts' templates, public or not, are 404 here. */
   async update(principal: Principal, id: string, body: unknown): Promise<TemplateRecord> {
     const input = validateTemplateUpdate(body);
+    checkImageRegistry(input.image, this.allowedRegistries, 'template update');
     return this.store.transact(async (tx) => {
       const t = await ownTemplate(tx, principal, id);
       const next: TemplateRecord = { ...t, updatedAt: new Date().toISOString() };

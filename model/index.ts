@@ -6,6 +6,8 @@ export * from './errors.ts';
 export * from './event.ts';
 export * from './host.ts';
 export * from './network-volume.ts';
+export * from './network-address.ts';
+export * from './image-registry.ts';
 export * from './pod-state-machine.ts';
 export * from './pod-validation.ts';
 export * from './pod.ts';

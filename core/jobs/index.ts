@@ -12,4 +12,4 @@ export type { Repair } from './log-replay.ts';
 export { JobService, toJobView, parseWait, parseStatusTtl, JOB_WAIT, STREAM_HOLD_MS, type JobView, type StreamView, type HealthView, type JobServiceOptions } from './job-service.ts';
 export { WorkerProtocol, WORKER_POLL_MS, MAX_TAKE_BATCH, type TakenJob, type PingReport, type WorkerProtocolOptions } from './worker-protocol.ts';
 export { WorkerPorts } from './worker-ports.ts';
-export { WebhookSender, checkWebhookUrl, isPrivateAddress, WEBHOOK_RETRIES, WEBHOOK_RETRY_DELAY_MS, type WebhookDelivery } from './webhook.ts';
+export { WebhookSender, checkWebhookUrl, WEBHOOK_RETRIES, WEBHOOK_RETRY_DELAY_MS, type WebhookDelivery } from './webhook.ts';

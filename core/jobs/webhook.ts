@@ -5,13 +5,14 @@
 // (the job queue, `resume`), a delivery is durable: it is pending from the job's final record on, each
 // failed attempt is recorded with when the next is due, and it is cleared once delivered or given up,
 // so a restart resumes it where it was (at least once: a crash between a 2xx answer and the clearing
-// sends it again). Without one, retries live in memory only (docs/jobs.md, "Webhooks").
+// sends it again). Without one, retries live in memory only (docs/jobs.md, "Webhooks"). Which
+// addresses are private is one rule, shared with image registries (model/network-address.ts).
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup as lookupAll } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
-import { GpufleetError } from '../../model/index.ts';
+import { isIP, type LookupFunction } from 'node:net';
+import { GpufleetError, isPrivateAddress } from '../../model/index.ts';
 import type { Job } from './job.ts';
 import type { JobQueue } from './job-queue.ts';
 
@@ -20,41 +21,6 @@ export const WEBHOOK_RETRY_DELAY_MS = 10_000;
 export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 10_000;
 /** a name is resolved at submission at most this long; past it the URL is accepted and checked when sent */
 const SUBMIT_LOOKUP_TIMEOUT_MS = 2000;
-
-const blocked = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64]] as const)
-  blocked.addSubnet(net, bits, 'ipv6');
-
-/** the eight 16-bit groups of an IPv6 address (net.isIP already said it is one) */
-function v6Groups(addr: string): number[] {
-  let a = addr.split('%')[0]!.toLowerCase();
-  a = a.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_m, w: string, x: string, y: string, z: string) =>
-    `${((Number(w) << 8) | Number(x)).toString(16)}:${((Number(y) << 8) | Number(z)).toString(16)}`,
-  );
-  const [head = '', tail] = a.split('::');
-  const h = head ? head.split(':') : [];
-  const t = tail !== undefined && tail !== '' ? tail.split(':') : [];
-  const fill = tail === undefined ? [] : new Array<string>(8 - h.length - t.length).fill('0');
-  return [...h, ...fill, ...t].map((g) => Number.parseInt(g, 16));
-}
-
-/** loopback, private, link-local, CGNAT, documentation, multicast and reserved ranges, v4 and v6 */
-export function isPrivateAddress(addr: string): boolean {
-  const family = isIP(addr);
-  if (family === 4) return blocked.check(addr, 'ipv4');
-  if (family !== 6) return true; // not an address: never connect to it unchecked
-  const g = v6Groups(addr);
-  // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) carry a v4 address
-  const embedsV4 = (g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0 && (g[5] === 0xffff || g[5] === 0) && !(g[5] === 0 && g[6] === 0)) ||
-    (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0);
-  if (embedsV4) return blocked.check(`${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}`, 'ipv4');
-  return blocked.check(g.map((x) => x.toString(16)).join(':'), 'ipv6');
-}
 
 function refuse(detail: string): never {
   throw new GpufleetError('VALIDATION_FAILED', `The webhook ${detail}`, { errors: [`$.webhook: ${detail}`] });

@@ -4,7 +4,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { configFromEnv, isPrivateAddress, WebhookSender, type WebhookDelivery } from '../../core/index.ts';
+import { configFromEnv, WebhookSender, type WebhookDelivery } from '../../core/index.ts';
+import { embeddedIpv4, isPrivateAddress } from '../../model/index.ts';
 import { eventually, startJobWorld, type JobWorld } from './in-process-workers.ts';
 
 /** an HTTP server on loopback recording each POST; `answers` are the statuses it gives, in order (then 200) */
@@ -28,6 +29,25 @@ test('private, loopback, link-local and reserved addresses are private; public o
   for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a01:203', 'not-an-ip'])
     expect(isPrivateAddress(a), a).toBe(true);
   for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8', '172.32.0.1']) expect(isPrivateAddress(a), a).toBe(false);
+});
+
+// issue 18, item 9: IPv6 forms that carry an IPv4 address are judged by the address they carry
+test('IPv4-translated, local-use NAT64, 6to4 and Teredo addresses are judged by the IPv4 address they carry', () => {
+  const carried: [string, string][] = [
+    ['::ffff:0:7f00:1', '127.0.0.1'], // IPv4-translated (::ffff:0:0:0/96)
+    ['::ffff:0:a9fe:a9fe', '169.254.169.254'],
+    ['64:ff9b:1::7f00:1', '127.0.0.1'], // local-use NAT64 (64:ff9b:1::/48), /96 form
+    ['2002:7f00:1::1', '127.0.0.1'], // 6to4 (2002::/16)
+    ['2002:a00:5::', '10.0.0.5'],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', '127.0.0.1'], // Teredo: the client's address, inverted
+    ['::ffff:0:808:808', '8.8.8.8'],
+    ['2002:808:808::1', '8.8.8.8'],
+  ];
+  for (const [a, v4] of carried) expect(embeddedIpv4(a), a).toBe(v4);
+  for (const a of ['::ffff:0:7f00:1', '::ffff:0:a9fe:a9fe', '::ffff:0:c0a8:101', '64:ff9b:1::7f00:1', '64:ff9b:1::a00:1', '64:ff9b:1:ab::1', '2002:7f00:1::1', '2002:a9fe:a9fe::', '2002:c0a8:101::1', '2001:0:4136:e378:8000:63bf:80ff:fffe'])
+    expect(isPrivateAddress(a), a).toBe(true);
+  for (const a of ['::ffff:0:808:808', '64:ff9b:1::808:808', '2002:808:808::1', '2001:0:4136:e378:8000:63bf:f7f7:f7f7'])
+    expect(isPrivateAddress(a), a).toBe(false);
 });
 
 test('GPUFLEET_WEBHOOK_ALLOW_PRIVATE=true (and only "true") allows private webhooks', () => {
@@ -54,6 +74,9 @@ describe('at submission, by default', () => {
       'http://169.254.169.254/latest/meta-data',
       'http://[::1]:9000/',
       'http://[::ffff:127.0.0.1]/',
+      'http://[::ffff:0:7f00:1]/',
+      'http://[64:ff9b:1::a9fe:a9fe]/latest/meta-data',
+      'http://[2002:7f00:1::1]:8080/hook',
       'ftp://example.com/x',
       'not a url',
     ]) {
