@@ -7,6 +7,10 @@ const CONTROLS = '\\u0000-\\u0008\\u000A-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF';
 /** Text that reaches a host (names, args): no control character but tab. */
 export const TEXT_PATTERN = `^[^${CONTROLS}]*$`;
 export const ENV_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
+/** A registry username: no control character at all (tab included), no lone surrogate. */
+export const REGISTRY_USERNAME_PATTERN = '^[^\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF]*$';
+/** A registry password: no control character but tab and line breaks (a JSON key file's), no lone surrogate. */
+export const REGISTRY_PASSWORD_PATTERN = '^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF]*$';
 /** Env values reach the container byte for byte, so only what no environment can hold is refused. */
 export const ENV_VALUE_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*$';
 /** An absolute container path; `:` would end the path in docker's `--volume=src:dst[:mode]`. */
@@ -32,6 +36,8 @@ export const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
   [TEXT_PATTERN]: 'must not contain control characters (tab aside)',
   [ENV_VALUE_PATTERN]: 'must not contain a NUL character or an unpaired surrogate',
   [CONTAINER_PATH_PATTERN]: 'must be an absolute path without whitespace, control characters or ":"',
+  [REGISTRY_USERNAME_PATTERN]: 'must not contain control characters or an unpaired surrogate',
+  [REGISTRY_PASSWORD_PATTERN]: 'must not contain control characters (tab and line breaks aside) or an unpaired surrogate',
   [SLUG_PATTERN]: 'must be lowercase letters, digits and hyphens, starting and ending with a letter or digit',
   [IMAGE_REFERENCE_PATTERN]: 'must be an image reference: [registry[:port]/]name[:tag][@algorithm:hex], name in lower case',
 };

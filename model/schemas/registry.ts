@@ -1,10 +1,12 @@
 // JSON Schemas of the container registry credential requests. The password only ever travels inward.
-import { nameSchema } from './common.ts';
+import { nameSchema, REGISTRY_PASSWORD_PATTERN, REGISTRY_USERNAME_PATTERN } from './common.ts';
 import type { InputOf } from './input-type.ts';
 
-const usernameSchema = { type: 'string', minLength: 1, maxLength: 255 } as const;
-// registry tokens (ECR, GCR JSON keys) run to a few KB
-const passwordSchema = { type: 'string', minLength: 1, maxLength: 16384, writeOnly: true } as const;
+// Both reach `docker login` on a host (the username as an argument, the password on stdin): a
+// control character there fails the login long after the 201, or cuts the password short.
+const usernameSchema = { type: 'string', minLength: 1, maxLength: 255, pattern: REGISTRY_USERNAME_PATTERN } as const;
+// registry tokens (ECR, GCR JSON keys) run to a few KB; a JSON key file keeps its line breaks and tabs
+const passwordSchema = { type: 'string', minLength: 1, maxLength: 16384, pattern: REGISTRY_PASSWORD_PATTERN, writeOnly: true } as const;
 
 export const registryCreateSchema = {
   $id: 'RegistryCreate',

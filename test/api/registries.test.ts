@@ -76,6 +76,44 @@ test('validation: 422 with errors, 409 on a duplicate name', async () => {
   expect(emptyPatch.status).toBe(422);
 });
 
+// issue 18, item 7: both reach `docker login` on a host; a control character there was a 201 and a pod that failed later
+test('a username or password with NUL or another control character is 422 on create and update (REST and GraphQL), and nothing is stored', async () => {
+  const before = (await call(alice.key, 'GET', '/v2/registries')).body.registries.length;
+  for (const [field, value] of [
+    ['username', 'ali\u0000ce'],
+    ['username', 'alice\n'],
+    ['username', 'al\tice'],
+    ['username', 'alice\u001b[2J'],
+    ['username', 'alice\u0085'],
+    ['password', `${PASSWORD}\u0000`],
+    ['password', `\u0007${PASSWORD}`],
+    ['password', `${PASSWORD}\u007f`],
+    ['password', `${PASSWORD}\ud800`],
+  ] as const) {
+    const body = { name: `ctl-${field}`, username: 'alice', password: PASSWORD, [field]: value };
+    const created = await call(alice.key, 'POST', '/v2/registries', body);
+    expect(created.status, `${field} ${JSON.stringify(value)}`).toBe(422);
+    expect(created.body.errors, JSON.stringify(value)).toEqual([`$.${field}: ${field === 'username' ? 'must not contain control characters or an unpaired surrogate' : 'must not contain control characters (tab and line breaks aside) or an unpaired surrogate'}`]);
+    const patched = await call(alice.key, 'PATCH', `/v2/registries/${regId}`, { [field]: value });
+    expect(patched.status, `PATCH ${field} ${JSON.stringify(value)}`).toBe(422);
+  }
+  const gql = await cp.api('/graphql', {
+    method: 'POST',
+    key: alice.key,
+    json: { query: 'mutation($i: SaveRegistryAuthInput!) { saveRegistryAuth(input: $i) { id } }', variables: { i: { name: 'gql-ctl', username: 'a\u0000b', password: PASSWORD } } },
+  });
+  const gqlBody = (await gql.json()) as J;
+  expect(gqlBody.errors?.[0]?.extensions?.code, JSON.stringify(gqlBody)).toBe('VALIDATION_FAILED');
+  expect((await call(alice.key, 'GET', '/v2/registries')).body.registries.length).toBe(before);
+  expect((await cp.services.registries.credentials(alice.accountId, regId)).password).toBe(PASSWORD);
+  // a JSON key file (GCR's `_json_key`) keeps its line breaks and tabs
+  const jsonKey = '{\n\t"type": "service_account",\r\n\t"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIE\\n"\n}\n';
+  const keyFile = await call(alice.key, 'POST', '/v2/registries', { name: 'gcr-json-key', username: '_json_key', password: jsonKey });
+  expect(keyFile.status, JSON.stringify(keyFile.body)).toBe(201);
+  expect((await cp.services.registries.credentials(alice.accountId, keyFile.body.id)).password).toBe(jsonKey);
+  expect((await call(alice.key, 'DELETE', `/v2/registries/${keyFile.body.id}`)).status).toBe(204);
+});
+
 test('get, list and update never return the password; update rotates it', async () => {
   const get = await call(alice.key, 'GET', `/v2/registries/${regId}`);
   expect(get.body).toEqual({ id: regId, name: 'ghcr' });
