@@ -6,6 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { fromFastifyError, registerProblemHandlers, sendProblem } from './errors/problem.ts';
 import { GpufleetError } from '../model/index.ts';
 import { principalOf, registerRequestGuard } from './auth/request-guard.ts';
+import { registerHeldRequests } from './auth/held-requests.ts';
 import type { OriginMount } from './origin-mount.ts';
 import { serverLogger } from './logging.ts';
 import { requestLimiterFor } from './rate-limit/shared-limiter.ts';
@@ -118,6 +119,7 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   registerProblemHandlers(app, allowed);
   registerHttpMetrics(app, services.telemetry); // before the guard: refused requests are counted too
   registerRequestGuard(app, services.keys, requestLimiterFor(services, opts.logger || undefined), services.workerPorts, services.config.metricsToken);
+  registerHeldRequests(app, services.heldRequests); // after the guard: it counts per account
 
   await app.register(swagger, {
     openapi: {

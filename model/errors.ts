@@ -34,6 +34,10 @@ export const ERROR_CODES = {
   VALIDATION_FAILED: 422,
   IDEMPOTENCY_MISMATCH: 422,
   RATE_LIMITED: 429,
+  /** the account holds its share of a host's streams (logs, exec) already (docs/security.md, "Stream shares") */
+  HOST_STREAM_SHARE: 429,
+  /** the account holds the most long-held requests of one kind at once (event streams, job waits, logs, exec) */
+  HELD_REQUESTS: 429,
   INTERNAL: 500,
   /** the job queue's log has a damaged record that is not a torn last write; it is not opened */
   JOB_LOG_CORRUPT: 500,

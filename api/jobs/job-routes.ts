@@ -21,6 +21,9 @@ const ttlQuery = { type: 'object', properties: { ttl: { type: 'integer', minimum
 
 const read = { scope: 'read', rawKey: true } as const;
 const write = { scope: 'read_write', rawKey: true } as const;
+/** runsync, status-sync and stream hold the request until the job ends: one of the account's held waits */
+const readWait = { ...read, held: 'waits' } as const;
+const writeWait = { ...write, held: 'waits' } as const;
 const endpointOf = (r: FastifyRequest) => param(r.params, 'endpointId');
 const jobOf = (r: FastifyRequest) => param(r.params, 'jobId');
 const query = (r: FastifyRequest) => (r.query ?? {}) as Record<string, unknown>;
@@ -46,7 +49,7 @@ export function jobRoutes(app: FastifyInstance, jobs: JobService): void {
     {
       ...common,
       bodyLimit: RUNSYNC_BODY_LIMIT,
-      config: write,
+      config: writeWait,
       schema: {
         tags,
         summary: 'Queue a job and wait up to ?wait ms for it to end; past that, its id and current status',
@@ -70,7 +73,7 @@ export function jobRoutes(app: FastifyInstance, jobs: JobService): void {
 
   app.get(
     `${P}/status-sync/:jobId`,
-    { ...common, config: read, schema: { tags, summary: 'A job once final, or as it stands after ?wait ms', params: jobParams, querystring: waitQuery, response: errorResponses(400, 401, 403, 404, 429) } },
+    { ...common, config: readWait, schema: { tags, summary: 'A job once final, or as it stands after ?wait ms', params: jobParams, querystring: waitQuery, response: errorResponses(400, 401, 403, 404, 429) } },
     async (request, reply) => {
       const waitMs = parseWait(query(request).wait);
       return jobs.statusSync(principalOf(request), endpointOf(request), jobOf(request), waitMs, callerGone(reply));
@@ -79,7 +82,7 @@ export function jobRoutes(app: FastifyInstance, jobs: JobService): void {
 
   app.get(
     `${P}/stream/:jobId`,
-    { ...common, config: read, schema: { tags, summary: 'Stream chunks no earlier poll returned (a final status comes with an empty stream)', params: jobParams, response: errorResponses(401, 403, 404, 429) } },
+    { ...common, config: readWait, schema: { tags, summary: 'Stream chunks no earlier poll returned (a final status comes with an empty stream)', params: jobParams, response: errorResponses(401, 403, 404, 429) } },
     async (request, reply) => jobs.stream(principalOf(request), endpointOf(request), jobOf(request), callerGone(reply)),
   );
 

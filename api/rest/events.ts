@@ -49,7 +49,8 @@ export function eventRoutes(app: FastifyInstance, events: EventService): void {
   app.get(
     '/v2/events',
     {
-      config: { scope: 'read' },
+      // followed live (server-sent events), it is one of the account's held event streams
+      config: { scope: 'read', held: (request) => (String(request.headers.accept ?? '').includes('text/event-stream') ? 'events' : null) },
       // a HEAD with Accept: text/event-stream would hold a subscription nobody reads
       exposeHeadRoute: false,
       schema: {

@@ -54,6 +54,7 @@ export async function podExecSocketRoutes(app: FastifyInstance, podExec: PodExec
       websocket: true,
       config: {
         scope: 'read_write',
+        held: 'exec',
         redeemTicket: (ticket, request) => podExec.tickets.redeem(ticket, (request.params as { id?: unknown }).id),
       },
       // a refused upgrade (here, or by the guard before @fastify/websocket marked the request) leaves

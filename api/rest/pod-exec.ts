@@ -14,7 +14,7 @@ export function podExecRoutes(app: FastifyInstance, podExec: PodExecService): vo
   app.post(
     '/v2/pods/:id/exec',
     {
-      config: { scope: 'read_write' },
+      config: { scope: 'read_write', held: 'exec' },
       schema: {
         tags: ['pods'],
         summary: "Run a command in a pod's container; its output as server-sent events, then its exit code",

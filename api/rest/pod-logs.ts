@@ -29,7 +29,7 @@ export function podLogRoutes(app: FastifyInstance, podLogs: PodLogService): void
   app.get(
     '/v2/pods/:id/logs',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', held: 'logs' },
       // a HEAD would start a follow whose output nobody reads, until the container stops
       exposeHeadRoute: false,
       schema: {

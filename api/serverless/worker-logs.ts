@@ -18,7 +18,7 @@ export function workerLogRoutes(app: FastifyInstance, podLogs: PodLogService): v
   app.get(
     '/v2/serverless/:id/workers/:workerId/logs',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', held: 'logs' },
       // a HEAD would start a follow whose output nobody reads
       exposeHeadRoute: false,
       schema: {

@@ -3,11 +3,13 @@
 // The provisioner runs them over SSH (ContainerExecRunner); this decides who may and when: another
 // account's pod is 404, a pod that is not RUNNING 409, no runner or an unreachable host 503, all
 // before any output. Every exec is an event of the pod (`pod.exec`; a session's start and end), with
-// the program and a digest of its arguments, never the arguments (exec-argv-record.ts).
+// the program and a digest of its arguments, never the arguments (exec-argv-record.ts). A command or
+// a session holds one of the account's share of its host's streams (core/fair-share) while it runs.
 import { check, compile, GpufleetError, podExecSchema, userActor, type HostRecord, type PodExecInput, type PodRecord } from '../../model/index.ts';
 import type { StoreReader } from '../../store/index.ts';
 import type { Principal } from '../api-keys.ts';
 import type { EventService } from '../events/event-service.ts';
+import { HostStreamShares } from '../fair-share/host-stream-shares.ts';
 import { DEFAULT_EXEC_IDLE_TIMEOUT_MS, openExecSession, type ContainerSessionRunner, type ExecSession, type SessionOutput } from './exec-session.ts';
 
 import { execArgvRecord } from './exec-argv-record.ts';
@@ -69,6 +71,7 @@ export class PodExecService {
     private readonly events: EventService,
     /** interactive sessions with no byte either way for this long end */
     private readonly idleTimeoutMs = DEFAULT_EXEC_IDLE_TIMEOUT_MS,
+    private readonly shares = new HostStreamShares(),
   ) {
     this.tickets = new ExecTickets(store);
   }
@@ -82,6 +85,7 @@ export class PodExecService {
   async exec(principal: Principal, podId: string, body: unknown): Promise<ContainerExec> {
     const argv = checkArgv(body);
     const { pod, host, runner } = await this.target(principal, podId);
+    const release = this.shares.acquire(pod.accountId, host.id);
     this.events.log.append({
       resourceType: 'pod',
       resourceId: pod.id,
@@ -92,7 +96,22 @@ export class PodExecService {
       reason: `exec ${execArgvRecord(argv)}`,
       actor: userActor(principal.keyId),
     });
-    return runner.exec({ host, podId: pod.id, argv });
+    let run: ContainerExec;
+    try {
+      run = await runner.exec({ host, podId: pod.id, argv });
+    } catch (e) {
+      release();
+      throw e;
+    }
+    run.exit.then(release, release);
+    return {
+      output: run.output,
+      exit: run.exit,
+      close: () => {
+        release();
+        run.close();
+      },
+    };
   }
 
   /**
@@ -106,9 +125,20 @@ export class PodExecService {
     const cols = size(q.cols, 'cols', 80);
     const rows = size(q.rows, 'rows', 24);
     const { pod, host, runner } = await this.target(principal, podId);
+    // refused before the upgrade while the account holds its share; taken when the session opens
+    this.shares.check(pod.accountId, host.id);
     return {
-      open: (out) =>
-        openExecSession({ events: this.events, runner, idleTimeoutMs: this.idleTimeoutMs }, principal, pod, { host, podId: pod.id, argv, tty, cols, rows }, out),
+      open: async (out) => {
+        const release = this.shares.acquire(pod.accountId, host.id);
+        try {
+          const session = await openExecSession({ events: this.events, runner, idleTimeoutMs: this.idleTimeoutMs }, principal, pod, { host, podId: pod.id, argv, tty, cols, rows }, out);
+          session.ended.then(release, release);
+          return session;
+        } catch (e) {
+          release();
+          throw e;
+        }
+      },
     };
   }
 

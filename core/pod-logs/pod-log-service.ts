@@ -1,11 +1,13 @@
 // A pod's logs (GET /v2/pods/{id}/logs): the container's output, read on its host by a
 // ContainerLogSource (the provisioner implements it over SSH), and the pod's own events as `system`
 // lines. Everything that can refuse the request (not the caller's pod, no container, host down)
-// is decided before the first entry, so it is an HTTP error and not a broken stream.
+// is decided before the first entry, so it is an HTTP error and not a broken stream. Following a
+// container takes one of the account's share of its host's streams (core/fair-share) until it ends.
 import { GpufleetError, isGpufleetError, type FleetEvent, type HostRecord, type PodRecord } from '../../model/index.ts';
 import type { StoreReader } from '../../store/index.ts';
 import type { Principal } from '../api-keys.ts';
 import type { EventService } from '../events/event-service.ts';
+import { HostStreamShares } from '../fair-share/host-stream-shares.ts';
 import { AsyncQueue } from './async-queue.ts';
 import { formatCursor, rfc3339Nanos, type LogCursor, type LogSource, type PodLogQuery } from './log-query.ts';
 
@@ -59,6 +61,7 @@ export class PodLogService {
   constructor(
     private readonly store: StoreReader,
     private readonly events: EventService,
+    private readonly shares = new HostStreamShares(),
   ) {}
 
   /** Called by the provisioner, which reads the hosts, when it starts in this process. */
@@ -90,14 +93,17 @@ export class PodLogService {
   private async openRecord(pod: PodRecord, q: PodLogQuery): Promise<PodLogStream> {
     const host = q.sources.includes('container') ? await this.containerHost(pod, q.sources.length === 1) : null;
     let lines: AsyncIterator<ContainerLogLine> | null = null;
+    let releaseShare: () => void = () => undefined;
     if (host) {
       const source = this.source;
       if (!source)
         throw new GpufleetError('UNAVAILABLE', 'Container logs are read by the provisioner, which does not run in this control plane process (GPUFLEET_PROVISIONER=off).');
       const [tail, since] = q.after ? ['all' as const, q.after.ts] : q.since ? ['all' as const, q.since] : [q.tail, null];
+      releaseShare = this.shares.acquire(pod.accountId, host.id);
       try {
         lines = (await source.follow({ host, podId: pod.id, tail, since }))[Symbol.asyncIterator]();
       } catch (e) {
+        releaseShare();
         if (isGpufleetError(e) && (e.code === 'HOST_UNREACHABLE' || e.code === 'HOST_KEY_MISMATCH')) throw unavailable(pod, host, e);
         throw e;
       }
@@ -107,10 +113,15 @@ export class PodLogService {
     const close = (): void => {
       stopEvents();
       void lines?.return?.();
+      releaseShare();
       out.end();
     };
     if (q.sources.includes('system')) stopEvents = this.systemEntries(pod, q, out, lines === null);
-    if (lines) void pumpContainer(lines, q.after, out).finally(() => stopEvents());
+    if (lines)
+      void pumpContainer(lines, q.after, out).finally(() => {
+        releaseShare();
+        stopEvents();
+      });
     else if (!q.sources.includes('system') || pod.status === 'TERMINATED') close();
     return { entries: out, close };
   }
