@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { configWarnings, type ServerConfig } from '../core/index.ts';
 import { buildServer } from './server.ts';
 import type { OriginMount } from './origin-mount.ts';
-import { closeServices, createServices, createTelemetry, openStore, type Services } from '../core/index.ts';
+import { closeServices, createServices, createTelemetry, openStore, refusedRegistriesInUse, systemLookup, type Services } from '../core/index.ts';
 import type { GpufleetError } from '../model/index.ts';
 
 export { buildServer } from './server.ts';
@@ -52,6 +52,8 @@ export async function startControlPlane(config: ServerConfig, opts: StartOptions
     throw e;
   });
   const bootstrapKey = await services.keys.bootstrap(config.bootstrapKey);
+  // after an upgrade: registries that stored pods, templates and endpoints name and the image rule now refuses
+  if (log) warnRefusedRegistries(services, config, log);
   const app = await buildServer({ services, logger: opts.logger ?? false, mounts: (opts.mounts ?? []).map((m) => m(services)) });
   await app.listen({ port: config.port, host: config.host });
   const addr = app.server.address();
@@ -74,3 +76,21 @@ export async function startControlPlane(config: ServerConfig, opts: StartOptions
   };
 }
 export * from './rate-limit/limiter.ts';
+
+/**
+ * Logs (warn) each registry that stored records name and tenants may no longer pull from
+ * (core/image-policy.ts), names resolved as before a pull, so the operator can list them and allow
+ * those that are theirs (GPUFLEET_ALLOWED_REGISTRIES). Beside the start: lookups may take seconds.
+ */
+function warnRefusedRegistries(services: Services, config: ServerConfig, log: Logger): void {
+  void refusedRegistriesInUse(services.store, config.allowedRegistries ?? [], systemLookup)
+    .then((found) => {
+      for (const r of found)
+        log.warn(
+          { registry: r.registry, uses: r.usedBy.length, usedBy: r.usedBy.slice(0, 20) },
+          `registry ${r.registry} is named by ${r.usedBy.length} stored record(s) (${r.usedBy.slice(0, 3).join(', ')}${r.usedBy.length > 3 ? ', …' : ''}), ` +
+            `and its pulls are now refused: ${r.why}. If it is yours, allow it with GPUFLEET_ALLOWED_REGISTRIES`,
+        );
+    })
+    .catch((err: unknown) => log.warn({ err }, 'the registries of stored records could not be checked'));
+}
