@@ -21,6 +21,9 @@ export default defineConfig({
     hookTimeout: 120_000,
     maxWorkers: 3,
     pool: 'forks',
+    // every CLI or `serve` a test spawns runs the sources through tsx: they change between builds, and
+    // dist/ is refused when older than them (docs/cli.md). test/cli/dist-cli.test.ts runs dist/ itself.
+    env: { GPUFLEET_DEV: '1' },
     // GPUFLEET_TEST_STORE=postgres (npm run test:postgres): one PostgreSQL cluster for the run
     globalSetup: ['test/harness/postgres-global-setup.ts'],
   },

@@ -1,8 +1,8 @@
 // `gpufleet accounts create|list|credit` (operators): accounts and their credits (docs/billing.md,
 // "Credits"). A negative credit takes credits back: `gpufleet accounts credit <id> -- -5`.
 import { Command, InvalidArgumentError } from 'commander';
-import Table from 'cli-table3';
 import { AccountsApi, ApiClient } from '../client/index.ts';
+import { newTable } from './output.ts';
 
 function usd(value: string): number {
   const n = Number(value);
@@ -37,7 +37,7 @@ export function accountsCommand(): Command {
     .action(async (o: { json?: boolean }) => {
       const rows = await new AccountsApi(new ApiClient()).list();
       if (o.json) return console.log(JSON.stringify(rows, null, 2));
-      const t = new Table({ head: ['id', 'email', 'name', 'operator', 'credits (USD)', 'created'] });
+      const t = newTable({ head: ['id', 'email', 'name', 'operator', 'credits (USD)', 'created'] });
       for (const a of rows) t.push([a.id, a.email, a.name, a.operator ? 'yes' : '', String(a.balance), a.createdAt]);
       console.log(t.toString());
     });

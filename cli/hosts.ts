@@ -1,9 +1,8 @@
 // `gpufleet hosts enroll|list|show|drain|undrain|refresh|accept-key|remove`
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
-import Table from 'cli-table3';
-import ora from 'ora';
 import { ApiClient, ApiError } from '../client/index.ts';
+import { newTable } from './output.ts';
 
 interface HostRow {
   id: string;
@@ -23,6 +22,7 @@ interface HostRow {
 async function enroll(ssh: string, o: { identity: string; datacenter?: string; cloud?: string; json?: boolean }): Promise<void> {
   const client = new ApiClient();
   const privateKey = await readFile(o.identity, 'utf8');
+  const { default: ora } = await import('ora'); // loaded when enrolling, not at every start
   const spinner = ora({ text: `enrolling ${ssh}`, isEnabled: !o.json && process.stderr.isTTY }).start();
   const res = await fetch(`${client.url}/v2/hosts`, {
     method: 'POST',
@@ -74,7 +74,7 @@ export function hostsCommand(): Command {
     .action(async (o: { json?: boolean }) => {
       const { hosts: rows } = await new ApiClient().get<{ hosts: HostRow[] }>('/v2/hosts');
       if (o.json) return console.log(JSON.stringify(rows, null, 2));
-      const t = new Table({ head: ['id', 'address', 'dc', 'cloud', 'status', 'gpus', 'cpus', 'mem GB', 'cuda'] });
+      const t = newTable({ head: ['id', 'address', 'dc', 'cloud', 'status', 'gpus', 'cpus', 'mem GB', 'cuda'] });
       for (const h of rows)
         t.push([h.id, `${h.user}@${h.address}:${h.port}`, h.dataCenterId, h.cloud, h.status, `${h.facts.gpus.length}${h.facts.gpus[0] ? ` × ${h.facts.gpus[0].name}` : ''}`, h.facts.cpuCount, h.facts.memoryGb, h.facts.cudaVersion ?? '-']);
       console.log(t.toString());

@@ -3,7 +3,7 @@
 // prints each stream chunk (one JSON line) as it comes.
 import { Command } from 'commander';
 import { ApiClient, FINAL_JOB_STATUSES, JobsApi, type JobStatus } from '../client/index.ts';
-import { intArg, jsonArg, printJson, spinner, withSpinner } from './output.ts';
+import { intArg, jsonArg, printJson, withSpinner } from './output.ts';
 
 const api = () => new JobsApi(new ApiClient());
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -57,16 +57,8 @@ export function jobsCommand(): Command {
         return report(await api().status(endpoint, end.id), o.json);
       }
       if (o.sync) {
-        const s = spinner(`running on ${endpoint}`, o.json);
-        try {
-          const first = await api().runSync(endpoint, o.input);
-          const job = await waitFinal(endpoint, first, o.poll);
-          s.stop();
-          return report(job, o.json);
-        } catch (e) {
-          s.fail();
-          throw e;
-        }
+        const job = await withSpinner(`running on ${endpoint}`, o.json, async () => waitFinal(endpoint, await api().runSync(endpoint, o.input), o.poll));
+        return report(job, o.json);
       }
       const job = await withSpinner(`queueing on ${endpoint}`, o.json, () => api().run(endpoint, o.input));
       if (o.json) printJson(job);

@@ -1,7 +1,7 @@
 // `gpufleet keys create|list|revoke`
 import { Command } from 'commander';
-import Table from 'cli-table3';
 import { ApiClient } from '../client/index.ts';
+import { newTable } from './output.ts';
 
 interface KeyRow {
   id: string;
@@ -42,7 +42,7 @@ export function keysCommand(): Command {
     .action(async (o: { account?: string; json?: boolean }) => {
       const { keys: rows } = await new ApiClient().get<{ keys: KeyRow[] }>(`/v2/keys${o.account ? `?accountId=${encodeURIComponent(o.account)}` : ''}`);
       if (o.json) return console.log(JSON.stringify(rows, null, 2));
-      const t = new Table({ head: ['id', 'name', 'prefix', 'scope', 'expires', 'revoked'] });
+      const t = newTable({ head: ['id', 'name', 'prefix', 'scope', 'expires', 'revoked'] });
       for (const k of rows) t.push([k.id, k.name, `${k.prefix}…`, k.scope, k.expiresAt ?? '-', k.revokedAt ?? '-']);
       console.log(t.toString());
     });

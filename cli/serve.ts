@@ -1,11 +1,12 @@
 // `gpufleet serve` (what `npm start` runs): the control plane on one port, plus the provisioner.
 import { Command } from 'commander';
-import { configFromEnv } from '../core/index.ts';
 
 export function serveCommand(): Command {
   return new Command('serve').description('serve the control plane (PORT, HOST, GPUFLEET_DATA_DIR, …)').action(async () => {
-    // loaded here, not at the top: every other command is a small API client and starts faster without it
-    const [{ serveLogger }, { startControlPlane }, { provisioner }, { loadBalancerGateway }] = await Promise.all([
+    // loaded here, not at the top: every other command is a small API client and starts faster without
+    // them (test/architecture/cli-start.test.ts holds cli/main.ts's static imports to cli/ and client/)
+    const [{ configFromEnv }, { serveLogger }, { startControlPlane }, { provisioner }, { loadBalancerGateway }] = await Promise.all([
+      import('../core/index.ts'),
       import('./serve-logger.ts'),
       import('../api/index.ts'),
       import('../provisioner/index.ts'),

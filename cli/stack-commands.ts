@@ -5,22 +5,19 @@ import path from 'node:path';
 import readline from 'node:readline/promises';
 import { Command, Option } from 'commander';
 import { ApiClient, ApiError } from '../client/index.ts';
-import { RetryingApiClient } from '../provider/index.ts';
-import { importResource, ImportError } from '../provider/index.ts';
-import { forceUnlock, StackLockedError, withStackLock } from '../provider/index.ts';
-import { PlanError, hasChanges } from '../provider/index.ts';
-import { formatPlan, planJson } from '../provider/index.ts';
-import { terminalReporter, type Reporter } from '../provider/index.ts';
-import { makePlan, RefusedError, runApply, runDestroy, runWatch, type RunOptions } from '../provider/index.ts';
-import { readTfJson, synthApp, SynthError, type DesiredStack } from '../provider/index.ts';
+import type { DesiredStack, Reporter, RunOptions } from '../provider/index.ts';
+
+/** provider/ (cdktf, constructs, the engine) is loaded when a stack command runs, not for every `gpufleet` */
+type Provider = typeof import('../provider/index.ts');
+const loadProvider = (): Promise<Provider> => import('../provider/index.ts');
 
 /** What the commands touch outside themselves; tests pass their own. */
 export interface StackCliIo {
   out(text: string): void;
   err(text: string): void;
-  reporter(): Reporter;
+  reporter(p: Provider): Reporter;
   confirm?(question: string): Promise<boolean>;
-  api(): ApiClient;
+  api(p: Provider): ApiClient;
   setExitCode(code: number): void;
 }
 
@@ -28,7 +25,7 @@ export function processIo(): StackCliIo {
   return {
     out: (t) => void process.stdout.write(t),
     err: (t) => void process.stderr.write(t),
-    reporter: () => terminalReporter(),
+    reporter: (p) => p.terminalReporter(),
     async confirm(question) {
       const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
       try {
@@ -39,9 +36,9 @@ export function processIo(): StackCliIo {
         rl.close();
       }
     },
-    api: () => {
+    api: (p) => {
       try {
-        return new RetryingApiClient();
+        return new p.RetryingApiClient();
       } catch (e) {
         throw new UsageError((e as Error).message); // no GPUFLEET_API_KEY
       }
@@ -68,23 +65,24 @@ function withSource(cmd: Command): Command {
     .option('--stack <name>', 'only this stack of the app');
 }
 
-async function loadStacks(o: SourceOpts): Promise<DesiredStack[]> {
-  const all = o.tfJson ? [await readTfJson(path.resolve(o.tfJson))] : await synthApp(path.resolve(o.app ?? '.'));
+async function loadStacks(p: Provider, o: SourceOpts): Promise<DesiredStack[]> {
+  const all = o.tfJson ? [await p.readTfJson(path.resolve(o.tfJson))] : await p.synthApp(path.resolve(o.app ?? '.'));
   const stacks = o.stack ? all.filter((s) => s.name === o.stack) : all;
   if (!stacks.length)
-    throw new SynthError(o.stack ? `No stack "${o.stack}"; the app has ${all.map((s) => s.name).join(', ') || 'none'}.` : 'The app synthesized no stacks.');
+    throw new p.SynthError(o.stack ? `No stack "${o.stack}"; the app has ${all.map((s) => s.name).join(', ') || 'none'}.` : 'The app synthesized no stacks.');
   return stacks;
 }
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 /** Known failures print as `error: …` with exit code 1; anything else is a bug and keeps its stack. */
-function action<A extends unknown[]>(io: StackCliIo, fn: (...args: A) => Promise<number>): (...args: A) => Promise<void> {
+function action<A extends unknown[]>(io: StackCliIo, fn: (p: Provider, ...args: A) => Promise<number>): (...args: A) => Promise<void> {
   return async (...args) => {
+    const p = await loadProvider();
     try {
-      io.setExitCode(await fn(...args));
+      io.setExitCode(await fn(p, ...args));
     } catch (e) {
-      const known = [SynthError, PlanError, RefusedError, StackLockedError, ImportError, ApiError, UsageError].some((k) => e instanceof k);
+      const known = [p.SynthError, p.PlanError, p.RefusedError, p.StackLockedError, p.ImportError, ApiError, UsageError].some((k) => e instanceof k);
       if (!known) throw e;
       const err = e as Error;
       io.err(`error: ${err.message}${e instanceof ApiError ? ` (HTTP ${e.status} ${e.code})` : ''}\n`);
@@ -105,10 +103,10 @@ interface ApplyFlags extends SourceOpts {
   tfReplacedHash?: string;
 }
 
-function runOptions(io: StackCliIo, f: ApplyFlags): RunOptions {
+function runOptions(p: Provider, io: StackCliIo, f: ApplyFlags): RunOptions {
   return {
-    api: io.api(),
-    reporter: io.reporter(),
+    api: io.api(p),
+    reporter: io.reporter(p),
     out: io.out,
     ...(io.confirm ? { confirm: io.confirm } : {}),
     autoApprove: Boolean(f.autoApprove),
@@ -137,14 +135,14 @@ export function stackCommands(io: StackCliIo = processIo()): Command[] {
     .option('--destroy', 'plan the deletion of everything the stack owns')
     .option('--detailed-exitcode', 'exit 0 when nothing changes, 2 when something would, 1 on error')
     .action(
-      action(io, async (f: SourceOpts & { json?: boolean; destroy?: boolean; detailedExitcode?: boolean }) => {
+      action(io, async (p, f: SourceOpts & { json?: boolean; destroy?: boolean; detailedExitcode?: boolean }) => {
         let changed = false;
         const plans = [];
-        for (const stack of await loadStacks(f)) {
-          const p = await makePlan(stack, io.api(), { destroy: Boolean(f.destroy) });
-          changed ||= hasChanges(p);
-          if (f.json) plans.push(planJson(p));
-          else io.out(formatPlan(p));
+        for (const stack of await loadStacks(p, f)) {
+          const plan = await p.makePlan(stack, io.api(p), { destroy: Boolean(f.destroy) });
+          changed ||= p.hasChanges(plan);
+          if (f.json) plans.push(p.planJson(plan));
+          else io.out(p.formatPlan(plan));
         }
         if (f.json) io.out(JSON.stringify(plans.length === 1 ? plans[0] : plans, null, 2) + '\n');
         return f.detailedExitcode && changed ? 2 : 0;
@@ -156,12 +154,12 @@ export function stackCommands(io: StackCliIo = processIo()): Command[] {
     .option('--watch', 'keep reconciling (needs --auto-approve)')
     .addOption(new Option('--interval <seconds>', 'seconds between reconcile passes with --watch').default('30'))
     .action(
-      action(io, async (f: ApplyFlags) => {
-        const stacks = await loadStacks(f);
-        if (f.watch) return watch(io, stacks, f);
+      action(io, async (p, f: ApplyFlags) => {
+        const stacks = await loadStacks(p, f);
+        if (f.watch) return watch(p, io, stacks, f);
         let ok = true;
         for (const stack of stacks) {
-          const r = await runApply(stack, runOptions(io, f));
+          const r = await p.runApply(stack, runOptions(p, io, f));
           ok &&= r.applied?.ok ?? true;
         }
         return ok ? 0 : 1;
@@ -172,9 +170,9 @@ export function stackCommands(io: StackCliIo = processIo()): Command[] {
     .description('delete every resource the stacks own (only those tagged with their stack)')
     .option('--tf-replaced-hash <hash>', 'Terraform provisioners: skip when the declared spec no longer has this hash (an update)')
     .action(
-      action(io, async (f: ApplyFlags) => {
+      action(io, async (p, f: ApplyFlags) => {
         let ok = true;
-        for (const stack of await loadStacks(f)) {
+        for (const stack of await loadStacks(p, f)) {
           if (f.tfReplacedHash && f.resource?.length) {
             const declared = stack.resources.find((r) => r.path === f.resource![0]);
             if (declared && declared.hash !== f.tfReplacedHash) {
@@ -182,7 +180,7 @@ export function stackCommands(io: StackCliIo = processIo()): Command[] {
               continue;
             }
           }
-          const r = await runDestroy(stack, runOptions(io, f));
+          const r = await p.runDestroy(stack, runOptions(p, io, f));
           ok &&= r.applied?.ok ?? true;
         }
         return ok ? 0 : 1;
@@ -194,12 +192,12 @@ export function stackCommands(io: StackCliIo = processIo()): Command[] {
     .argument('<path>', 'construct path, e.g. trainer or example/trainer')
     .argument('<id>', 'id of the existing resource')
     .action(
-      action(io, async (p: string, id: string, f: SourceOpts) => {
-        const stacks = await loadStacks(f);
-        const stack = stacks.length === 1 ? stacks[0]! : stacks.find((s) => p.startsWith(`${s.name}/`));
-        if (!stack) throw new ImportError(`Name the stack: --stack, or a path starting with one of ${stacks.map((s) => s.name).join(', ')}.`);
-        const api = io.api();
-        const r = await withStackLock(api, stack.name, 'import', () => importResource(api, stack, p, id));
+      action(io, async (p, at: string, id: string, f: SourceOpts) => {
+        const stacks = await loadStacks(p, f);
+        const stack = stacks.length === 1 ? stacks[0]! : stacks.find((s) => at.startsWith(`${s.name}/`));
+        if (!stack) throw new p.ImportError(`Name the stack: --stack, or a path starting with one of ${stacks.map((s) => s.name).join(', ')}.`);
+        const api = io.api(p);
+        const r = await p.withStackLock(api, stack.name, 'import', () => p.importResource(api, stack, at, id));
         io.out(`Imported ${r.kind} "${r.name}" [id=${r.id}] as ${stack.name}/${r.path}. Run \`gpufleet plan\` to see how it differs from the construct.\n`);
         return 0;
       }),
@@ -209,8 +207,8 @@ export function stackCommands(io: StackCliIo = processIo()): Command[] {
     .description('break a stack lock left by an apply that died')
     .argument('<stack>')
     .action(
-      action(io, async (stack: string) => {
-        await forceUnlock(io.api(), stack);
+      action(io, async (p, stack: string) => {
+        await p.forceUnlock(io.api(p), stack);
         io.out(`Stack "${stack}" unlocked.\n`);
         return 0;
       }),
@@ -219,7 +217,7 @@ export function stackCommands(io: StackCliIo = processIo()): Command[] {
   return [plan, apply, destroy, importCmd, unlock];
 }
 
-async function watch(io: StackCliIo, stacks: DesiredStack[], f: ApplyFlags): Promise<number> {
+async function watch(p: Provider, io: StackCliIo, stacks: DesiredStack[], f: ApplyFlags): Promise<number> {
   if (!f.autoApprove) throw new UsageError('--watch applies unattended: pass --auto-approve with it.');
   if (stacks.length !== 1) throw new UsageError('--watch reconciles one stack: name it with --stack.');
   const controller = new AbortController();
@@ -227,7 +225,7 @@ async function watch(io: StackCliIo, stacks: DesiredStack[], f: ApplyFlags): Pro
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    await runWatch(stacks[0]!, { ...runOptions(io, f), intervalMs: Number(f.interval) * 1000, signal: controller.signal });
+    await p.runWatch(stacks[0]!, { ...runOptions(p, io, f), intervalMs: Number(f.interval) * 1000, signal: controller.signal });
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);

@@ -1,7 +1,12 @@
 // The public-API client the CLI and the declarative engine use (GPUFLEET_URL, GPUFLEET_API_KEY).
 // Problem+json answers become ApiError with the server's status, code, detail and errors.
-// WebSockets come from `ws`: Node 20 has no WebSocket client of its own.
-import WebSocket from 'ws';
+// WebSockets come from `ws`: Node 20 has no WebSocket client of its own. It is read on the first
+// webSocket() call (CommonJS, so require() is synchronous): most of the client's load time, and only
+// interactive exec needs it, so `gpufleet pods list` does not pay for it.
+import { createRequire } from 'node:module';
+import type WebSocket from 'ws';
+
+const requireCjs = createRequire(import.meta.url);
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -94,7 +99,8 @@ export class ApiClient {
 
   /** a WebSocket to `path` with the key in the Authorization header (interactive exec, pod-exec-socket.ts) */
   webSocket(path: string): WebSocket {
-    return new WebSocket(this.url.replace(/^http/, 'ws') + path, { headers: { authorization: `Bearer ${this.apiKey}` } });
+    const WebSocketClass = requireCjs('ws') as typeof WebSocket;
+    return new WebSocketClass(this.url.replace(/^http/, 'ws') + path, { headers: { authorization: `Bearer ${this.apiKey}` } });
   }
 
   get<T>(path: string): Promise<T> {
