@@ -22,7 +22,8 @@ let caller: Observer;
 let patchTarget: string;
 
 beforeAll(async () => {
-  cp = await startPodsControlPlane({ rateLimits: 'minute=10000000,hour=10000000,day=10000000' });
+  // localhost:5000 is allowed, so the fuzz reaches its host-side checks (docs/security.md, registries a tenant may name)
+  cp = await startPodsControlPlane({ rateLimits: 'minute=10000000,hour=10000000,day=10000000', config: { allowedRegistries: ['localhost:5000'] } });
   user = await cp.newAccount('read_write');
   caller = { key: user.key, adminKey: await keyFor(cp, user.accountId, 'admin') };
   patchTarget = (await send('POST', '/v2/pods', gpuBody())).json.id;

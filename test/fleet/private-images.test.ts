@@ -79,7 +79,8 @@ beforeAll(async () => {
   ({ ref, digest } = await registry.push(source, 'private/app:1', 'alice'));
   await runDocker(['rmi', source]); // from here on only a pull brings it to the engine
   host = await startTestHost({ name: `priv-${process.pid}`, gpus: [0, 1, 2, 3].map(() => FIXTURE_GPUS.H100_80GB_HBM3) });
-  cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300 });
+  // a registry on loopback: the operator allows it (GPUFLEET_ALLOWED_REGISTRIES), or tenants may not name it
+  cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300, config: { allowedRegistries: [registry.address] } });
   hostId = await enrolTestHost(cp, host);
   alice = await cp.newAccount();
   bob = await cp.newAccount();
@@ -110,7 +111,7 @@ describe('private images on a shared host', () => {
     expect(await cached(ref)).toBe(imageId); // in the cache: `docker run --pull never` alone would run it
     const p = await settledPod(bob, 'bob-none', ref, null);
     expect(p.status).toBe('ERROR');
-    expect(p.statusReason).toMatch(/^image pull failed \(with no registry credential on the pod\): .*no basic auth credentials/);
+    expect(p.statusReason).toBe('image pull failed (with no registry credential on the pod): unauthorized: the registry refused the credentials (or their absence)');
     expect(await dockerInspect(`gpufleet-${p.id}`)).toBeNull();
     await terminate(bob, p.id);
   });
@@ -133,7 +134,7 @@ describe('private images on a shared host', () => {
   test('wrong registry credentials end in ERROR with the reason', async () => {
     const p = await settledPod(bob, 'bob-wrong', ref, creds.bobWrong!);
     expect(p.status).toBe('ERROR');
-    expect(p.statusReason).toMatch(new RegExp(`^image pull failed \\(with registry credential ${creds.bobWrong}\\): .*login attempt .* failed .*unauthorized`, 'i'));
+    expect(p.statusReason).toBe(`image pull failed (with registry credential ${creds.bobWrong}): unauthorized: the registry refused the credentials (or their absence)`);
     expect(await dockerInspect(`gpufleet-${p.id}`)).toBeNull();
     await terminate(bob, p.id);
   });
@@ -147,7 +148,7 @@ describe('private images on a shared host', () => {
   test('the right to run a private image is per account: a third account is still refused', async () => {
     const p = await settledPod(carol, 'carol-none', ref, null);
     expect(p.status).toBe('ERROR');
-    expect(p.statusReason).toMatch(/no basic auth credentials/);
+    expect(p.statusReason).toMatch(/^image pull failed \(with no registry credential on the pod\): unauthorized/);
     await terminate(carol, p.id);
   });
 
