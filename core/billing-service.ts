@@ -6,7 +6,7 @@ import { billingQuerySchema, type BillingQueryInput, type BucketSize } from '../
 import { check, compile } from '../model/index.ts';
 import type { Principal } from './api-keys.ts';
 import type { Store } from '../store/index.ts';
-import { accountUsage } from './billing.ts';
+import { spendable } from './credit-holds.ts';
 
 const validateQuery = compile<BillingQueryInput>(billingQuerySchema);
 
@@ -181,12 +181,13 @@ export class BillingService {
     };
   }
 
-  /** Credits minus everything accrued so far (pods, volumes, endpoints); the same figure GET /v2/account shows. */
-  async balance(principal: Principal, now = Date.now()): Promise<{ balance: number; usage: number; clientBalance: number }> {
-    const account = await this.store.get('accounts', principal.accountId);
-    const usage = await accountUsage(this.store, principal.accountId, now);
-    const balance = account?.balance ?? 0;
-    return { balance, usage: round(usage), clientBalance: round(balance - usage) };
+  /**
+   * Credits minus everything accrued so far (pods, volumes, endpoints) and minus the open holds of
+   * accepted public model jobs (credit-holds.ts); the same figure GET /v2/account shows.
+   */
+  async balance(principal: Principal, now = Date.now()): Promise<{ balance: number; usage: number; held: number; clientBalance: number }> {
+    const s = await spendable(this.store, principal.accountId, now);
+    return { balance: s.balance, usage: round(s.usage), held: round(s.held), clientBalance: round(s.left) };
   }
 }
 

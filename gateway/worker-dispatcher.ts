@@ -11,6 +11,16 @@ export function workerOrigin(w: LbWorker, port = w.port): string {
   return `http://${w.id}:${port}`;
 }
 
+/**
+ * The port of an origin as undici hands it over: the URL parser drops a scheme's default port, so
+ * `http://<id>:80` arrives with port '' (was read as port 0, and a worker on the documented default
+ * port 80 was never reached).
+ */
+export function originPort(port: string | number | null | undefined, protocol: string | null | undefined): number {
+  if (port !== undefined && port !== null && port !== '') return Number(port);
+  return protocol === 'https:' ? 443 : 80;
+}
+
 export function workerDispatcher(connector: WorkerConnector, workerOf: (id: string) => LbWorker | undefined): Agent {
   const connect: buildConnector.connector = (opts, callback) => {
     const w = workerOf(opts.hostname);
@@ -18,7 +28,7 @@ export function workerDispatcher(connector: WorkerConnector, workerOf: (id: stri
       callback(new GpufleetError('BAD_GATEWAY', `worker ${opts.hostname} is no longer in service`), null);
       return;
     }
-    connector.connect(w, Number(opts.port)).then(
+    connector.connect(w, originPort(opts.port, opts.protocol)).then(
       // a Duplex, not a net.Socket: undici uses only what streams have (read, write, cork, destroy)
       (stream) => callback(null, stream as Socket),
       (err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null),

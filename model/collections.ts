@@ -4,6 +4,7 @@ import type { HostRecord } from './host.ts';
 import type { PodRecord } from './pod.ts';
 import type {
   BillingRecord,
+  CreditHoldRecord,
   EndpointRecord,
   IdempotencyRecord,
   NetworkVolumeRecord,
@@ -27,6 +28,8 @@ export interface Collections {
   stackLocks: StackLockRecord;
   /** the public model catalog, keyed by slug (docs/public-endpoints.md) */
   publicEndpoints: PublicEndpointRecord;
+  /** credits set aside for accepted public model jobs (core/credit-holds.ts) */
+  creditHolds: CreditHoldRecord;
 }
 
 export const COLLECTION_NAMES = [
@@ -42,6 +45,7 @@ export const COLLECTION_NAMES = [
   'billing',
   'stackLocks',
   'publicEndpoints',
+  'creditHolds',
 ] as const satisfies readonly (keyof Collections)[];
 
 export const INDEXED_FIELDS: Partial<Record<keyof Collections, readonly string[]>> = {
@@ -57,4 +61,6 @@ export const INDEXED_FIELDS: Partial<Record<keyof Collections, readonly string[]
   billing: ['accountId', 'resourceId'],
   // endpointId: a job's result finds its model (and price) by the endpoint it ran on
   publicEndpoints: ['endpointId'],
+  // accountId: a submission sums the account's holds; jobId: a final job finds its hold
+  creditHolds: ['accountId', 'jobId'],
 };

@@ -75,10 +75,49 @@ export interface EndpointRecord {
   executionTimeoutMs: number;
   allowedCudaVersions: string[];
   env: Record<string, string>;
+  /**
+   * Another account's public template as it was when this endpoint chose it (docs/templates.md,
+   * "Public templates and pinning"): workers are built from this, not from the live template, so the
+   * template's owner cannot change them. Set again only when this account names `templateId` in a
+   * save; null for the account's own templates (those roll live). Absent only in records written
+   * before pinning existed (the upgrade at start fills it: core/template-pins.ts).
+   */
+  templatePin?: TemplatePin | null;
   version: number;
   tags: Record<string, string>;
   createdAt: string;
   updatedAt: string;
+}
+
+/** The template fields a worker is built from, copied when an endpoint chose another account's public template. */
+export interface TemplatePin {
+  image: string;
+  args: string;
+  disk: number;
+  ports: string[];
+  env: Record<string, string>;
+  registry: string | null;
+  allowedCudaVersions: string[];
+  /** the template's updatedAt when pinned: later than this, the template has changed since */
+  templateUpdatedAt: string;
+  pinnedAt: string;
+}
+
+/**
+ * Credits set aside for one accepted public model job (docs/security.md, "Credits are reserved"): the
+ * most the job can cost, counted against the account's balance from submission until the job's charge
+ * is written (settled) or the job ends without one (released). core/credit-holds.ts.
+ */
+export interface CreditHoldRecord {
+  id: string;
+  accountId: string;
+  /** the catalog entry (slug) the job runs, and its endpoint */
+  resourceId: string;
+  endpointId: string;
+  /** null between the hold and the job's enqueue (a hold whose job never came is released by the sweep) */
+  jobId: string | null;
+  amountMicros: number;
+  createdAt: string;
 }
 
 export interface IdempotencyRecord {
@@ -138,6 +177,11 @@ export interface PublicEndpointRecord {
   endpointId: string;
   name: string;
   description: string;
-  pricing: { unit: PricingUnit; usdPerUnit: number };
+  /**
+   * maxUnitsPerJob: the most units one job is charged (its hold is maxUnitsPerJob × usdPerUnit; a job
+   * reporting more is charged that). Default 1 for `request`; required for other units when published,
+   * absent only in entries published before holds existed (those jobs are checked, not held).
+   */
+  pricing: { unit: PricingUnit; usdPerUnit: number; maxUnitsPerJob?: number };
   createdAt: string;
 }

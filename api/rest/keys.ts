@@ -6,7 +6,7 @@ import { check, compile } from '../../model/index.ts';
 import { keyView, type ApiKeys } from '../../core/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import type { Store } from '../../store/index.ts';
-import { accountUsage } from '../../core/index.ts';
+import { spendable } from '../../core/index.ts';
 import { docSchema, errorResponses, idParams, type RestTypeProvider } from './route-schema.ts';
 
 const validateKey = compile<KeyCreateInput>(keyCreateSchema);
@@ -73,8 +73,9 @@ export function keyRoutes(fastify: FastifyInstance, keys: ApiKeys, store: Store)
     async (request) => {
       const p = principalOf(request);
       const account = await store.get('accounts', p.accountId);
-      const usage = await accountUsage(store, p.accountId);
-      return { ...account, usage: round(usage), clientBalance: round((account?.balance ?? 0) - usage) };
+      // open credit holds of accepted public model jobs count as spent (docs/security.md)
+      const s = await spendable(store, p.accountId, Date.now());
+      return { ...account, usage: round(s.usage), held: round(s.held), clientBalance: round(s.left) };
     },
   );
 }

@@ -7,7 +7,8 @@ import type { SecretBox, Store } from '../../store/index.ts';
 import type { Principal } from '../api-keys.ts';
 import type { AccountCredits } from '../credits.ts';
 import type { WorkerStateCounts } from '../serverless/worker-counts.ts';
-import { isFinal, JOB_LIMITS, type Job, type JobStatus } from './job.ts';
+import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job, type JobStatus } from './job.ts';
+import { holdMicros } from '../credit-holds.ts';
 import { sealS3Config } from './job-s3-config.ts';
 import type { EndpointCounts, JobQueue } from './job-queue.ts';
 import { checkWebhookUrl, WebhookSender, type WebhookDelivery } from './webhook.ts';
@@ -127,9 +128,9 @@ export class JobService {
     const webhook = webhookOf(input);
     if (input.s3Config !== undefined && !this.secretBox)
       throw new GpufleetError('BAD_REQUEST', 's3Config is not offered by this control plane (it has no key to seal the secret with).', { errors: ['$.s3Config: not offered here'] });
-    await this.credits.assertCanSubmit(principal);
     if (webhook !== undefined) await checkWebhookUrl(webhook.url, this.allowPrivate).catch((e: unknown) => Promise.reject(atPath(e, webhook.path)));
-    const job = await this.queue.enqueue({
+    const holdId = await this.holdOrCheck(principal, endpoint);
+    const job = await this.enqueueHeld(holdId, {
       endpointId: endpoint.id,
       accountId: principal.accountId,
       input: input.input,
@@ -178,9 +179,13 @@ export class JobService {
 
   /** FAILED and TIMED_OUT jobs only; the same id goes back to the queue */
   async retry(principal: Principal, endpointId: string, jobId: string): Promise<JobView> {
-    await this.job(principal, endpointId, jobId);
-    await this.credits.assertCanSubmit(principal);
-    const job = await this.queue.retry(jobId);
+    const prev = await this.job(principal, endpointId, jobId);
+    const endpoint = await this.endpoint(principal, endpointId, { slug: true });
+    const holdId = await this.holdOrCheck(principal, endpoint, prev.id);
+    const job = await this.queue.retry(jobId).catch(async (e: unknown) => {
+      if (holdId) await this.credits.release(holdId).catch(() => undefined);
+      throw e;
+    });
     this.workers.notifyQueued(job.endpointId);
     return { id: job.id, status: job.status };
   }
@@ -194,6 +199,39 @@ export class JobService {
     const e = await this.endpoint(principal, endpointId);
     const [jobs, workers] = await Promise.all([this.queue.counts(e.id), this.workers.counts(e.id)]);
     return { jobs, workers };
+  }
+
+  /**
+   * A public model job of another account holds its most possible cost (credit-holds.ts): the hold's
+   * id; every other job only needs credits left (402 otherwise). `jobId` when the job exists (retry).
+   */
+  private async holdOrCheck(principal: Principal, endpoint: EndpointRecord, jobId?: string): Promise<string | null> {
+    const entry = endpoint.accountId === principal.accountId ? undefined : (await this.store.list('publicEndpoints', { endpointId: endpoint.id }))[0];
+    const amountMicros = entry && holdMicros(entry);
+    if (!entry || amountMicros === undefined) {
+      await this.credits.assertCanSubmit(principal);
+      return null;
+    }
+    return this.credits.reserve(principal, { entry, amountMicros, ...(jobId !== undefined ? { jobId } : {}) });
+  }
+
+  /**
+   * Enqueues a job whose hold (if any) is made: a refused enqueue releases the hold; an accepted one
+   * names the job on it, and a job already final by then (a quick worker) releases it (its charge,
+   * if any, was written with it). A hold left without a job (a crash between) is released by the sweep.
+   */
+  private async enqueueHeld(holdId: string | null, req: EnqueueRequest): Promise<Job> {
+    if (!holdId) return this.queue.enqueue(req);
+    const job = await this.queue.enqueue(req).catch(async (e: unknown) => {
+      await this.credits.release(holdId).catch(() => undefined);
+      throw e;
+    });
+    const attached = await this.credits.attach(holdId, job.id).catch(() => false);
+    if (attached) {
+      const now = await this.queue.get(job.id).catch(() => undefined);
+      if (!now || isFinal(now.status)) await this.credits.releaseJob(job.id, job.accountId).catch(() => undefined);
+    }
+    return job;
   }
 
   close(): void {

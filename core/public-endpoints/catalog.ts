@@ -5,6 +5,7 @@
 import { check, compile, GpufleetError, publicEndpointCreateSchema, type PricingUnit, type PublicEndpointCreateInput, type PublicEndpointRecord } from '../../model/index.ts';
 import type { Store } from '../../store/index.ts';
 import type { Principal } from '../api-keys.ts';
+import { costMicros, maxUnitsPerJob } from '../credit-holds.ts';
 
 const validateCreate = compile<PublicEndpointCreateInput>(publicEndpointCreateSchema);
 
@@ -14,7 +15,7 @@ export interface PublicEndpointView {
   slug: string;
   name: string;
   description: string;
-  pricing: { unit: PricingUnit; usdPerUnit: number };
+  pricing: { unit: PricingUnit; usdPerUnit: number; maxUnitsPerJob?: number };
   createdAt: string;
   endpointId?: string;
 }
@@ -25,7 +26,7 @@ export function toPublicEndpointView(rec: PublicEndpointRecord, principal: Pick<
     slug: rec.id,
     name: rec.name,
     description: rec.description,
-    pricing: { ...rec.pricing },
+    pricing: { unit: rec.pricing.unit, usdPerUnit: rec.pricing.usdPerUnit, ...(maxUnitsPerJob(rec) !== undefined ? { maxUnitsPerJob: maxUnitsPerJob(rec)! } : {}) },
     createdAt: rec.createdAt,
     ...(principal.operator ? { endpointId: rec.endpointId } : {}),
   };
@@ -51,6 +52,14 @@ export class PublicEndpointCatalog {
       throw new GpufleetError('VALIDATION_FAILED', `The slug ${slug} is a route name of this API (/v2/${slug}); choose another.`, {
         errors: [`$.slug: ${slug} is a route name of this API`],
       });
+    const { unit, usdPerUnit, maxUnitsPerJob: maxUnits } = input.pricing;
+    // every job of another account holds its most possible cost, so that most must be known
+    if (maxUnits === undefined && unit !== 'request')
+      throw new GpufleetError('VALIDATION_FAILED', `pricing.maxUnitsPerJob is required for unit ${unit}: a caller's job holds maxUnitsPerJob × usdPerUnit of their credits until it ends.`, {
+        errors: [`$.pricing.maxUnitsPerJob: is required for unit "${unit}"`],
+      });
+    if (!Number.isSafeInteger(costMicros(maxUnits ?? 1, usdPerUnit)))
+      throw new GpufleetError('VALIDATION_FAILED', 'maxUnitsPerJob × usdPerUnit is more than a job may cost.', { errors: ['$.pricing.maxUnitsPerJob: maxUnitsPerJob × usdPerUnit is more than a job may cost'] });
     const rec = await this.store.transact(async (tx) => {
       if (await tx.get('publicEndpoints', slug)) throw new GpufleetError('CONFLICT', `The slug ${slug} is already published.`, { fields: { slug } });
       if (await tx.get('endpoints', slug))
@@ -73,7 +82,7 @@ export class PublicEndpointCatalog {
         endpointId: endpoint.id,
         name: input.name,
         description: input.description ?? '',
-        pricing: { unit: input.pricing.unit, usdPerUnit: input.pricing.usdPerUnit },
+        pricing: { unit, usdPerUnit, ...(maxUnits !== undefined ? { maxUnitsPerJob: maxUnits } : {}) },
         createdAt: new Date(this.clock()).toISOString(),
       };
       tx.put('publicEndpoints', next);

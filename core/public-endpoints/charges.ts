@@ -11,8 +11,10 @@ import type { Store } from '../../store/index.ts';
 import type { AccountCredits } from '../credits.ts';
 import type { Job, JobQueue } from '../jobs/index.ts';
 import type { PublicEndpointCatalog } from './catalog.ts';
+import { endHoldsOf } from '../credit-holds.ts';
 import { chargeRecord, hasCost } from './charge-record.ts';
-import { ChargeSweep, type ChargeSweepOptions, type ChargeSweepResult } from './charge-sweep.ts';
+import { CHARGE_SWEEP_MS, ChargeSweep, type ChargeSweepOptions, type ChargeSweepResult } from './charge-sweep.ts';
+import { sweepHolds, type HoldSweepResult } from './hold-sweep.ts';
 
 export interface PublicEndpointChargesOptions {
   /** a charge that could not be written (the job stays COMPLETED; the sweep tries again), a failed sweep; default a process warning */
@@ -22,6 +24,8 @@ export interface PublicEndpointChargesOptions {
   /** charges written by the sweep, not when their job became final; default one process warning per sweep */
   onLate?: (recs: BillingRecord[]) => void;
   sweep?: ChargeSweepOptions;
+  /** how old a hold must be before the hold sweep ends it (default HOLD_GRACE_MS) */
+  holdGraceMs?: number;
 }
 
 const WARNING = 'GPUFLEET_PUBLIC_CHARGES';
@@ -32,9 +36,11 @@ export class PublicEndpointCharges {
   private readonly pending = new Map<string, Promise<void>>();
   private readonly sweeper: ChargeSweep;
   private readonly onError: (err: unknown, what: string) => void;
+  private holdTimer: NodeJS.Timeout | undefined;
+  private holdPass: Promise<void> | undefined;
 
   constructor(
-    queue: JobQueue,
+    private readonly queue: JobQueue,
     private readonly store: Store,
     private readonly catalog: PublicEndpointCatalog,
     private readonly credits: AccountCredits,
@@ -42,11 +48,12 @@ export class PublicEndpointCharges {
   ) {
     this.onError = opts.onError ?? ((e, what) => process.emitWarning(`${what} failed: ${e instanceof Error ? e.message : String(e)}`, { code: WARNING }));
     this.unsubscribe = queue.onFinal((job) => {
-      // only a published model's output carries `cost`: every other job ends here without a catalog read
-      if (job.status !== 'COMPLETED' || !hasCost(job.output)) return;
-      const p: Promise<void> = this.charge(job)
-        .then(() => undefined)
-        .catch((e: unknown) => this.onError(e, `charge for job ${job.id}`))
+      // only a published model's output carries `cost`: every other job ends with a look for a hold
+      // to release (one indexed read; a hold made after it is released by its submission or the sweep)
+      const charged = job.status === 'COMPLETED' && hasCost(job.output);
+      const p: Promise<void> = (charged ? this.charge(job) : Promise.resolve(undefined))
+        .then((rec) => (rec ? undefined : this.releaseHolds(job)))
+        .catch((e: unknown) => this.onError(e, `${charged ? 'charge' : 'release of the credit hold'} for job ${job.id}`))
         .finally(() => this.pending.delete(job.id));
       this.pending.set(job.id, p);
     });
@@ -64,9 +71,34 @@ export class PublicEndpointCharges {
     );
   }
 
-  /** starts the sweep: a pass over every job the queue still holds now, then one every minute */
+  /** starts the sweeps: a pass over every job the queue still holds now, then one every minute; holds likewise */
   start(): void {
     this.sweeper.start();
+    if (this.holdTimer) return;
+    const tick = (): void => {
+      this.holdPass ??= this.sweepHolds()
+        .then(() => undefined, (e: unknown) => this.onError(e, 'the sweep of credit holds'))
+        .finally(() => (this.holdPass = undefined));
+    };
+    tick();
+    const every = this.opts.sweep?.intervalMs ?? CHARGE_SWEEP_MS;
+    if (every > 0) {
+      this.holdTimer = setInterval(tick, every);
+      this.holdTimer.unref();
+    }
+  }
+
+  /** one pass over the credit holds now (hold-sweep.ts): those whose job is gone or final end */
+  sweepHolds(): Promise<HoldSweepResult> {
+    return sweepHolds({
+      queue: this.queue,
+      store: this.store,
+      catalog: this.catalog,
+      write: (rec) => this.write(rec),
+      forget: (a) => this.credits.forget(a),
+      clock: this.opts.sweep?.clock ?? Date.now,
+      ...(this.opts.holdGraceMs !== undefined ? { graceMs: this.opts.holdGraceMs } : {}),
+    });
   }
 
   /** one pass of the sweep now (after the one under way, if any) */
@@ -74,24 +106,34 @@ export class PublicEndpointCharges {
     return this.sweeper.sweep();
   }
 
-  /** charges the job's caller; nothing when the job's endpoint backs no slug, or the caller owns it */
+  /** charges the job's caller (its hold ends with it); nothing when the job's endpoint backs no slug, or the caller owns it */
   async charge(job: Job): Promise<BillingRecord | undefined> {
     const entry = await this.catalog.forEndpoint(job.endpointId);
     const rec = entry && chargeRecord(job, entry);
     if (!rec) return undefined;
-    return (await this.write(rec)) ? rec : undefined;
+    await this.write(rec);
+    return rec;
   }
 
-  /** stops the sweep and listening; resolves once the charges under way are written */
+  /** the job ended without a charge: its hold, if any, is released */
+  private async releaseHolds(job: Job): Promise<void> {
+    if ((await this.store.count('creditHolds', { jobId: job.id })) === 0) return;
+    await this.credits.releaseJob(job.id, job.accountId);
+  }
+
+  /** stops the sweeps and listening; resolves once the charges under way are written */
   async close(): Promise<void> {
+    clearInterval(this.holdTimer);
+    await this.holdPass;
     await this.sweeper.stop();
     this.unsubscribe();
     await Promise.all([...this.pending.values()]);
   }
 
-  /** the record, unless one with its id exists; true when this call wrote it */
+  /** the record, unless one with its id exists, and the end of the job's hold (settled); true when this call wrote it */
   private async write(rec: BillingRecord): Promise<boolean> {
     const written = await this.store.transact(async (tx) => {
+      if (rec.jobId !== undefined) await endHoldsOf(tx, rec.jobId);
       if (await tx.get('billing', rec.id)) return false;
       tx.put('billing', rec);
       return true;

@@ -7,6 +7,7 @@ import { GpufleetError, type PricingUnit, type PublicEndpointRecord } from '../.
 import type { CompleteRequest } from '../jobs/job-queue.ts';
 import type { MediaService } from '../media/media-service.ts';
 import { canonicalMime, imagePixels, kindOf, sniffMime, wavSeconds, type MediaKind } from '../media/media-types.ts';
+import { costMicros, maxUnitsPerJob } from '../credit-holds.ts';
 import type { PublicEndpointCatalog } from './catalog.ts';
 
 const KINDS: readonly MediaKind[] = ['image', 'audio', 'video'];
@@ -17,10 +18,7 @@ const DATA_URI = /^data:([^;,]*)(?:;[^;,]*)*;base64,/i;
 
 type Output = Record<string, unknown>;
 
-/** Cost in integer micro-dollars of `units` at `usdPerUnit`, rounded half up (float noise removed first). */
-export function costMicros(units: number, usdPerUnit: number): number {
-  return Math.round(Number((units * usdPerUnit * 1e6).toPrecision(12)));
-}
+export { costMicros };
 
 interface Decoded {
   kind: MediaKind;
@@ -97,7 +95,9 @@ export class PublicEndpointOutputs {
       if (typeof usage.units !== 'number' || !(usage.units >= 0 && usage.units <= MAX_UNITS)) throw new Refused(`$.usage.units: must be a number from 0 to ${MAX_UNITS}`);
       units = usage.units;
     } else units = measuredUnits(entry.pricing.unit, media);
-    const micros = costMicros(units, entry.pricing.usdPerUnit);
+    // a job is charged at most its hold: maxUnitsPerJob × usdPerUnit (docs/public-endpoints.md, "Charges")
+    const cap = maxUnitsPerJob(entry);
+    const micros = costMicros(cap === undefined ? units : Math.min(units, cap), entry.pricing.usdPerUnit);
     if (!Number.isSafeInteger(micros)) throw new Refused(`$.usage.units: ${units} units at ${entry.pricing.usdPerUnit} USD is more than a job may cost`);
     for (const m of media) {
       const saved = await this.media.save(m.bytes, m.mime).catch((e: unknown) => {

@@ -8,6 +8,8 @@ import { PRICING_UNITS } from '../resources.ts';
 export const SLUG_LENGTH = { min: 3, max: 64 } as const;
 /** USD per unit at most (a sanity bound: a typo of a few orders of magnitude is refused) */
 export const MAX_USD_PER_UNIT = 1000;
+/** units one job may report (job-output.ts refuses more), so the most maxUnitsPerJob may be */
+export const MAX_UNITS_PER_JOB = 1e9;
 
 export const publicEndpointCreateSchema = {
   $id: 'PublicEndpointCreate',
@@ -26,6 +28,13 @@ export const publicEndpointCreateSchema = {
       properties: {
         unit: { type: 'string', enum: [...PRICING_UNITS] },
         usdPerUnit: { type: 'number', minimum: 0, maximum: MAX_USD_PER_UNIT, description: 'USD per unit; a job costs units × usdPerUnit, rounded to micro-dollars' },
+        maxUnitsPerJob: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          maximum: MAX_UNITS_PER_JOB,
+          description:
+            "the most units one job is charged: a caller's job holds maxUnitsPerJob × usdPerUnit of their credits from submission to its end, and a job reporting more units is charged that. Default 1 for unit `request`; required for the other units",
+        },
       },
     },
   },

@@ -117,7 +117,7 @@ describe('records in buckets', () => {
     const account = await call(key, '/v2/account');
     expect(account.body.clientBalance).toBeCloseTo(100 - 6 - 5.76, 6);
     const b = await cp.services.billing.balance({ accountId, keyId: 'k', scope: 'read', operator: false });
-    expect(b).toEqual({ balance: 100, usage: 11.76, clientBalance: 88.24 });
+    expect(b).toEqual({ balance: 100, usage: 11.76, held: 0, clientBalance: 88.24 });
   });
 
   test('bad queries: 422 for unknown or malformed parameters, 400 for an empty or oversized range', async () => {

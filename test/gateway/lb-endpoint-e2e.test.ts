@@ -223,6 +223,34 @@ describe('a load-balancing endpoint', () => {
   });
 });
 
+describe('a load-balancing endpoint on the documented default port 80 (no PORT, no ports)', () => {
+  test('its worker is health-checked and reached on port 80 through the gateway (was: forwarded to port 0, never ready)', async () => {
+    const tpl = await json(await cp.api('/v2/templates', { method: 'POST', key: alice.key, json: { name: 'tpl-lb-port80', image: lbImage, disk: 1, serverless: true } }));
+    expect(tpl.env ?? {}).not.toHaveProperty('PORT');
+    const res = await cp.api('/v1/endpoints', {
+      method: 'POST',
+      key: alice.key,
+      json: { templateId: tpl.id, name: 'lb-port80', type: 'LOAD_BALANCER', gpuTypeIds: [GPU], workersMin: 0, workersMax: 1, idleTimeout: 120, scalerType: 'REQUEST_COUNT', scalerValue: 4, dataCenterIds: [DC] },
+    });
+    const p80 = await json(res);
+    expect(res.status, JSON.stringify(p80)).toBe(200);
+    const echo = await call(`/v2/${p80.id}/echo?via=80`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'on eighty' });
+    const body = await json(echo);
+    expect(echo.status, JSON.stringify(body)).toBe(200);
+    expect(body).toMatchObject({ method: 'POST', url: '/echo?via=80', body: 'on eighty' });
+    // the worker answered on 80 (its server listens on PORT, default 80; nothing else listens in it)
+    const [w] = await liveWorkers(p80.id);
+    expect(body.worker).toBe(w!.id);
+    const listening = await runDocker(['exec', `gpufleet-${w!.id}`, 'sh', '-c', 'cat /proc/net/tcp /proc/net/tcp6 2>/dev/null'], { timeoutMs: 15_000 }).then((r) => r.stdout, () => '');
+    expect(listening).toMatch(/:0050 [0-9A-F]+:0000 0A/); // 0x50 = 80, state 0A = LISTEN
+    expect(listening).not.toMatch(/:1F40 [0-9A-F]+:0000 0A/); // nothing on 8000
+    const workers = await json(await cp.api(`/v2/serverless/${p80.id}/workers`, { key: alice.key }));
+    expect(workers.workers).toHaveLength(1);
+    expect(workers.workers[0]).toMatchObject({ status: 'IDLE' });
+    await cp.api(`/v1/endpoints/${p80.id}`, { method: 'DELETE', key: alice.key });
+  });
+});
+
 describe('a load-balancing endpoint whose worker never becomes ready', () => {
   test('the request is held for the hold, then refused with 503 problem+json; the worker shows INITIALIZING', async () => {
     const never = await lbEndpoint('lb-never', { GPUFLEET_TEST_NEVER_READY: 'true' });

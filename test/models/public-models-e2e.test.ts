@@ -42,8 +42,8 @@ beforeAll(async () => {
   hostId = await enrolTestHost(cp, host, { dataCenterId: 'dc-tts-e2e' });
 
   // the operator (admin key): template, endpoint, catalog entry
-  endpointId = await publish(slug, { name: 'tts-espeak', image, disk: 1, serverless: true }, { unit: 'second', usdPerUnit: USD_PER_SECOND });
-  await publish(imageSlug, { name: 'image-fixture', image: fixture, disk: 1, serverless: true, env: { IMAGE_USAGE_UNIT: 'megapixel' } }, { unit: 'megapixel', usdPerUnit: USD_PER_MEGAPIXEL });
+  endpointId = await publish(slug, { name: 'tts-espeak', image, disk: 1, serverless: true }, { unit: 'second', usdPerUnit: USD_PER_SECOND, maxUnitsPerJob: 600 });
+  await publish(imageSlug, { name: 'image-fixture', image: fixture, disk: 1, serverless: true, env: { IMAGE_USAGE_UNIT: 'megapixel' } }, { unit: 'megapixel', usdPerUnit: USD_PER_MEGAPIXEL, maxUnitsPerJob: 100 });
 
   user = await cp.newAccount('read_write', START_BALANCE);
   py = await RunpodPythonEndpoint.start(`${cp.url}/v2`);
@@ -56,7 +56,7 @@ afterAll(async () => {
 });
 
 /** as the operator: a template, an endpoint of one worker at most, and the catalog entry; the endpoint's id */
-async function publish(s: string, template: Record<string, unknown>, pricing: { unit: string; usdPerUnit: number }): Promise<string> {
+async function publish(s: string, template: Record<string, unknown>, pricing: { unit: string; usdPerUnit: number; maxUnitsPerJob: number }): Promise<string> {
   const tpl = await json(await cp.api('/v2/templates', { method: 'POST', json: template }));
   const created = await cp.api('/v1/endpoints', {
     method: 'POST',

@@ -74,7 +74,7 @@ test('SIGKILL after a public model job is COMPLETED and before its charge is wri
   const ep = await api('/v1/endpoints', { method: 'POST', json: { templateId: tpl.body.id, gpuTypeIds: ['ADA_24'], workersMin: 0, workersMax: 0 } });
   expect(ep.status).toBe(200);
   const endpointId = ep.body.id as string;
-  const pub = await api('/v2/public-endpoints', { method: 'POST', json: { slug: SLUG, endpointId, name: 'held', pricing: { unit: 'token', usdPerUnit: PRICE } } });
+  const pub = await api('/v2/public-endpoints', { method: 'POST', json: { slug: SLUG, endpointId, name: 'held', pricing: { unit: 'token', usdPerUnit: PRICE, maxUnitsPerJob: 100_000 } } });
   expect(pub.status).toBe(201);
   const account = await api('/v2/accounts', { method: 'POST', json: { email: 'caller@test.local', balance: 10 } });
   expect(account.status).toBe(201);

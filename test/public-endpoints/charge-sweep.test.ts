@@ -17,7 +17,7 @@ beforeAll(async () => {
   world = await startJobWorld();
   const ep = await world.newEndpoint(ADMIN_KEY);
   await world.startWorker(ep);
-  const pub = await world.cp.api('/v2/public-endpoints', { method: 'POST', json: { slug: SLUG, endpointId: ep, name: 'sweep', pricing: { unit: 'token', usdPerUnit: PRICE } } });
+  const pub = await world.cp.api('/v2/public-endpoints', { method: 'POST', json: { slug: SLUG, endpointId: ep, name: 'sweep', pricing: { unit: 'token', usdPerUnit: PRICE, maxUnitsPerJob: 100_000 } } });
   expect(pub.status).toBe(201);
 });
 afterAll(async () => world?.close());

@@ -56,7 +56,7 @@ test('an image output goes to the bucket, is served by its signed URL, and is de
   const tpl = (await (await world.cp.api('/v2/templates', { method: 'POST', json: { name: 'img', image: 'busybox', serverless: true } })).json()) as { id: string };
   const ep = ((await (await world.cp.api('/v1/endpoints', { method: 'POST', json: { templateId: tpl.id, gpuTypeIds: ['ADA_24'] } })).json()) as { id: string }).id;
   await world.startWorker(ep);
-  const pub = await world.cp.api('/v2/public-endpoints', { method: 'POST', key: ADMIN_KEY, json: { slug: 'png-fixture', endpointId: ep, name: 'PNG', pricing: { unit: 'megapixel', usdPerUnit: 0.01 } } });
+  const pub = await world.cp.api('/v2/public-endpoints', { method: 'POST', key: ADMIN_KEY, json: { slug: 'png-fixture', endpointId: ep, name: 'PNG', pricing: { unit: 'megapixel', usdPerUnit: 0.01, maxUnitsPerJob: 100 } } });
   expect(pub.status).toBe(201);
 
   const sdk = await loadRunpodSdk();

@@ -26,8 +26,8 @@ let bob: { accountId: string; key: string };
 /** everything the control plane logged (trace level) */
 let log = '';
 
-const IMAGE = { slug: 'test-image-model', unit: 'image', usdPerUnit: 0.0031 } as const;
-const TTS = { slug: 'test-tts', unit: 'second', usdPerUnit: 0.0005 } as const;
+const IMAGE = { slug: 'test-image-model', unit: 'image', usdPerUnit: 0.0031, maxUnitsPerJob: 20 } as const;
+const TTS = { slug: 'test-tts', unit: 'second', usdPerUnit: 0.0005, maxUnitsPerJob: 600 } as const;
 
 const publish = (body: unknown, key = ADMIN_KEY) => world.cp.api('/v2/public-endpoints', { method: 'POST', key, json: body });
 const model = (slug: string, key: string): RunpodEndpoint => sdk(key, { baseUrl: `${world.cp.url}/v2` }).endpoint(slug)!;
@@ -58,7 +58,7 @@ beforeAll(async () => {
   await world.startWorker(imageEp, { concurrency: 4 });
   await world.startWorker(ttsEp, { concurrency: 2 });
   for (const [m, ep] of [[IMAGE, imageEp], [TTS, ttsEp]] as const) {
-    const r = await publish({ slug: m.slug, endpointId: ep, name: m.slug, description: 'a test fixture', pricing: { unit: m.unit, usdPerUnit: m.usdPerUnit } });
+    const r = await publish({ slug: m.slug, endpointId: ep, name: m.slug, description: 'a test fixture', pricing: { unit: m.unit, usdPerUnit: m.usdPerUnit, maxUnitsPerJob: m.maxUnitsPerJob } });
     expect(r.status, await r.clone().text()).toBe(201);
   }
 });
@@ -70,7 +70,7 @@ describe('the catalog', () => {
   test('every account lists it; only operators see the backing endpoint', async () => {
     const asBob = await json(await world.cp.api('/v2/public-endpoints', { key: bob.key }));
     expect(asBob.map((e: { slug: string }) => e.slug)).toEqual([IMAGE.slug, TTS.slug]);
-    expect(asBob[0]).toEqual({ id: IMAGE.slug, slug: IMAGE.slug, name: IMAGE.slug, description: 'a test fixture', pricing: { unit: 'image', usdPerUnit: 0.0031 }, createdAt: expect.any(String) });
+    expect(asBob[0]).toEqual({ id: IMAGE.slug, slug: IMAGE.slug, name: IMAGE.slug, description: 'a test fixture', pricing: { unit: 'image', usdPerUnit: 0.0031, maxUnitsPerJob: 20 }, createdAt: expect.any(String) });
     const asOperator = await json(await world.cp.api(`/v2/public-endpoints/${IMAGE.slug}`));
     expect(asOperator.endpointId).toBe(imageEp);
     expect((await world.cp.api('/v2/public-endpoints/nope-nope', { key: bob.key })).status).toBe(404);
@@ -97,10 +97,17 @@ describe('the catalog', () => {
 
   test('slug grammar, and the rules of the endpoint behind it', async () => {
     const ep = await operatorEndpoint();
-    const body = (over: Record<string, unknown>) => ({ slug: 'fresh-model', endpointId: ep, name: 'x', pricing: { unit: 'token', usdPerUnit: 0.000002 }, ...over });
+    const body = (over: Record<string, unknown>) => ({ slug: 'fresh-model', endpointId: ep, name: 'x', pricing: { unit: 'token', usdPerUnit: 0.000002, maxUnitsPerJob: 100_000 }, ...over });
     for (const slug of ['Flux', 'ab', '-abc', 'abc-', 'a_b', 'a b', 'x'.repeat(65), 'ü-model']) expect((await publish(body({ slug }))).status, slug).toBe(422);
     const bad = await json(await publish(body({ pricing: { unit: 'hour', usdPerUnit: -1 }, extra: 1 })));
     expect(bad.errors).toEqual(expect.arrayContaining(['$.extra: unknown property', '$.pricing.unit: must be one of "image", "megapixel", "second", "token", "request"']));
+    // a unit price without the most units a job is charged: no hold could be made (docs/security.md)
+    const uncapped = await publish(body({ pricing: { unit: 'token', usdPerUnit: 0.000002 } }));
+    expect(uncapped.status).toBe(422);
+    expect((await json(uncapped)).errors).toEqual(['$.pricing.maxUnitsPerJob: is required for unit "token"']);
+    expect((await json(await publish(body({ pricing: { unit: 'token', usdPerUnit: 1000, maxUnitsPerJob: 1e9 } })))).errors).toEqual([
+      '$.pricing.maxUnitsPerJob: maxUnitsPerJob × usdPerUnit is more than a job may cost',
+    ]);
     // another account's endpoint is 404, as if it did not exist
     const alicesEp = await world.newEndpoint(alice.key);
     expect((await publish(body({ endpointId: alicesEp }))).status).toBe(404);
@@ -269,9 +276,10 @@ describe('costs and credits', () => {
     expect((await json(r)).title).toBe('Payment Required');
     expect(handlerLog.started.length).toBe(started);
 
-    const tight = await world.cp.newAccount('read_write', 0.005);
-    const first = await model(IMAGE.slug, tight.key).runSync({ input: { output: imageOutput(2) } }, 30_000);
-    expect(first.output.cost).toBe(0.0062);
+    // the hold is 20 images × 0.0031 = 0.062 USD: it fits 0.07, not what is left after a 12-image job
+    const tight = await world.cp.newAccount('read_write', 0.07);
+    const first = await model(IMAGE.slug, tight.key).runSync({ input: { output: imageOutput(12) } }, 30_000);
+    expect(first.output.cost).toBe(0.0372);
     await eventually(async () => (await world.cp.services.store.list('billing', { jobId: first.id })).length === 1, 10_000, 'the charge');
     const second = await world.cp.api(`/v2/${IMAGE.slug}/runsync`, { method: 'POST', key: tight.key, json: { input: { output: imageOutput() } } });
     expect(second.status).toBe(402);
