@@ -47,12 +47,17 @@ export class Readiness {
 
 /**
  * The store is writable: it reports no write blocker (closed, a failed journal write) and a
- * transaction gets its turn, i.e. no write holds the store's lock. The probe writes nothing, so
- * probing costs no journal line.
+ * transaction gets its turn, i.e. no write holds the store's lock. A failed write (a full disk) blocks
+ * until a write succeeds again; while it does, the check makes a probe write (Store.probeWrite) to
+ * learn whether space is back. A store that writes fine is probed with no write: no journal line.
  */
 export function storeReadiness(store: Store): ReadinessCheck {
   return async () => {
-    const blocked = store.writeBlocker?.() ?? null;
+    let blocked = store.writeBlocker?.() ?? null;
+    if (blocked && store.probeWrite) {
+      await store.probeWrite().catch(() => undefined);
+      blocked = store.writeBlocker?.() ?? null;
+    }
     if (blocked) return blocked;
     await store.transact(() => undefined);
     return null;

@@ -67,6 +67,10 @@ async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
   }
 }
 
+/** probe(): a file no segment name matches (journal-scan.ts), and about one group commit's worth of bytes */
+const PROBE_FILE = '.write-probe';
+const PROBE_BYTES = 64 * 1024;
+
 export class Journal {
   private segments: Segment[] = [];
   /** the drain loop under way (`draining`), for close and dropThrough to wait on */
@@ -79,6 +83,11 @@ export class Journal {
   private broken: unknown = null;
   /** segments dropped after a failed write, to close and delete before the next write */
   private discarded: Segment[] = [];
+  /**
+   * The error of the last failed write until a write succeeds again (a batch, or probe()): a full
+   * disk stays unable to write after the files are cut back, so /readyz must go on saying so.
+   */
+  private unwritable: unknown = null;
 
   constructor(
     private readonly dir: string,
@@ -140,9 +149,27 @@ export class Journal {
     return done;
   }
 
-  /** The write error while the journal is not yet cut back after it (a write now would retry that first), or null. */
+  /** The last write's error until a write succeeds again (a batch, or probe()), or null. */
   failure(): unknown {
-    return this.broken;
+    return this.broken ?? this.unwritable;
+  }
+
+  /**
+   * Writes and syncs PROBE_BYTES beside the segments, then removes them: while the last write failed,
+   * this learns whether the disk takes writes again (space freed) without a transaction to try it.
+   * Success clears failure(); an error is thrown as the write's.
+   */
+  async probe(): Promise<void> {
+    const file = path.join(this.dir, PROBE_FILE);
+    const fh = await open(file, 'w', 0o600);
+    try {
+      await writeAll(fh, Buffer.alloc(PROBE_BYTES));
+      if (this.fsync) await fh.datasync();
+    } finally {
+      await fh.close();
+      await rm(file, { force: true });
+    }
+    this.unwritable = null;
   }
 
   /** Deletes the segments that hold only entries at or below `seq` (they are in a durable snapshot). */
@@ -201,6 +228,7 @@ export class Journal {
           await io;
         } catch (e) {
           this.drop(e);
+          this.unwritable = e;
           // cut back at once, so no refused line lingers on disk; if that fails too, the next write retries it
           await this.repair().catch(() => undefined);
           if (!this.hasPending()) return;
@@ -208,6 +236,7 @@ export class Journal {
         }
         // the whole batch is on disk: only now do the sizes that a failed write is cut back to move
         for (const { seg, buf } of batch.parts) seg.size += buf.length;
+        this.unwritable = null;
         written = batch.upto;
       }
     } finally {

@@ -222,6 +222,12 @@ export class LowdbStore implements Store {
     });
   }
 
+  /** A write to the journal's disk, after a failed one: clears writeBlocker() once the disk takes writes again. */
+  async probeWrite(): Promise<void> {
+    if (this.closed) throw new Error('store is closed');
+    await this.journal.probe();
+  }
+
   writeBlocker(): string | null {
     if (this.closed) return 'the store is closed';
     const failed = this.journal.failure();

@@ -40,6 +40,11 @@ export interface Store extends StoreReader {
   onStage?(listener: (changes: StoreChange[]) => void): () => void;
   /** Why a write could not be made durable now (closed, a failed journal write), or null. No I/O. */
   writeBlocker?(): string | null;
+  /**
+   * A small write to the store's own disk, made by /readyz while writeBlocker() names a failed write:
+   * success clears it (the disk takes writes again, though no transaction has written since).
+   */
+  probeWrite?(): Promise<void>;
   close(): Promise<void>;
 }
 
