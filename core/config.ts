@@ -31,6 +31,13 @@ export interface ServerConfig {
   reconcileIntervalMs: number;
   /** milliseconds between runtime metric samples per host (docker stats, nvidia-smi) */
   metricsIntervalMs: number;
+  /**
+   * GPUFLEET_PULLS_PER_HOST (3), GPUFLEET_PULLS_PER_ACCOUNT (2, at most one less than per host),
+   * GPUFLEET_PULL_STALL_MS (60000): image pulls beside the reconcile pass (docs/provisioner.md, "Image pulls")
+   */
+  pullsPerHost?: number;
+  pullsPerAccount?: number;
+  pullStallMs?: number;
   logLevel: string;
   /** GPUFLEET_METRICS_TOKEN: a bearer token that may read GET /metrics and nothing else (docs/metrics.md) */
   metricsToken?: string | undefined;
@@ -83,6 +90,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     provisioner: env.GPUFLEET_PROVISIONER !== 'off',
     reconcileIntervalMs: Number(env.GPUFLEET_RECONCILE_INTERVAL_MS ?? 2000),
     metricsIntervalMs: Number(env.GPUFLEET_METRICS_INTERVAL_MS ?? 10000),
+    ...(env.GPUFLEET_PULLS_PER_HOST ? { pullsPerHost: Number(env.GPUFLEET_PULLS_PER_HOST) } : {}),
+    ...(env.GPUFLEET_PULLS_PER_ACCOUNT ? { pullsPerAccount: Number(env.GPUFLEET_PULLS_PER_ACCOUNT) } : {}),
+    ...(env.GPUFLEET_PULL_STALL_MS ? { pullStallMs: Number(env.GPUFLEET_PULL_STALL_MS) } : {}),
     logLevel: env.GPUFLEET_LOG_LEVEL ?? env.LOG_LEVEL ?? 'info',
     metricsToken: env.GPUFLEET_METRICS_TOKEN || undefined,
     workerUrl: env.GPUFLEET_WORKER_URL || undefined,

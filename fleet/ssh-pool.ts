@@ -132,6 +132,8 @@ export class SshPool {
   private readonly streamEntries = new Map<string, Entry>();
   /** the hosts' forwarding connections (forward()), apart from the command and stream ones */
   private readonly forwardEntries = new Map<string, Entry>();
+  /** the hosts' background connections (background()), apart from all the others */
+  private readonly backgroundEntries = new Map<string, Entry>();
   private readonly streamsOpen = new Map<string, number>();
   private readonly opts: Required<Omit<SshPoolOptions, 'observer'>>;
   private readonly observer: SshObserver | undefined;
@@ -207,6 +209,24 @@ export class SshPool {
   }
 
   /**
+   * A long-lived command like stream(), but on the host's background connection and not counted in
+   * the stream cap: the caller bounds how many run (the provisioner's image pulls, at most a few per
+   * host, pull-scheduler.ts), so they never take a tenant's log or exec stream nor a command channel.
+   * close() does not stop the command (sshd neither signals it nor hangs its terminal up while it
+   * runs): one that must stop reads a line from its stdin for that (provisioner/image-pull.ts).
+   */
+  async background(target: SshTarget, command: string | string[], handlers: StreamHandlers, opts: StreamOptions = {}): Promise<SshStream> {
+    const cmd = Array.isArray(command) ? shellJoin(command) : command;
+    try {
+      const { ch } = await this.open(target, cmd, this.backgroundEntries, opts.pty);
+      return openStream(ch, handlers, opts.pty !== undefined);
+    } catch (e) {
+      if (this.observer && isSshFailure(e)) this.observer.failed(target.hostId);
+      throw e;
+    }
+  }
+
+  /**
    * A TCP connection made by the host to `address:port` (a container's address on the host's Docker
    * network), as an SSH direct-tcpip channel on the host's forwarding connection, apart from the
    * command and stream ones: nothing is published on the host for it. The load-balancing gateway
@@ -241,7 +261,7 @@ export class SshPool {
   /** Closes the host's connection; a later exec dials again. */
   async close(hostId: string): Promise<void> {
     await Promise.all(
-      [this.entries.get(hostId), this.streamEntries.get(hostId), this.forwardEntries.get(hostId)].map(async (e) => {
+      [this.entries.get(hostId), this.streamEntries.get(hostId), this.forwardEntries.get(hostId), this.backgroundEntries.get(hostId)].map(async (e) => {
         if (!e) return;
         await e.dialing?.catch(() => undefined);
         const conn = e.conn;
@@ -252,7 +272,7 @@ export class SshPool {
   }
 
   async closeAll(): Promise<void> {
-    await Promise.all([...new Set([...this.entries.keys(), ...this.streamEntries.keys(), ...this.forwardEntries.keys()])].map((id) => this.close(id)));
+    await Promise.all([...new Set([...this.entries.keys(), ...this.streamEntries.keys(), ...this.forwardEntries.keys(), ...this.backgroundEntries.keys()])].map((id) => this.close(id)));
   }
 
   private entry(hostId: string, entries = this.entries): Entry {

@@ -109,34 +109,10 @@ export class HostDocker {
   }
 
   /**
-   * Pulls, then answers the image id. Always in a throwaway DOCKER_CONFIG, so a pull never borrows
-   * the host's own logins; with credentials it logs in there first (password on stdin).
-   * `verifyDigest`: docker serves a pull by digest from its cache when it already holds that
-   * manifest for the repository, without asking the registry; when the pull must prove access (the
-   * cached copy is private to other accounts), the registry is asked for the manifest first
-   * (`docker manifest inspect`; `insecure` for registries docker itself reaches over plain HTTP).
-   */
-  async pull(
-    image: string,
-    auth?: { server: string; username: string; password: string },
-    verifyDigest?: { insecure: boolean },
-  ): Promise<{ ok: boolean; error: string; imageId: string }> {
-    const login = auth ? `${shellJoin(['docker', 'login', `--username=${auth.username}`, '--password-stdin', END_OF_OPTIONS, auth.server])} >/dev/null; ` : '';
-    const verify = verifyDigest
-      ? `${shellJoin(['docker', 'manifest', 'inspect', ...(verifyDigest.insecure ? ['--insecure'] : []), END_OF_OPTIONS, image])} >/dev/null; `
-      : '';
-    const script =
-      `set -e; DOCKER_CONFIG=$(mktemp -d); export DOCKER_CONFIG; trap 'rm -rf "$DOCKER_CONFIG"' EXIT; ${login}${verify}` +
-      `${shellJoin(['docker', 'pull', '-q', END_OF_OPTIONS, image])} >/dev/null; ${shellJoin(['docker', 'image', 'inspect', '--format', '{{.Id}}', END_OF_OPTIONS, image])}`;
-    const res = await this.run(script, auth ? auth.password + '\n' : undefined, 30 * 60_000);
-    return { ok: res.code === 0, error: (res.stderr || res.stdout).trim().slice(-500), imageId: res.code === 0 ? res.stdout.trim() : '' };
-  }
-
-  /**
    * One round trip: the account's network when missing and its isolation rules (tenant-network-setup.ts),
    * the storage dirs, `docker run --pull never`, inspect. `needPull` when the host lacks the image, or
    * when its cached copy is one of `refusedImageIds` (pulled with another account's credentials,
-   * model/private-images.ts): the caller pulls, with this pod's credentials, then calls again. Docker
+   * model/private-images.ts): the caller pulls (image-pull.ts, beside the pass), with this pod's credentials, then calls again. Docker
    * never pulls on its own, so a private registry's login is always ours. `verifyNetwork`: ask docker
    * about the network even when its bridge is there (the retry when docker says it has no such network).
    */

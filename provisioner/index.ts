@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import { Autoscaler, type Services } from '../core/index.ts';
 import { Reconciler } from './reconciler.ts';
+import type { PullSettings } from './pull-scheduler.ts';
 import { ContainerLogs } from './container-logs.ts';
 import { ContainerExecs } from './container-exec.ts';
 
@@ -12,6 +13,19 @@ export interface ProvisionerOptions {
   logger?: Logger;
   /** how long an account's network stays on a host after its last pod there; default 10 min (tenant-network-gc.ts) */
   networkLingerMs?: number;
+}
+
+/** The pull settings the operator set (the rest are pull-scheduler.ts's defaults). */
+function pullSettings(c: Services['config']): Partial<PullSettings> {
+  const positive = (n: number | undefined) => (n !== undefined && Number.isFinite(n) && n > 0 ? n : undefined);
+  const out: Partial<PullSettings> = {};
+  const perHost = positive(c.pullsPerHost);
+  const perAccount = positive(c.pullsPerAccount);
+  const stallMs = positive(c.pullStallMs);
+  if (perHost) out.perHost = Math.floor(perHost);
+  if (perAccount) out.perAccount = Math.floor(perAccount);
+  if (stallMs) out.stallMs = stallMs;
+  return out;
 }
 
 export function provisioner(opts: ProvisionerOptions = {}) {
@@ -27,6 +41,7 @@ export function provisioner(opts: ProvisionerOptions = {}) {
       observer: services.telemetry.provisioner,
       ...(opts.logger ? { logger: opts.logger } : {}),
       ...(opts.networkLingerMs !== undefined ? { networkLingerMs: opts.networkLingerMs } : {}),
+      pulls: pullSettings(services.config),
       // with several replicas the autoscaler runs on one of them, the leader (docs/replicas.md)
       onLeader: (leader) => {
         if (!scaler || closing) return;

@@ -3,13 +3,15 @@
 import type { Logger } from 'pino';
 import type { HostRecord } from '../model/index.ts';
 import type { PodObserved, PodRecord, RuntimePort } from '../model/index.ts';
-import type { ProvisionerObserver, Services } from '../core/index.ts';
-import { isGpufleetError } from '../model/index.ts';
+import { pullRefusal, type ProvisionerObserver, type Services } from '../core/index.ts';
+import { GpufleetError, isGpufleetError } from '../model/index.ts';
 import { GPU_METRICS_COMMAND, parseGpuMetrics } from '../fleet/index.ts';
 import { podStorageDir, runSpec, specKey } from './container-spec.ts';
 import type { HostDocker, ObservedContainer } from './host-docker.ts';
 import { intentOf, writeObserved, type Intent } from './pod-status.ts';
-import { recordPull, refusedImages } from './image-access.ts';
+import { refusedImages } from './image-access.ts';
+import { runFailureReason } from './pull-errors.ts';
+import type { PodPulls } from './pod-pulls.ts';
 
 /** A container that dies this soon after starting with a non-zero code crashed on start: ERROR. */
 const CRASH_ON_START_MS = 10_000;
@@ -55,6 +57,8 @@ export class PodReconciler {
      * replica no longer holds the host's reconcile lease (HostLeaseKeeper.confirm), ending the pass.
      */
     private readonly beforeCreate: (hostId: string) => Promise<void> = async () => undefined,
+    /** image pulls, run beside the pass (pod-pulls.ts); set by the Reconciler */
+    private readonly pulls: PodPulls | null = null,
   ) {}
 
   async reconcile(host: HostRecord, docker: HostDocker, pod: PodRecord, container: ObservedContainer | null, metrics: Map<string, PodMetrics> | null): Promise<void> {
@@ -111,6 +115,8 @@ export class PodReconciler {
       await this.beforeCreate(host.id);
       r = await docker.start(pod.id);
     } else {
+      // its image is being pulled beside the pass (or the pull waits out a stall's backoff)
+      if (this.pulls?.busy(pod)) return null;
       // a serverless worker also gets the protocol env (its token is opened here, never stored in env)
       const spec = runSpec(pod, host.id, undefined, this.s.workers.containerEnv(pod));
       // a cached image another account pulled with its credentials is pulled again with this pod's
@@ -120,28 +126,27 @@ export class PodReconciler {
         return { ref: pod.image, refusedImageIds };
       };
       // the status write and the command overlap: STARTING is true from the moment docker is asked
-      const [, first] = await Promise.all([
+      const [, run] = await Promise.all([
         this.write(pod, intent, () => ({ status: 'STARTING', statusReason: 'starting container' })),
         image().then((i) => docker.runPod(spec, pod.id, i)),
       ]);
-      let run = first;
       if (run.needPull) {
-        await this.write(pod, intent, () => ({ status: 'PROVISIONING', statusReason: `pulling image ${pod.image}` }));
+        if (!this.pulls) throw new GpufleetError('INTERNAL', 'no image pulls attached to the pod reconciler');
+        // the pull runs beside the pass; when it ends the host's pass is kicked and the run comes again
+        // a registry on a private address, or a name leading to one, is never pulled from (core/registry-lookup.ts)
+        const refused = await pullRefusal(pod.image, this.s.config.allowedRegistries ?? []);
+        if (refused !== null) return this.fail(pod, intent, `image pull failed: ${refused}`);
         const auth = await this.registryAuth(pod);
-        // a digest the host caches privately for others must be shown to the registry (host-docker.ts)
-        const verify = run.refused && pod.image.includes('@') ? { insecure: loopbackRegistry(pod.image) } : undefined;
-        const pulled = await docker.pull(pod.image, auth, verify);
-        const as = auth ? `with registry credential ${pod.registry}` : 'with no registry credential on the pod';
-        if (!pulled.ok) return this.fail(pod, intent, `image pull failed (${as}): ${pulled.error}`);
-        await recordPull(this.s.store, host.id, pulled.imageId, pod.accountId, auth !== undefined);
-        await this.write(pod, intent, () => ({ status: 'STARTING', statusReason: 'starting container' }));
-        run = await docker.runPod(spec, pod.id, await image());
+        // a digest the host caches privately for others must be shown to the registry (image-pull.ts)
+        const verifyDigest = run.refused && pod.image.includes('@') ? { insecure: loopbackRegistry(pod.image) } : undefined;
+        await this.pulls.request(host, pod, intent, { auth, verifyDigest });
+        return null;
       }
       // a container of that name exists (a pass cut mid-way): the next pass observes and adopts it
       if (!run.ok && /already in use|Conflict/.test(run.error)) return null;
       r = run;
     }
-    if (!r.ok || !r.container) return this.fail(pod, intent, `container did not start: ${r.error}`);
+    if (!r.ok || !r.container) return this.fail(pod, intent, `container did not start: ${runFailureReason(r.error)}`);
     if (!r.container.running) {
       await this.exitedOnItsOwn(docker, pod, intent, r.container);
       return null;
@@ -176,7 +181,8 @@ export class PodReconciler {
     await this.fail(pod, intentOf(pod), why);
   }
 
-  private async fail(pod: PodRecord, intent: Intent, reason: string): Promise<null> {
+  /** ERROR with the reason, GPUs released (also for a pull that failed beside the pass, pod-pulls.ts). */
+  async fail(pod: Pick<PodRecord, 'id'>, intent: Intent, reason: string): Promise<null> {
     await this.write(pod, intent, () => ({ status: 'ERROR', desiredStatus: 'EXITED', allocated: false, gpuUuids: [], observed: null, statusReason: reason }));
     return null;
   }
@@ -192,7 +198,7 @@ export class PodReconciler {
     return { server: registryServer(pod.image), username, password };
   }
 
-  private write(pod: PodRecord, intent: Intent, change: (p: PodRecord) => Partial<PodRecord>): Promise<boolean> {
+  private write(pod: Pick<PodRecord, 'id'>, intent: Intent, change: (p: PodRecord) => Partial<PodRecord>): Promise<boolean> {
     return writeObserved(this.s.store, pod.id, intent, change);
   }
 

@@ -16,6 +16,8 @@ import { TenantNetworkCollector } from './tenant-network-gc.ts';
 import { tenantBridgeName } from './tenant-network.ts';
 import { HostLeaseKeeper } from './host-lease-keeper.ts';
 import { ReconcileTriggers } from './reconcile-triggers.ts';
+import { DEFAULT_PULL_SETTINGS, PullScheduler, type PullSettings } from './pull-scheduler.ts';
+import { PodPulls } from './pod-pulls.ts';
 
 /**
  * Faults of the host, not of the pod being reconciled: the rest of the pass would fail the same way.
@@ -36,6 +38,8 @@ export interface ReconcilerOptions {
   onLeader?: (leader: boolean) => void;
   /** how long an account's network stays on a host after its last pod there (tenant-network-gc.ts) */
   networkLingerMs?: number;
+  /** image pulls per host and account, and when a pull counts as stalled (pull-scheduler.ts) */
+  pulls?: Partial<PullSettings>;
 }
 
 export class Reconciler {
@@ -49,6 +53,8 @@ export class Reconciler {
   private readonly pods: PodReconciler;
   private readonly networks: TenantNetworkCollector;
   private readonly triggers = new ReconcileTriggers();
+  /** image pulls, beside the passes: a pass never waits for one */
+  private readonly pulls: PodPulls;
   /** which hosts this replica reconciles (all of them with the embedded store; docs/replicas.md) */
   readonly leases: HostLeaseKeeper;
 
@@ -66,7 +72,15 @@ export class Reconciler {
       busy: () => new Set(this.running.keys()),
       ...(opts.onLeader ? { onLeader: opts.onLeader } : {}),
     });
-    this.pods = new PodReconciler(s, opts.metricsIntervalMs ?? 10_000, opts.observer, opts.logger, (hostId) => this.leases.confirm(hostId));
+    const confirm = (hostId: string) => this.leases.confirm(hostId);
+    const scheduler = new PullScheduler({ ...DEFAULT_PULL_SETTINGS, ...opts.pulls }, (hostId) => this.leases.holds(hostId));
+    this.pulls = new PodPulls(s, scheduler, {
+      kick: (hostId) => void this.kick(hostId),
+      beforeCreate: confirm,
+      fail: async (podId, intent, reason) => void (await this.pods.fail({ id: podId }, intent, reason)),
+      log: opts.logger,
+    });
+    this.pods = new PodReconciler(s, opts.metricsIntervalMs ?? 10_000, opts.observer, opts.logger, confirm, this.pulls);
   }
 
   /** started and not stopped: what /readyz reports for the provisioner */
@@ -95,7 +109,7 @@ export class Reconciler {
     this.stopped = true;
     this.unsubscribe?.();
     if (this.timer) clearTimeout(this.timer);
-    await Promise.allSettled([...this.running.values()]);
+    await Promise.allSettled([...this.running.values(), this.pulls.stop()]);
     await this.queue.onIdle();
     // after the last pass: the other replicas take this one's hosts at their next sync
     await this.leases.stop();
@@ -190,6 +204,8 @@ export class Reconciler {
         if (!(isGpufleetError(err) && err.code === 'SSH_COMMAND_FAILED')) await this.pods.failPod(pod, err);
       }
     }
+    // pulls for pods that no longer want to run here are dropped (and cancelled when nobody else waits)
+    this.pulls.retain(hostId, new Set(pods.filter((p) => p.desiredStatus === 'RUNNING' && p.allocated).map((p) => p.id)));
     // networks of accounts with no pod left here; a failure is retried next pass, never fatal
     await this.networks.collect(host.id, docker, pods).catch((err: unknown) => this.opts.logger?.warn({ err, hostId }, 'network cleanup failed'));
   }
