@@ -13,7 +13,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const BENCHES: { name: string; file: string; floor: string }[] = [
   { name: 'api', file: 'api.ts', floor: 'API server capacity ≥ 0.8× bare Fastify' },
   { name: 'store', file: 'store.ts', floor: '≥ 1,000 mutations/s at 10,000 pods' },
-  { name: 'scheduler', file: 'scheduler.ts', floor: '≥ 5,000 placements/s' },
+  { name: 'scheduler', file: 'scheduler.ts', floor: '≥ 50,000 placements/s at 10,000 hosts' },
   { name: 'provision', file: 'provision.ts', floor: 'create-to-RUNNING ≤ 1.5× bare docker run' },
   { name: 'graphql', file: 'graphql.ts', floor: 'GraphQL ≥ 0.5× REST' },
   { name: 'plan', file: 'plan.ts', floor: 'plan ≤ 2× list' },
@@ -22,6 +22,7 @@ const BENCHES: { name: string; file: string; floor: string }[] = [
   { name: 'cold-start', file: 'cold-start.ts', floor: 'run on an endpoint with no worker → job taken ≤ 1.3× bare docker run over SSH + worker boot' },
   { name: 'pg-queue', file: 'pg-queue.ts', floor: 'cross-replica take wake-up p50 ≤ 100 ms; PostgreSQL queue jobs/s vs embedded printed (no floor)' },
   { name: 'replicas', file: 'replicas.ts', floor: 'mutations/s at 10,000 pods: 3 PostgreSQL replicas ≥ 1.0× one; 1,000-host reconcile round printed' },
+  { name: 'cli-start', file: 'cli-start.ts', floor: 'gpufleet --help wall time ≤ 6× node -e 0' },
 ];
 
 const only = process.argv.slice(2);

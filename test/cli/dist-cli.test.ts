@@ -1,20 +1,18 @@
-// The built CLI, as `npm ci` leaves it: `bin/build.js` builds dist/ into a package folder of its own
-// (not the repository's dist/, which `npm pack` in test/package rebuilds at any moment), next to a
-// copy of bin/ and the repository's node_modules; then that bin runs WITHOUT GPUFLEET_DEV (every other
-// test sets it). A resolve hook records each ES module the process loads, so the test sees what ran:
+// The built CLI, as `npm ci` leaves it, in a package folder of its own (test/harness/built-package.ts:
+// the sources, dist/ from bin/build.js, bin/); its bin runs WITHOUT GPUFLEET_DEV (every other test
+// sets it). A resolve hook records each ES module the process loads, so the test sees what ran:
 // `--help` and a client command load dist/cli and dist/client but nothing of core, provider or tsx;
 // `serve` starts from dist/ and answers; a dist/ older than its sources, or without its stamp, is
 // refused with the one-line hint (docs/cli.md, "Built or from the sources").
-import { execFile, spawn } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readFile, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ADMIN_KEY, freePort, REPO_ROOT, startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import { buildPackage, type BuiltPackage } from '../harness/built-package.ts';
+import { ADMIN_KEY, freePort, startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 
-const exec = promisify(execFile);
-
+let built: BuiltPackage;
 let pkg: string;
 let cp: TestControlPlane;
 
@@ -30,12 +28,8 @@ export async function resolve(specifier, context, next) {
 const TRACE_REGISTER = `import { register } from 'node:module';\nregister('./trace-hooks.mjs', import.meta.url);\n`;
 
 beforeAll(async () => {
-  pkg = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-dist-'));
-  await exec(process.execPath, ['bin/build.js', '--out-dir', path.join(pkg, 'dist')], { cwd: REPO_ROOT, maxBuffer: 16 << 20 });
-  await mkdir(path.join(pkg, 'bin'));
-  for (const f of ['gpufleet.js', 'dist-freshness.js']) await copyFile(path.join(REPO_ROOT, 'bin', f), path.join(pkg, 'bin', f));
-  await copyFile(path.join(REPO_ROOT, 'package.json'), path.join(pkg, 'package.json'));
-  await symlink(path.join(REPO_ROOT, 'node_modules'), path.join(pkg, 'node_modules'), 'dir');
+  built = await buildPackage();
+  pkg = built.dir;
   await writeFile(path.join(pkg, 'trace-hooks.mjs'), TRACE_HOOKS);
   await writeFile(path.join(pkg, 'trace.mjs'), TRACE_REGISTER);
   cp = await startTestControlPlane();
@@ -43,7 +37,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cp?.close();
-  if (pkg) await rm(pkg, { recursive: true, force: true });
+  await built?.remove();
 });
 
 interface Run {
@@ -157,8 +151,8 @@ describe('the built CLI (no GPUFLEET_DEV)', () => {
   test('a dist/ older than a source is refused with the one-line hint; the same source dated before the build runs', async () => {
     const stamp = await stat(path.join(pkg, 'dist/build-info.json'));
     const source = path.join(pkg, 'cli/main.ts');
-    await mkdir(path.dirname(source), { recursive: true });
-    await copyFile(path.join(REPO_ROOT, 'cli/main.ts'), source); // dated now, after the build began
+    const now = new Date();
+    await utimes(source, now, now); // saved after the build began
     try {
       const stale = await distCli(['--help']);
       expect(stale.code).toBe(1);
@@ -167,12 +161,11 @@ describe('the built CLI (no GPUFLEET_DEV)', () => {
         'gpufleet: dist/ is older than the sources (cli/main.ts changed after the build): run `npm run build`, or set GPUFLEET_DEV=1 to run the sources through tsx\n',
       );
       expect(stale.loaded.filter((u) => u.startsWith('dist/'))).toEqual([]);
+    } finally {
       const before = new Date(stamp.mtimeMs - 1000);
       await utimes(source, before, before);
-      expect((await distCli(['--help'])).code).toBe(0);
-    } finally {
-      await rm(path.join(pkg, 'cli'), { recursive: true, force: true });
     }
+    expect((await distCli(['--help'])).code).toBe(0);
   });
 
   test('a dist/ without its build stamp (a failed build) is refused', async () => {

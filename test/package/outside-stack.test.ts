@@ -15,9 +15,12 @@ import { startFleet } from '../provider/helpers.ts';
 const exec = promisify(execFile);
 const SLOW = { timeout: 300_000 };
 
-/** the environment without what `npm test` sets for its own package (npm_config_*, npm_package_*) */
+/**
+ * the environment without what `npm test` sets for its own package (npm_config_*, npm_package_*), and
+ * without GPUFLEET_DEV: the installed package runs its built dist/, as for any user
+ */
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.toLowerCase().startsWith('npm_')));
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.toLowerCase().startsWith('npm_') && k !== 'GPUFLEET_DEV'));
   return { ...env, ...extra };
 }
 
