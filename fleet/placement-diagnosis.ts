@@ -112,32 +112,44 @@ const fail = (reason: 'impossible' | 'busy', constraint: PlacementConstraint, de
   detail,
 });
 
-/** Explain why no host was chosen. `all` is every enrolled host, schedulable or not. */
+/**
+ * Runs the stages in order over `cand` in one pass: each host is tested until its first failing stage.
+ * Answers the first stage that leaves no host and the hosts that reached it (what its `why` describes),
+ * or, when every stage keeps someone, the hosts that passed them all.
+ */
+function runStages(cand: readonly HostState[], stages: readonly Stage[], c: CompiledRequest): { failed: Stage | null; hosts: HostState[] } {
+  const passed = new Uint8Array(cand.length);
+  let most = 0;
+  for (let i = 0; i < cand.length; i++) {
+    const h = cand[i]!;
+    let k = 0;
+    while (k < stages.length && stages[k]!.keep(h, c)) k++;
+    passed[i] = k;
+    if (k > most) most = k;
+  }
+  const hosts = cand.filter((_, i) => passed[i]! >= most);
+  return { failed: most < stages.length ? stages[most]! : null, hosts };
+}
+
+/** Explain why no host was chosen. `all` is every enrolled host (or every one a first stage would keep), schedulable or not. */
 export function diagnosePlacement(all: readonly HostState[], c: CompiledRequest): PlacementFailure {
   if (!c.flavorKnown) return fail('impossible', 'cpu-flavor', `unknown CPU flavor ${c.req.cpu?.flavorId ?? ''}`);
   if (all.length === 0) return fail('impossible', 'no-hosts', 'no hosts are enrolled');
-  let cand: HostState[] = all as HostState[];
+  let cand: readonly HostState[] = all;
   const pin = c.req.pinnedHostId;
   if (pin !== undefined) {
     cand = cand.filter((h) => h.host.id === pin);
     if (cand.length === 0) return fail('impossible', 'pinned-host', `host ${pin} is not enrolled`);
   }
-  for (const s of c.count > 0 ? [...gpuStages, ...commonStages] : commonStages) {
-    const next = cand.filter((h) => s.keep(h, c));
-    if (next.length === 0) return fail('impossible', s.constraint, s.why(cand, c));
-    cand = next;
-  }
-  const up = cand.filter((h) => h.schedulable);
+  const fit = runStages(cand, c.count > 0 ? [...gpuStages, ...commonStages] : commonStages, c);
+  if (fit.failed) return fail('impossible', fit.failed.constraint, fit.failed.why(fit.hosts, c));
+  const up = fit.hosts.filter((h) => h.schedulable);
   if (up.length === 0) {
-    const states = distinct(cand.map((h) => (h.host.drained ? 'drained' : h.host.status)));
-    return fail('busy', 'host-status', `the ${plural(cand.length, 'host')} that could run it are not accepting pods (${states})`);
+    const states = distinct(fit.hosts.map((h) => (h.host.drained ? 'drained' : h.host.status)));
+    return fail('busy', 'host-status', `the ${plural(fit.hosts.length, 'host')} that could run it are not accepting pods (${states})`);
   }
-  cand = up;
-  for (const s of c.count > 0 ? busyStages : busyStages.slice(1)) {
-    const next = cand.filter((h) => s.keep(h, c));
-    if (next.length === 0) return fail('busy', s.constraint, s.why(cand, c));
-    cand = next;
-  }
+  const free = runStages(up, c.count > 0 ? busyStages : busyStages.slice(1), c);
+  if (free.failed) return fail('busy', free.failed.constraint, free.failed.why(free.hosts, c));
   // Each stage passed on its own but no single host passed all at once for one GPU type.
   return fail('busy', c.count > 0 ? 'gpu-count' : 'cpu-memory', 'no single host has all the requested resources free right now');
 }

@@ -10,6 +10,7 @@
 import { GpufleetError } from '../model/index.ts';
 import type { HostRecord } from '../model/index.ts';
 import { diagnosePlacement } from './placement-diagnosis.ts';
+import { preference, SortedHosts } from './sorted-hosts.ts';
 import {
   type Allocation,
   type CompiledRequest,
@@ -31,25 +32,22 @@ type Choice = { h: HostState; typeId: string | null; slots: GpuSlot[] };
 /** a request for nothing: `roomOk` with it asks whether a host's recorded pods fit it at all */
 const NOTHING = compileRequest({ cloud: 'ALL', diskGb: 0 });
 
-/** Tie-break shared by both paths: fewer free GPUs, then fewer free vCPUs, then less memory, then id. */
-function better(a: HostState, b: HostState): boolean {
-  if (a.freeGpus !== b.freeGpus) return a.freeGpus < b.freeGpus;
-  if (a.freeVcpu !== b.freeVcpu) return a.freeVcpu < b.freeVcpu;
-  if (a.freeMemGb !== b.freeMemGb) return a.freeMemGb < b.freeMemGb;
-  return a.host.id < b.host.id;
-}
 
 export class Scheduler {
   private readonly states = new Map<string, HostState>();
   private readonly allocs = new Map<string, Allocation>();
   /** hostId → pod ids, kept even while the host is unknown so a re-enrolled host gets its pods back */
   private readonly podsByHost = new Map<string, Set<string>>();
-  /** typeId → buckets[freeCount] of schedulable hosts */
-  private readonly buckets = new Map<string, Set<HostState>[]>();
-  /** schedulable hosts, split so CPU pods try GPU-less hosts first */
-  private cpuOnly: HostState[] = [];
-  private withGpus: HostState[] = [];
-  private listsDirty = true;
+  /** typeId → buckets[freeCount] of schedulable hosts, each in preference order (sorted-hosts.ts) */
+  private readonly buckets = new Map<string, SortedHosts[]>();
+  /** schedulable hosts in preference order, split so CPU pods try GPU-less hosts first */
+  private readonly cpuOnly = new SortedHosts();
+  private readonly withGpus = new Set<HostState>();
+  /** every host, and per GPU type the hosts that have one: what a failed placement's diagnosis reads */
+  private byType: Map<string, HostState[]> | null = null;
+  /** the union of several types' lists, per `typeIds` joined */
+  private byTypes = new Map<string, HostState[]>();
+  private everyHost: HostState[] | null = null;
 
   constructor(hosts: readonly HostRecord[] = [], allocations: readonly Allocation[] = []) {
     // Allocations first: each host is then built with its pods applied and indexed once, not per pod.
@@ -84,7 +82,7 @@ export class Scheduler {
       pods: new Set(),
     };
     this.states.set(host.id, h);
-    this.listsDirty = true; // the CPU lists hold HostState objects; free counts inside them stay live
+    this.hostsChanged();
     for (const podId of this.podsByHost.get(host.id) ?? []) {
       const a = this.allocs.get(podId);
       if (a) this.apply(h, a);
@@ -98,7 +96,7 @@ export class Scheduler {
     if (!h) return;
     this.unindex(h);
     this.states.delete(hostId);
-    this.listsDirty = true;
+    this.hostsChanged();
   }
 
   /** Record an existing allocation (control-plane restart). On a GPU claimed twice, the first claim wins. */
@@ -133,7 +131,7 @@ export class Scheduler {
 
   private findCompiled(c: CompiledRequest): PlacementResult {
     const choice = this.choose(c);
-    if (!choice) return diagnosePlacement([...this.states.values()], c);
+    if (!choice) return diagnosePlacement(this.diagnosisHosts(c), c);
     return {
       ok: true,
       hostId: choice.h.host.id,
@@ -189,34 +187,69 @@ export class Scheduler {
 
   // ---- internals ----------------------------------------------------------------------------------
 
+  private hostsChanged(): void {
+    this.byType = null;
+    this.byTypes.clear();
+    this.everyHost = null;
+  }
+
+  /**
+   * The hosts a diagnosis must look at. Its first stage keeps only hosts with one of a GPU request's
+   * types, so an unpinned GPU request is diagnosed over those alone (the same answer, without visiting
+   * the rest of the fleet); anything else over every host.
+   */
+  private diagnosisHosts(c: CompiledRequest): readonly HostState[] {
+    this.everyHost ??= [...this.states.values()];
+    if (c.count === 0 || c.req.pinnedHostId !== undefined || this.everyHost.length === 0) return this.everyHost;
+    if (!this.byType) {
+      this.byType = new Map();
+      for (const h of this.everyHost) {
+        for (const t of h.typeTotal.keys()) {
+          let list = this.byType.get(t);
+          if (!list) this.byType.set(t, (list = []));
+          list.push(h);
+        }
+      }
+    }
+    const lists = c.typeIds.map((t) => this.byType!.get(t) ?? []).filter((l) => l.length > 0);
+    if (lists.length === 0) return this.everyHost; // no host of any type asked for: the first stage says so
+    if (lists.length === 1) return lists[0]!;
+    const key = c.typeIds.join('\n');
+    let union = this.byTypes.get(key);
+    if (!union) this.byTypes.set(key, (union = [...new Set(lists.flat())]));
+    return union;
+  }
+
   private choose(c: CompiledRequest): Choice | null {
     if (!c.flavorKnown) return null;
+    const fits = (h: HostState) => staticOk(h, c) && roomOk(h, c);
+    const pinned = c.req.pinnedHostId === undefined ? null : this.states.get(c.req.pinnedHostId);
+    if (c.req.pinnedHostId !== undefined && (!pinned || !pinned.schedulable || !fits(pinned))) return null;
     if (c.count > 0) {
       for (const typeId of c.typeIds) {
-        const bs = this.buckets.get(typeId);
-        if (!bs) continue;
-        for (let k = c.count; k < bs.length; k++) {
-          let best: HostState | null = null;
-          for (const h of bs[k] ?? []) if (staticOk(h, c) && roomOk(h, c) && (best === null || better(h, best))) best = h;
-          if (best) {
-            const slots: GpuSlot[] = [];
-            for (const s of best.slots) {
-              if (s.podId === null && s.typeId === typeId) slots.push(s);
-              if (slots.length === c.count) break;
-            }
-            return { h: best, typeId, slots };
+        let best: HostState | null = null;
+        if (pinned) {
+          if ((pinned.typeFree.get(typeId) ?? 0) >= c.count) best = pinned;
+        } else {
+          const bs = this.buckets.get(typeId);
+          for (let k = c.count; bs && k < bs.length && !best; k++) best = bs[k]!.first(c, fits);
+        }
+        if (best) {
+          const slots: GpuSlot[] = [];
+          for (const s of best.slots) {
+            if (s.podId === null && s.typeId === typeId) slots.push(s);
+            if (slots.length === c.count) break;
           }
+          return { h: best, typeId, slots };
         }
       }
       return null;
     }
-    if (this.listsDirty) this.rebuildLists();
-    for (const list of [this.cpuOnly, this.withGpus]) {
-      let best: HostState | null = null;
-      for (const h of list) if (staticOk(h, c) && roomOk(h, c) && (best === null || better(h, best))) best = h;
-      if (best) return { h: best, typeId: null, slots: [] };
-    }
-    return null;
+    if (pinned) return { h: pinned, typeId: null, slots: [] };
+    let best = this.cpuOnly.first(c, fits);
+    // GPU hosts take CPU pods only when no GPU-less host can: scanned whole then, not kept in order
+    if (!best) for (const h of this.withGpus) if (fits(h) && (best === null || preference(h, best) < 0)) best = h;
+    return best ? { h: best, typeId: null, slots: [] } : null;
   }
 
   /** Subtract an allocation from a host; GPUs that are gone or already claimed are skipped. */
@@ -245,21 +278,17 @@ export class Scheduler {
     for (const [typeId, total] of h.typeTotal) {
       let bs = this.buckets.get(typeId);
       if (!bs) this.buckets.set(typeId, (bs = []));
-      while (bs.length <= total) bs.push(new Set());
+      while (bs.length <= total) bs.push(new SortedHosts());
       bs[h.typeFree.get(typeId) ?? 0]!.add(h);
     }
+    (h.slots.length === 0 ? this.cpuOnly : this.withGpus).add(h);
   }
 
+  /** Before the host's free counts change: its place in each sorted list is found by them. */
   private unindex(h: HostState): void {
     if (!h.schedulable) return;
     for (const typeId of h.typeTotal.keys()) this.buckets.get(typeId)?.[h.typeFree.get(typeId) ?? 0]?.delete(h);
-  }
-
-  private rebuildLists(): void {
-    const up = [...this.states.values()].filter((h) => h.schedulable);
-    this.cpuOnly = up.filter((h) => h.slots.length === 0);
-    this.withGpus = up.filter((h) => h.slots.length > 0);
-    this.listsDirty = false;
+    (h.slots.length === 0 ? this.cpuOnly : this.withGpus).delete(h);
   }
 }
 
