@@ -115,6 +115,8 @@ export async function spawnControlPlane(opts: { dataDir: string; port: number; e
       GPUFLEET_DATA_DIR: opts.dataDir,
       GPUFLEET_BOOTSTRAP_KEY: ADMIN_KEY,
       GPUFLEET_LOG_LEVEL: 'warn',
+      // the sources as they are (tsx), not dist/: benches call this too, outside vitest's GPUFLEET_DEV
+      GPUFLEET_DEV: '1',
       ...opts.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
