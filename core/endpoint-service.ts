@@ -22,6 +22,7 @@ import type { Store, StoreReader, StoreTx } from '../store/index.ts';
 import { cudaVersionsAtLeast } from './cuda-versions.ts';
 import { dataCenterExists } from './network-volume-service.ts';
 import { validateTemplateCreate, type TemplateService } from './template-service.ts';
+import { pinOf, repin } from './template-pins.ts';
 
 const validateCreate = compile<EndpointCreateInput>(endpointCreateSchema);
 const validateSave = compile<EndpointSaveInput>(endpointSaveSchema);
@@ -39,7 +40,7 @@ export interface EndpointListFilter {
 }
 
 /** Fields whose change means the running workers no longer match: the autoscaler replaces them. */
-const WORKER_SPEC = ['type', 'templateId', 'gpuTypeIds', 'gpuCount', 'networkVolumeId', 'dataCenterIds', 'cloud', 'flashboot', 'allowedCudaVersions', 'env'] as const;
+const WORKER_SPEC = ['type', 'templateId', 'templatePin', 'gpuTypeIds', 'gpuCount', 'networkVolumeId', 'dataCenterIds', 'cloud', 'flashboot', 'allowedCudaVersions', 'env'] as const;
 
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -84,7 +85,7 @@ export class EndpointService {
 
   async createIn(tx: StoreTx, principal: Principal, input: EndpointCreateInput): Promise<EndpointRecord> {
     const now = new Date().toISOString();
-    const rec = await buildEndpoint(tx, principal, input, { id: endpointId(), createdAt: now, version: 0 }, now);
+    const rec = await buildEndpoint(tx, principal, input, { id: endpointId(), createdAt: now, version: 0 }, now, { chosen: true });
     tx.put('endpoints', rec);
     return rec;
   }
@@ -119,7 +120,8 @@ export class EndpointService {
     const allowedCudaVersions = await cudaVersionsAtLeast(tx, options.minCudaVersion, fields.allowedCudaVersions, 'endpoint');
     const withCuda = allowedCudaVersions ? { ...fields, allowedCudaVersions } : fields;
     if (id === undefined) return this.createIn(tx, principal, withCuda);
-    return this.replaceIn(tx, principal, await own(tx, principal, id), withCuda);
+    // a save names templateId: the account chooses the template as it is now (template-pins.ts)
+    return this.replaceIn(tx, principal, await own(tx, principal, id), withCuda, true);
   }
 
   async get(principal: Principal, id: string): Promise<EndpointRecord> {
@@ -143,7 +145,8 @@ export class EndpointService {
     return this.store.transact(async (tx) => {
       const cur = await own(tx, principal, id);
       const merged: EndpointCreateInput = { ...toInput(cur), ...patch };
-      return this.replaceIn(tx, principal, cur, merged);
+      // naming templateId (even the same one) takes the template as it is now; leaving it out keeps the pin
+      return this.replaceIn(tx, principal, cur, merged, patch.templateId !== undefined);
     });
   }
 
@@ -171,9 +174,9 @@ export class EndpointService {
     return () => this.deleteHooks.delete(hook);
   }
 
-  private async replaceIn(tx: StoreTx, principal: Principal, cur: EndpointRecord, input: EndpointCreateInput): Promise<EndpointRecord> {
+  private async replaceIn(tx: StoreTx, principal: Principal, cur: EndpointRecord, input: EndpointCreateInput, chosen: boolean): Promise<EndpointRecord> {
     const now = new Date().toISOString();
-    const next = await buildEndpoint(tx, principal, input, { id: cur.id, createdAt: cur.createdAt, version: cur.version }, now);
+    const next = await buildEndpoint(tx, principal, input, { id: cur.id, createdAt: cur.createdAt, version: cur.version }, now, { chosen, cur });
     if (WORKER_SPEC.some((k) => JSON.stringify(cur[k]) !== JSON.stringify(next[k]))) next.version = cur.version + 1;
     tx.put('endpoints', next);
     return next;
@@ -210,10 +213,14 @@ async function buildEndpoint(
   input: EndpointCreateInput,
   base: { id: string; createdAt: string; version: number },
   now: string,
+  pin: { chosen: boolean; cur?: EndpointRecord },
 ): Promise<EndpointRecord> {
   const errors: string[] = [];
   const template = await tx.get('templates', input.templateId);
-  if (!template || (template.accountId !== principal.accountId && !template.public))
+  // an update that does not name the template keeps the endpoint's pin, even when the template has
+  // since been made private: the endpoint runs the copy it chose (template-pins.ts)
+  const kept = !pin.chosen && pin.cur && pin.cur.templateId === input.templateId && pin.cur.templatePin ? pin.cur.templatePin : undefined;
+  if (!kept && (!template || (template.accountId !== principal.accountId && !template.public)))
     errors.push(`$.templateId: template ${input.templateId} not found`);
   const gpuTypeIds: string[] = [];
   input.gpuTypeIds.forEach((g, i) => {
@@ -242,7 +249,7 @@ async function buildEndpoint(
   return {
     id: base.id,
     accountId: principal.accountId,
-    name: input.name ?? template!.name,
+    name: input.name ?? template?.name ?? base.id,
     type: input.type ?? ENDPOINT_DEFAULTS.type,
     templateId: input.templateId,
     gpuTypeIds,
@@ -260,6 +267,7 @@ async function buildEndpoint(
     executionTimeoutMs: input.executionTimeoutMs ?? ENDPOINT_DEFAULTS.executionTimeoutMs,
     allowedCudaVersions: input.allowedCudaVersions ?? [],
     env: input.env ?? {},
+    templatePin: kept ?? (pin.chosen ? repin(pin.cur?.templatePin, pin.cur?.templateId ?? '', template!, principal.accountId, now) : (pin.cur?.templatePin ?? pinOf(template!, principal.accountId, now))),
     version: base.version,
     tags: input.tags ?? {},
     createdAt: base.createdAt,

@@ -148,12 +148,25 @@ export async function updateEndpointV2(endpoints: EndpointService, principal: Pr
 /** the container fields of the v2 view, from the endpoint's template (absent when it is not readable) */
 export type EndpointV2Container = Pick<TemplateRecord, 'image' | 'args' | 'disk' | 'ports' | 'registry'>;
 
-/** the container fields of each endpoint's template, by template id, for toEndpointV2View */
+/**
+ * the container fields each endpoint runs, by endpoint id, for toEndpointV2View: its template's, or
+ * for another account's public template the copy the endpoint pinned (template-pins.ts)
+ */
 export async function endpointV2Containers(endpoints: EndpointService, principal: Principal, list: readonly EndpointRecord[]): Promise<Map<string, EndpointV2Container>> {
+  const templates = new Map<string, EndpointV2Container | undefined>();
   const out = new Map<string, EndpointV2Container>();
-  for (const id of new Set(list.map((e) => e.templateId))) {
-    const t = await endpoints.templates.get(principal, id).catch(() => undefined);
-    if (t) out.set(id, { image: t.image, args: t.args, disk: t.disk, ports: t.ports, registry: t.registry });
+  for (const e of list) {
+    const pin = e.templatePin;
+    if (pin) {
+      out.set(e.id, { image: pin.image, args: pin.args, disk: pin.disk, ports: pin.ports, registry: pin.registry });
+      continue;
+    }
+    if (!templates.has(e.templateId)) {
+      const t = await endpoints.templates.get(principal, e.templateId).catch(() => undefined);
+      templates.set(e.templateId, t && { image: t.image, args: t.args, disk: t.disk, ports: t.ports, registry: t.registry });
+    }
+    const c = templates.get(e.templateId);
+    if (c) out.set(e.id, c);
   }
   return out;
 }

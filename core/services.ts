@@ -39,6 +39,7 @@ import { HeldRequests, HostStreamShares } from './fair-share/index.ts';
 import { publicOrigin } from './media/media-config.ts';
 import { PublicEndpointCatalog, PublicEndpointCharges, PublicEndpointOutputs } from './public-endpoints/index.ts';
 import { MEDIA_SWEEP_LEADERSHIP, newReplicaId, PgHostLeases, PgLeadership, SoleHostLeases, type HostLeases } from './replicas/index.ts';
+import { pinEndpointsOfOthers } from './template-pins.ts';
 
 export interface Services {
   config: ServerConfig;
@@ -126,6 +127,9 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   // replaced by the provisioner's own check once it runs (provisioner/index.ts)
   if (config.provisioner) readiness.set('provisioner', () => 'the provisioner has not started yet');
   const templates = new TemplateService(s, config.allowedRegistries ?? []);
+  // records written before template pins: other accounts' endpoints on a public template are pinned
+  // to it as it is now, so its owner's next edit does not reach them (core/template-pins.ts)
+  await pinEndpointsOfOthers(s);
   // the job queue: with a database (GPUFLEET_DATABASE_URL) the PostgreSQL one, on the store's pool
   // (docs/postgres-queue.md), named as a replica stably across its restarts (host and data directory);
   // otherwise the embedded one, in its own log under <dataDir>/jobs (docs/jobs.md)

@@ -1,6 +1,9 @@
 // Templates: reusable pod/endpoint configuration (v2 `Template`). Pods copy a template's fields at
-// creation (pod-builder.ts), so editing a template never changes a running pod; endpoints reference
-// theirs live, which is why a template in use cannot be deleted.
+// creation (pod-builder.ts), so editing a template never changes a running pod; endpoints of the
+// template's account follow it live (an edit rolls their workers), which is why a template in use
+// cannot be deleted. Endpoints of other accounts on a public template run it as it was when they
+// chose it (template-pins.ts): its owner's edits never reach them. Other accounts never see a public
+// template's env values (docs/templates.md, "Public templates").
 import { GpufleetError } from '../model/index.ts';
 import type { TemplateRecord } from '../model/index.ts';
 import { checkPortRanges } from '../model/index.ts';
@@ -16,6 +19,7 @@ import { checkTemplateRegistry } from '../model/index.ts';
 import { newId, type Principal } from './api-keys.ts';
 import type { Store, StoreTx } from '../store/index.ts';
 import { checkRegistry } from './registry-ref.ts';
+import { TEMPLATE_WORKER_FIELDS } from './template-pins.ts';
 import { checkImageRegistry } from './image-policy.ts';
 
 const validateCreate = compile<TemplateCreateInput>(templateCreateSchema);
@@ -96,16 +100,16 @@ export class TemplateService {
     return t;
   }
 
-  /** The caller's template, or another account's public one (pods may be created from it). */
+  /** The caller's template, or another account's public one (pods may be created from it), its env values hidden. */
   async get(principal: Principal, id: string): Promise<TemplateRecord> {
     const t = await this.store.get('templates', id);
     if (!t || (t.accountId !== principal.accountId && !t.public)) throw notFound(id);
-    return t;
+    return seenBy(principal, t);
   }
 
   async list(principal: Principal, f: TemplateListFilter = {}): Promise<TemplateRecord[]> {
     const own = await this.store.list('templates', { accountId: principal.accountId });
-    const others = f.includePublic ? (await this.store.list('templates', { public: true })).filter((t) => t.accountId !== principal.accountId) : [];
+    const others = f.includePublic ? (await this.store.list('templates', { public: true })).filter((t) => t.accountId !== principal.accountId).map((t) => seenBy(principal, t)) : [];
     return [...own, ...others]
       .filter((t) => (f.name === undefined || t.name === f.name) && Object.entries(f.tag ?? {}).every(([k, v]) => t.tags[k] === v))
       .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1));
@@ -124,9 +128,11 @@ export class TemplateService {
       if (input.mounts !== undefined) next.mounts = input.mounts.persistent ? { persistent: input.mounts.persistent } : {};
       await assertRules(tx, next);
       tx.put('templates', next);
-      // what a worker's container is made of changed: endpoints on this template roll their workers
+      // what a worker's container is made of changed: this account's endpoints on it roll their workers;
+      // other accounts' endpoints run their pin (template-pins.ts) until they choose the template again
       if (WORKER_FIELDS.some((k) => JSON.stringify(t[k]) !== JSON.stringify(next[k])))
-        for (const e of await tx.list('endpoints', { templateId: id })) tx.put('endpoints', { ...e, version: e.version + 1, updatedAt: next.updatedAt });
+        for (const e of await tx.list('endpoints', { templateId: id }))
+          if (e.accountId === t.accountId && !e.templatePin) tx.put('endpoints', { ...e, version: e.version + 1, updatedAt: next.updatedAt });
       return next;
     });
   }
@@ -148,7 +154,13 @@ export class TemplateService {
 }
 
 /** Template fields a serverless worker is built from (core/serverless/worker-record.ts). */
-const WORKER_FIELDS = ['image', 'args', 'disk', 'ports', 'env', 'registry', 'allowedCudaVersions'] as const;
+const WORKER_FIELDS = TEMPLATE_WORKER_FIELDS;
+
+/** another account's public template as the caller sees it: without its env (values may be its owner's secrets) */
+function seenBy(principal: Principal, t: TemplateRecord): TemplateRecord {
+  if (t.accountId === principal.accountId) return t;
+  return { ...t, env: {} };
+}
 
 async function ownTemplate(tx: StoreTx, principal: Principal, id: string): Promise<TemplateRecord> {
   const t = await tx.get('templates', id);

@@ -1,5 +1,5 @@
 // The persistence boundary: how a record is written to the snapshot and the journal. Fields that hold
-// secrets (env values of pods, templates and endpoints) are sealed with the secret box on their way to
+// secrets (env values of pods, templates and endpoints, and endpoints' template pins) are sealed with the secret box on their way to
 // disk and opened on the way back, so services and readers see plain values in memory and no file in
 // the data directory holds them in clear. On disk a record keeps its other fields as they are and
 // carries `$sealed: { <field>: <ciphertext> }` instead of the sealed fields; the ciphertext is bound
@@ -12,7 +12,8 @@ import type { SecretBox } from './secret-box.ts';
 export const SEALED_FIELDS: Partial<Record<CollectionName, readonly string[]>> = {
   pods: ['env'],
   templates: ['env'],
-  endpoints: ['env'],
+  // templatePin: a copy of another account's template, env included (core/template-pins.ts)
+  endpoints: ['env', 'templatePin'],
 };
 
 const SEALED = '$sealed';

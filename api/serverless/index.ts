@@ -24,7 +24,7 @@ function noQuery(r: FastifyRequest): void {
 export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointService, workers: WorkerService, lbDomain?: string): void {
   /** the v2 Endpoint with its template's container fields */
   const view = async (p: Principal, e: EndpointRecord, origin: string) =>
-    toEndpointV2View(e, origin, lbDomain, (await endpointV2Containers(endpoints, p, [e])).get(e.templateId));
+    toEndpointV2View(e, origin, lbDomain, (await endpointV2Containers(endpoints, p, [e])).get(e.id));
   app.get(
     '/v2/serverless',
     { config: { scope: 'read' }, schema: { tags, summary: 'List serverless endpoints', response: errorResponses(401, 422, 429) } },
@@ -33,7 +33,7 @@ export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointServ
       const p = principalOf(request);
       const list = await endpoints.list(p);
       const containers = await endpointV2Containers(endpoints, p, list);
-      return { endpoints: list.map((e) => toEndpointV2View(e, originOf(request), lbDomain, containers.get(e.templateId))) };
+      return { endpoints: list.map((e) => toEndpointV2View(e, originOf(request), lbDomain, containers.get(e.id))) };
     },
   );
 

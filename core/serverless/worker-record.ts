@@ -1,9 +1,11 @@
-// A new worker as a pod record: the endpoint's template (image, args, disk, ports, registry), the
+// A new worker as a pod record: the endpoint's template (image, args, disk, ports, registry; another
+// account's public template as the endpoint pinned it, template-pins.ts), the
 // template's env under the endpoint's, the endpoint's GPU count, CUDA versions and network volume;
 // placed by the same placer as pods, over the endpoint's GPU types in priority order.
 import { unplaced } from '../../model/index.ts';
 import { randomBytes } from 'node:crypto';
-import type { EndpointRecord, PodRecord, TemplateRecord, WorkerPod } from '../../model/index.ts';
+import type { EndpointRecord, PodRecord, WorkerPod } from '../../model/index.ts';
+import type { WorkerTemplate } from '../template-pins.ts';
 import type { SecretBox, StoreTx } from '../../store/index.ts';
 import type { Placer } from '../placement.ts';
 import { endpointDataCenters } from '../endpoint-service.ts';
@@ -22,7 +24,7 @@ export function newWorkerId(): string {
 }
 
 /** The worker's record before placement: status PROVISIONING, nothing allocated. */
-export function workerDraft(e: EndpointRecord, t: TemplateRecord, id: string, seal: SecretBox, now: string): WorkerPod {
+export function workerDraft(e: EndpointRecord, t: WorkerTemplate, id: string, seal: SecretBox, now: string): WorkerPod {
   const { token, hash } = newWorkerToken(id);
   return {
     id,

@@ -21,6 +21,7 @@ import { placeWorker, workerDraft, newWorkerId } from './worker-record.ts';
 import { RequestTraffic } from './request-traffic.ts';
 import { tokenMatches, tokenSealContext, tokenWorkerId } from './worker-token.ts';
 import type { WorkerCounts, WorkerView } from './worker-view.ts';
+import { workerTemplate } from '../template-pins.ts';
 
 export type { EndpointWorkerStatus } from './worker-listing.ts';
 export { inService, retired } from './worker-liveness.ts';
@@ -170,9 +171,9 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
           // as the endpoint is now: a change or a delete since the tick read it wins
           const cur = await tx.get('endpoints', e.id);
           if (!cur) return null;
-          const t = await tx.get('templates', cur.templateId);
-          if (!t || (t.accountId !== cur.accountId && !t.public))
-            throw new GpufleetError('NOT_FOUND', `the endpoint's template ${cur.templateId} is not readable by its account`);
+          // another account's public template: the copy this endpoint chose (template-pins.ts)
+          const t = workerTemplate(cur, cur.templatePin ? undefined : await tx.get('templates', cur.templateId));
+          if (!t) throw new GpufleetError('NOT_FOUND', `the endpoint's template ${cur.templateId} is not readable by its account`);
           const iso = this.iso();
           const placed = await placeWorker(tx, this.deps.placer, cur, workerDraft(cur, t, newWorkerId(), this.deps.secretBox, iso));
           tx.put('pods', placed);
