@@ -54,7 +54,7 @@ export interface ServerConfig {
   /**
    * GPUFLEET_ALLOWED_REGISTRIES=host[:port],…: registries a tenant's image may name although they are
    * on a loopback, private or link-local address or have a local name (an in-fleet mirror); exact
-   * host and port, lower case (model/image-registry.ts, docs/security.md)
+   * host and port, lower case (model/rules/image-registry.ts, docs/security.md)
    */
   allowedRegistries?: string[];
   /**

@@ -1,6 +1,6 @@
 // The registries a tenant's image may name, applied where an image enters: a pod's or a template's
 // `image` (endpoints run templates), by every interface (REST v2 and v1, GraphQL, the constructs).
-// The rule is model/image-registry.ts; names are resolved again before each pull (provisioner/).
+// The rule is model/rules/image-registry.ts; names are resolved again before each pull (provisioner/).
 import { fail422, imageRegistry, imageRegistryRefusal } from '../model/index.ts';
 import type { StoreReader } from '../store/index.ts';
 import { pullRefusal, type RegistryLookup } from './registry-lookup.ts';

@@ -239,7 +239,7 @@ export class PodService {
 }
 
 /**
- * The caller's own pod. A serverless worker is a pod record too (model/worker.ts), but users see it
+ * The caller's own pod. A serverless worker is a pod record too (model/records/worker.ts), but users see it
  * only under its endpoint: as a pod it does not exist.
  */
 function usersPod(pod: PodRecord | undefined, principal: Principal): pod is PodRecord {

@@ -1,6 +1,6 @@
 // A registry's name resolved on the control plane, right before a host is told to pull from it: a
 // name that leads to a loopback, private or link-local address is refused like an IP literal would
-// be (model/image-registry.ts), and so is one that does not resolve here (the host's resolver might
+// be (model/rules/image-registry.ts), and so is one that does not resolve here (the host's resolver might
 // lead it somewhere this one cannot see, such as a cloud's metadata name). Registries in the
 // operator's allow list are not looked up. What a host's own resolver answers later, and where a
 // registry redirects the daemon, no check here reaches: docs/security.md names the host egress rule.

@@ -61,7 +61,7 @@ export function defaultCpuMemoryGb(flavor: CpuFlavor, vcpuCount: number): number
 
 /**
  * Check a CpuConfig against the catalog. Returns `<json_path>: <message>` strings (empty = valid), paths in
- * the project's JSONPath style (`$.cpu.vcpuCount`, as model/validation.ts writes them), so the caller can
+ * the project's JSONPath style (`$.cpu.vcpuCount`, as model/rules/validation.ts writes them), so the caller can
  * put them straight into a problem+json `errors` list. `basePath` lets GraphQL/v1 callers use their own.
  */
 export function validateCpuConfig(cfg: CpuConfigInput, basePath = '$.cpu'): string[] {

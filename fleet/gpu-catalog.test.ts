@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { GpufleetError } from '../model/errors.ts';
+import { GpufleetError } from '../model/base/errors.ts';
 import { cpuFlavorById, cpuInstanceId, cpuPricePerHour, listCpuFlavors, parseCpuInstanceId, validateCpuConfig } from './cpu-catalog.ts';
 import {
   GPU_CATALOG,

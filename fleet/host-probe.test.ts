@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { GpufleetError } from '../model/errors.ts';
+import { GpufleetError } from '../model/base/errors.ts';
 import {
   GPU_METRICS_COMMAND,
   type RemoteRun,

@@ -1,7 +1,7 @@
 // The pool against a real sshd test host (test/harness): TOFU, pin mismatch, multiplexing,
 // stdin, errors, timeouts and reconnecting after the host's sshd restarts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isGpufleetError, type GpufleetError } from '../model/errors.ts';
+import { isGpufleetError, type GpufleetError } from '../model/base/errors.ts';
 import { startTestHost, FIXTURE_GPUS, type TestHost } from '../test/harness/index.ts';
 import { SshPool, shellJoin, type SshTarget } from './ssh-pool.ts';
 

@@ -1,4 +1,4 @@
-// How a resource spec travels through Terraform JSON: canonical JSON (model/canonical-json.ts: sorted
+// How a resource spec travels through Terraform JSON: canonical JSON (model/base/canonical-json.ts: sorted
 // keys, so the synth output and its hash are deterministic), escaped so Terraform treats it as literal
 // text, with references to other constructs written `${null_resource.<name>.id}` inside it.
 import { createHash } from 'node:crypto';

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { END_OF_OPTIONS, runSpec, splitArgs, type RunSpec } from './container-spec.ts';
 import { envArgsInput, READ_ENV_ARGS } from './host-docker.ts';
-import type { PodRecord } from '../model/pod.ts';
-import { isGpufleetError } from '../model/errors.ts';
+import type { PodRecord } from '../model/records/pod.ts';
+import { isGpufleetError } from '../model/base/errors.ts';
 import { userOptionProblems } from '../test/harness/run-argv.ts';
 
 test('args split like a shell splits words, without expansion', () => {

@@ -1,4 +1,4 @@
-// Private images on a host (model/private-images.ts, docs/security.md): the cached images a pod of an
+// Private images on a host (model/records/private-images.ts, docs/security.md): the cached images a pod of an
 // account may not run without pulling first, and the record of who pulled what with credentials.
 // Read from the store at the moment of the run, not from the pass's host snapshot: a pod earlier in
 // the same pass may just have pulled a private image.

@@ -1,7 +1,7 @@
 // The pods waiting for an image pull on their host (pull-scheduler.ts runs the pulls). The pass asks
 // busy() and leaves such a pod be; request() queues its pull and returns at once. While it runs the
 // pod stays PROVISIONING with the pull's progress in its reason (refreshed each second). When the pull
-// ends: pulled → recorded (model/private-images.ts) and the host's pass kicked, so the pod starts at
+// ends: pulled → recorded (model/records/private-images.ts) and the host's pass kicked, so the pod starts at
 // once; failed → ERROR in our words, docker's in the operator's log; stalled → the pod waits out a
 // backoff and the pass pulls again, ERROR after MAX_STALLS. A pod the pass no longer wants pulled
 // (stopped, terminated, moved, another image) drops out; a pull nobody waits for is cancelled.

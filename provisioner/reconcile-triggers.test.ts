@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import type { PodRecord } from '../model/pod.ts';
+import type { PodRecord } from '../model/records/pod.ts';
 import type { StoreChange } from '../store/index.ts';
 import { ReconcileTriggers } from './reconcile-triggers.ts';
 

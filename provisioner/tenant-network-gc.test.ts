@@ -1,6 +1,6 @@
 // When per-account networks go (tenant-network-gc.ts), against a host that records what it is asked.
 import { expect, test } from 'vitest';
-import type { PodRecord } from '../model/pod.ts';
+import type { PodRecord } from '../model/records/pod.ts';
 import type { HostDocker } from './host-docker.ts';
 import { TenantNetworkCollector } from './tenant-network-gc.ts';
 import { tenantBridgeName, tenantNetworkName } from './tenant-network.ts';

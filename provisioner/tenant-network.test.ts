@@ -2,7 +2,7 @@ import { expect, test } from 'vitest';
 import { TENANT_BRIDGE, tenantBridgeName, tenantNetworkName } from './tenant-network.ts';
 import { forgetBridgesScript, isolationScript } from './tenant-firewall.ts';
 import { runSpec } from './container-spec.ts';
-import type { PodRecord } from '../model/pod.ts';
+import type { PodRecord } from '../model/records/pod.ts';
 
 // Docker's grammar for network (and container) names
 const DOCKER_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;

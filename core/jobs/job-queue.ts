@@ -2,7 +2,7 @@
 // append-only log; a PostgreSQL one (`FOR UPDATE SKIP LOCKED` for take) can implement the same
 // interface. Every mutating call resolves only once its change is durable.
 //
-// Errors are GpufleetError (model/errors.ts): NOT_FOUND for an unknown or expired job,
+// Errors are GpufleetError (model/base/errors.ts): NOT_FOUND for an unknown or expired job,
 // JOB_LEASE_LOST / JOB_ALREADY_FINAL for worker calls on a job the worker no longer holds,
 // INVALID_TRANSITION for cancel/retry from a status that does not allow it, VALIDATION_FAILED for a
 // bad request.

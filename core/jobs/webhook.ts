@@ -6,7 +6,7 @@
 // failed attempt is recorded with when the next is due, and it is cleared once delivered or given up,
 // so a restart resumes it where it was (at least once: a crash between a 2xx answer and the clearing
 // sends it again). Without one, retries live in memory only (docs/jobs.md, "Webhooks"). Which
-// addresses are private is one rule, shared with image registries (model/network-address.ts).
+// addresses are private is one rule, shared with image registries (model/rules/network-address.ts).
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup as lookupAll } from 'node:dns/promises';
 import http from 'node:http';

@@ -1,5 +1,5 @@
 // Schemas of the account and API-key requests.
-import { API_KEY_SCOPES } from '../account.ts';
+import { API_KEY_SCOPES } from '../records/account.ts';
 import { nameSchema } from './common.ts';
 import type { InputOf } from './input-type.ts';
 

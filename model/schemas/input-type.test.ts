@@ -2,7 +2,7 @@
 // a property the schema gives a `default` is still absent when the client leaves it out, so its type
 // stays optional. Checked by tsc (which checks the tests) and, for the runtime half, by vitest.
 import { expect, expectTypeOf, test } from 'vitest';
-import { validatePodCreate } from '../pod-validation.ts';
+import { validatePodCreate } from '../rules/pod-validation.ts';
 import type { HostDrainInput } from './host.ts';
 import type { PodActionInput, PodCreateInput } from './pod.ts';
 

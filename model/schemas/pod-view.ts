@@ -1,7 +1,7 @@
 // The Pod as every interface returns it (spec 2.1). Tests validate responses against this schema,
 // so "every field always present, exactly one of gpu and cpu" is checked, not assumed.
 import { cpuConfigSchema, mountsSchema } from './pod.ts';
-import { eventViewSchema } from '../event.ts';
+import { eventViewSchema } from '../records/event.ts';
 
 const nullableString = { type: ['string', 'null'] } as const;
 

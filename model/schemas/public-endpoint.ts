@@ -3,7 +3,7 @@
 // from the server's own route table.
 import type { InputOf } from './input-type.ts';
 import { SLUG_PATTERN, TEXT_PATTERN } from './common.ts';
-import { PRICING_UNITS } from '../resources.ts';
+import { PRICING_UNITS } from '../records/resources.ts';
 
 export const SLUG_LENGTH = { min: 3, max: 64 } as const;
 /** USD per unit at most (a sanity bound: a typo of a few orders of magnitude is refused) */

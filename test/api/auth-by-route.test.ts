@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildServer } from '../../api/server.ts';
 import { principalOf, registeredRoutes, type RegisteredRoute } from '../../api/auth/request-guard.ts';
-import { isGpufleetError } from '../../model/errors.ts';
+import { isGpufleetError } from '../../model/base/errors.ts';
 import { ADMIN_KEY, REPO_ROOT, startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { rawHeader, sendRaw } from './raw-http.ts';
 

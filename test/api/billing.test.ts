@@ -5,7 +5,7 @@ import { startTestControlPlane, type TestControlPlane } from '../harness/control
 import { seedHosts } from '../harness/fake-hosts.ts';
 import { VOLUME_PRICE_PER_GB_MONTH } from '../../core/billing.ts';
 import { bucketStart, nextBucket } from '../../core/billing-service.ts';
-import type { BillingRecord } from '../../model/resources.ts';
+import type { BillingRecord } from '../../model/records/resources.ts';
 
 type J = any;
 const H100 = 'NVIDIA H100 80GB HBM3';

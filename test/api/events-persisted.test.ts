@@ -8,7 +8,7 @@ import { startTestControlPlane, type TestControlPlane } from '../harness/control
 import { seedHosts } from '../harness/fake-hosts.ts';
 import { EventLog } from '../../core/events/event-log.ts';
 import { EVENTS_FILE, FileEventArchive } from '../../core/events/event-archive.ts';
-import type { EventView } from '../../model/event.ts';
+import type { EventView } from '../../model/records/event.ts';
 import { readSse } from '../harness/sse-reader.ts';
 
 const UNLIMITED = 'minute=100000000,hour=100000000,day=100000000';

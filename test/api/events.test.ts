@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { seedHosts } from '../harness/fake-hosts.ts';
 import { EventLog } from '../../core/events/event-log.ts';
-import type { EventView } from '../../model/event.ts';
+import type { EventView } from '../../model/records/event.ts';
 import { readSse } from '../harness/sse-reader.ts';
 
 const UNLIMITED = 'minute=100000000,hour=100000000,day=100000000';

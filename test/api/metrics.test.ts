@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ADMIN_KEY, startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { seedHosts } from '../harness/fake-hosts.ts';
 import { parsePrometheusText, sampleValue, samplesOf } from '../harness/prometheus-text.ts';
-import type { PodRecord } from '../../model/pod.ts';
+import type { PodRecord } from '../../model/records/pod.ts';
 
 const TOKEN = 'metrics-token-0123456789abcdef0123456789';
 const H100 = 'NVIDIA H100 80GB HBM3';

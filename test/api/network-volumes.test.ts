@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { seedHosts } from '../harness/fake-hosts.ts';
-import { DEFAULT_VOLUME_ROOT, volumeHostPath, volumeRoot } from '../../model/network-volume.ts';
+import { DEFAULT_VOLUME_ROOT, volumeHostPath, volumeRoot } from '../../model/records/network-volume.ts';
 
 type J = any;
 const H100 = 'NVIDIA H100 80GB HBM3';

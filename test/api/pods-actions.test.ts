@@ -1,7 +1,7 @@
 // POST /v2/pods/{id}/action: every row of 3.2 through the API, from every status, and every status
 // code of 7.2 that the action operation can answer (429 is in pods-rate-limit.test.ts).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { POD_ACTIONS, type PodAction, type PodStatus } from '../../model/pod.ts';
+import { POD_ACTIONS, type PodAction, type PodStatus } from '../../model/records/pod.ts';
 import type { TestControlPlane } from '../harness/control-plane.ts';
 import {
   call,

@@ -7,9 +7,9 @@ import { expect } from 'vitest';
 import { podViewSchema } from '../../model/schemas/pod-view.ts';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { formatErrors } from '../../model/validation.ts';
-import { actionsFor } from '../../model/pod-state-machine.ts';
-import type { PodRecord, PodStatus } from '../../model/pod.ts';
+import { formatErrors } from '../../model/rules/validation.ts';
+import { actionsFor } from '../../model/records/pod-state-machine.ts';
+import type { PodRecord, PodStatus } from '../../model/records/pod.ts';
 import { startTestControlPlane, type TestControlPlane, type TestControlPlaneOptions } from '../harness/control-plane.ts';
 import { seedHosts } from '../harness/fake-hosts.ts';
 

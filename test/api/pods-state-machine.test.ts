@@ -1,8 +1,8 @@
 // Spec 3.1 (actions each status publishes) and 3.2 (what each action does), row by row, directly on
-// model/pod-state-machine.ts; and the view invariants of 2.1 that follow (cost, runtime) on toPodView.
+// model/records/pod-state-machine.ts; and the view invariants of 2.1 that follow (cost, runtime) on toPodView.
 import { describe, expect, test } from 'vitest';
-import { actionsFor, holdsCompute, transition } from '../../model/pod-state-machine.ts';
-import { POD_ACTIONS, POD_STATUSES, toPodView, type PodAction, type PodRecord, type PodStatus } from '../../model/pod.ts';
+import { actionsFor, holdsCompute, transition } from '../../model/records/pod-state-machine.ts';
+import { POD_ACTIONS, POD_STATUSES, toPodView, type PodAction, type PodRecord, type PodStatus } from '../../model/records/pod.ts';
 
 // spec 3.1, verbatim
 const PUBLISHED: Record<PodStatus, PodAction[]> = {

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { registeredRoutes, type RegisteredRoute } from '../../api/auth/request-guard.ts';
-import { COLLECTION_NAMES } from '../../model/collections.ts';
+import { COLLECTION_NAMES } from '../../model/records/collections.ts';
 import { ADMIN_KEY, type TestControlPlane } from '../harness/control-plane.ts';
 import { createPod, gpuBody, startPodsControlPlane } from './pods-helpers.ts';
 import { sendRaw, type RawAnswer } from './raw-http.ts';

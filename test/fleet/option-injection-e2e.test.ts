@@ -7,7 +7,7 @@ import { dockerInspect, ensureTestImage, FIXTURE_GPUS, removeContainersByLabel, 
 import { provisioner } from '../../provisioner/index.ts';
 import { END_OF_OPTIONS, podStorageDir, runSpec } from '../../provisioner/container-spec.ts';
 import { HostDocker } from '../../provisioner/host-docker.ts';
-import type { PodRecord } from '../../model/pod.ts';
+import type { PodRecord } from '../../model/records/pod.ts';
 import { waitFor } from '../harness/wait-for.ts';
 import { TEST_STORE } from '../harness/test-store.ts';
 

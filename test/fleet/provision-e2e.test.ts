@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { dockerInspect, ensureTestImage, FIXTURE_GPUS, fixtureGpuUuid, listContainers, removeContainersByLabel, removeNetworksByLabel, runDocker, startTestHost, type TestHost } from '../harness/index.ts';
 import { provisioner } from '../../provisioner/index.ts';
-import { volumeHostPath } from '../../model/network-volume.ts';
+import { volumeHostPath } from '../../model/records/network-volume.ts';
 import { waitFor } from '../harness/wait-for.ts';
 
 let cp: TestControlPlane;

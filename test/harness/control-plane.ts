@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startControlPlane, type ControlPlane, type ServerConfig, type StartOptions } from '../../api/index.ts';
 import { parseQuotas } from '../../api/rate-limit/limiter.ts';
-import type { ApiKeyScope } from '../../model/account.ts';
+import type { ApiKeyScope } from '../../model/records/account.ts';
 import { freshTestDatabase, TEST_SECRET_KEY, TEST_STORE } from './test-store.ts';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -7,7 +7,7 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import type { GpufleetError } from '../../model/errors.ts';
+import type { GpufleetError } from '../../model/base/errors.ts';
 import { EmbeddedJobQueue } from '../../core/jobs/index.ts';
 import { queueReadiness, Readiness } from '../../core/readiness.ts';
 import { canMount, mountSmallFs, type SmallFs } from '../store/small-fs.ts';

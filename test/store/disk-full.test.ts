@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import type { GpufleetError } from '../../model/errors.ts';
+import type { GpufleetError } from '../../model/base/errors.ts';
 import { LowdbStore } from '../../store/lowdb-store.ts';
 import { scanJournal } from '../../store/journal-scan.ts';
 import { ADMIN_KEY, freePort, spawnControlPlane, type SpawnedControlPlane } from '../harness/control-plane.ts';

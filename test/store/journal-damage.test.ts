@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { LowdbStore } from '../../store/lowdb-store.ts';
-import { isGpufleetError, type GpufleetError } from '../../model/errors.ts';
+import { isGpufleetError, type GpufleetError } from '../../model/base/errors.ts';
 import { account, lines, segments, tree } from './journal-helpers.ts';
 
 const dirs: string[] = [];

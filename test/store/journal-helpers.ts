@@ -2,7 +2,7 @@
 // the bytes of a whole data directory (to show that something changed nothing).
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { AccountRecord } from '../../model/account.ts';
+import type { AccountRecord } from '../../model/records/account.ts';
 
 export function account(id: string, balance = 0): AccountRecord {
   return { id, email: `${id}@test.local`, name: id, operator: false, balance, pubKey: '', createdAt: '2024-01-01T00:00:00.000Z' };

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { LowdbStore } from '../../store/lowdb-store.ts';
-import type { AccountRecord } from '../../model/account.ts';
+import type { AccountRecord } from '../../model/records/account.ts';
 
 const dirs: string[] = [];
 const open: LowdbStore[] = [];

@@ -98,12 +98,12 @@ export interface PodRecord extends PodSpec {
   updatedAt: string;
   startedAt: string | null;
   terminatedAt: string | null;
-  /** serverless workers only (model/worker.ts): the endpoint the worker serves; such pods are not listed as pods */
+  /** serverless workers only (model/records/worker.ts): the endpoint the worker serves; such pods are not listed as pods */
   endpointId?: string;
   worker?: WorkerFields;
 }
 
-/** A pod record that is a serverless worker (model/worker.ts). */
+/** A pod record that is a serverless worker (model/records/worker.ts). */
 export type WorkerPod = PodRecord & { endpointId: string; worker: WorkerFields };
 
 export function isWorker(pod: PodRecord): pod is WorkerPod {

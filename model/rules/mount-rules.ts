@@ -1,7 +1,7 @@
 // Spec 2.2: the mount rules that answer 400 (cross-field conflicts), checked before the schema so a
 // conflicting body is a 400 even when an entry is also incomplete. Incomplete entries are the
 // schema's job (422).
-import type { Mounts } from './pod.ts';
+import type { Mounts } from '../records/pod.ts';
 import { fail400 } from './validation.ts';
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -1,8 +1,8 @@
 // Request validation for pods, in the order docs/validation.md gives: mount conflicts (400), the
 // JSON Schema (422), then field rules the schema cannot say (422).
 import { checkCreateMountRules, checkUpdateMountRules } from './mount-rules.ts';
-import type { Mounts } from './pod.ts';
-import { checkPortRanges } from './schemas/common.ts';
+import type { Mounts } from '../records/pod.ts';
+import { checkPortRanges } from '../schemas/common.ts';
 import {
   podActionSchema,
   podCreateSchema,
@@ -10,7 +10,7 @@ import {
   type PodActionInput,
   type PodCreateInput,
   type PodUpdateInput,
-} from './schemas/pod.ts';
+} from '../schemas/pod.ts';
 import { check, compile, fail400, fail422 } from './validation.ts';
 
 const validateCreate = compile<PodCreateInput>(podCreateSchema);

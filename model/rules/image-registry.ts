@@ -43,7 +43,7 @@ const LOCAL_NAME = /(?:^|\.)(?:localhost|local|internal|home\.arpa)$/;
 
 /**
  * Why a registry host may not be pulled from, judged from its text alone, or null. An IP literal is
- * judged by the address rule (model/network-address.ts); a host whose last label is a number is an
+ * judged by the address rule (model/rules/network-address.ts); a host whose last label is a number is an
  * address in a form only some resolvers read (`127.1`, `2130706433`, `0x7f.1`), refused unless it is
  * a plain dotted quad.
  */

@@ -2,7 +2,7 @@
 // the same root on every host of a data center; a volume is one directory under it, so any host of
 // the data center can bind-mount it into a container (docs/network-volumes.md).
 import path from 'node:path';
-import { GpufleetError } from './errors.ts';
+import { GpufleetError } from '../base/errors.ts';
 
 export const DEFAULT_VOLUME_ROOT = '/var/lib/gpufleet/volumes';
 export const VOLUME_ROOT_ENV = 'GPUFLEET_VOLUME_ROOT';

@@ -1,5 +1,5 @@
 // Which addresses the control plane and the hosts' Docker daemons may be sent to on a tenant's word:
-// one rule for job webhooks (core/jobs/webhook.ts) and image registries (model/image-registry.ts,
+// one rule for job webhooks (core/jobs/webhook.ts) and image registries (model/rules/image-registry.ts,
 // provisioner/registry-guard.ts). Loopback, private, link-local, CGNAT, documentation, multicast and
 // reserved ranges are private; an IPv6 address that carries an IPv4 one (mapped, compatible,
 // translated, NAT64, 6to4, Teredo) is judged by the IPv4 address it carries.

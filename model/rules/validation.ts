@@ -2,8 +2,8 @@
 // `<json_path>: <message>` lines of problem+json `errors` (JSONPath-style paths: `$.gpu.count`).
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { GpufleetError } from './errors.ts';
-import { PATTERN_MESSAGES } from './schemas/common.ts';
+import { GpufleetError } from '../base/errors.ts';
+import { PATTERN_MESSAGES } from '../schemas/common.ts';
 
 // ajv-formats ships CommonJS with a default export object
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;

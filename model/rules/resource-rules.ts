@@ -1,6 +1,6 @@
 // Rules across fields that need no other record: checked by the API services after defaults and
 // templates are applied, and by the declarative constructs at synth, with the same words.
-import type { Mounts } from './pod.ts';
+import type { Mounts } from '../records/pod.ts';
 import { fail400, fail422 } from './validation.ts';
 
 /** A pod needs an image (its own or its template's) and exactly one of gpu/cpu; no persistent mount on CPU. */

@@ -51,7 +51,7 @@ export const COLLECTION_NAMES = [
 export const INDEXED_FIELDS: Partial<Record<keyof Collections, readonly string[]>> = {
   apiKeys: ['hash', 'accountId'],
   // name: the per-account uniqueness check on create and rename looks pods up by name
-  // endpointId: an endpoint's workers (model/worker.ts) are read on every autoscaler tick
+  // endpointId: an endpoint's workers (model/records/worker.ts) are read on every autoscaler tick
   pods: ['accountId', 'hostId', 'name', 'endpointId'],
   templates: ['accountId'],
   networkVolumes: ['accountId'],
