@@ -131,25 +131,41 @@ function runStages(cand: readonly HostState[], stages: readonly Stage[], c: Comp
   return { failed: most < stages.length ? stages[most]! : null, hosts };
 }
 
-/** Explain why no host was chosen. `all` is every enrolled host (or every one a first stage would keep), schedulable or not. */
-export function diagnosePlacement(all: readonly HostState[], c: CompiledRequest): PlacementFailure {
-  if (!c.flavorKnown) return fail('impossible', 'cpu-flavor', `unknown CPU flavor ${c.req.cpu?.flavorId ?? ''}`);
-  if (all.length === 0) return fail('impossible', 'no-hosts', 'no hosts are enrolled');
+/**
+ * The part of a diagnosis that depends only on what hosts are (facts, tier, data center), not on what
+ * runs on them: either the 'impossible' failure, or the hosts that could run the request were they
+ * empty. A scheduler may keep it while its hosts do not change.
+ */
+export type StaticFit = { failure: PlacementFailure; hosts?: undefined } | { failure?: undefined; hosts: readonly HostState[] };
+
+export function staticFit(all: readonly HostState[], c: CompiledRequest): StaticFit {
+  if (!c.flavorKnown) return { failure: fail('impossible', 'cpu-flavor', `unknown CPU flavor ${c.req.cpu?.flavorId ?? ''}`) };
+  if (all.length === 0) return { failure: fail('impossible', 'no-hosts', 'no hosts are enrolled') };
   let cand: readonly HostState[] = all;
   const pin = c.req.pinnedHostId;
   if (pin !== undefined) {
     cand = cand.filter((h) => h.host.id === pin);
-    if (cand.length === 0) return fail('impossible', 'pinned-host', `host ${pin} is not enrolled`);
+    if (cand.length === 0) return { failure: fail('impossible', 'pinned-host', `host ${pin} is not enrolled`) };
   }
   const fit = runStages(cand, c.count > 0 ? [...gpuStages, ...commonStages] : commonStages, c);
-  if (fit.failed) return fail('impossible', fit.failed.constraint, fit.failed.why(fit.hosts, c));
-  const up = fit.hosts.filter((h) => h.schedulable);
+  return fit.failed ? { failure: fail('impossible', fit.failed.constraint, fit.failed.why(fit.hosts, c)) } : { hosts: fit.hosts };
+}
+
+/** Why hosts that could run the request (`staticFit`'s) cannot now: status, then what is taken. */
+export function busyDiagnosis(fit: readonly HostState[], c: CompiledRequest): PlacementFailure {
+  const up = fit.filter((h) => h.schedulable);
   if (up.length === 0) {
-    const states = distinct(fit.hosts.map((h) => (h.host.drained ? 'drained' : h.host.status)));
-    return fail('busy', 'host-status', `the ${plural(fit.hosts.length, 'host')} that could run it are not accepting pods (${states})`);
+    const states = distinct(fit.map((h) => (h.host.drained ? 'drained' : h.host.status)));
+    return fail('busy', 'host-status', `the ${plural(fit.length, 'host')} that could run it are not accepting pods (${states})`);
   }
   const free = runStages(up, c.count > 0 ? busyStages : busyStages.slice(1), c);
   if (free.failed) return fail('busy', free.failed.constraint, free.failed.why(free.hosts, c));
   // Each stage passed on its own but no single host passed all at once for one GPU type.
   return fail('busy', c.count > 0 ? 'gpu-count' : 'cpu-memory', 'no single host has all the requested resources free right now');
+}
+
+/** Explain why no host was chosen. `all` is every enrolled host (or every one a first stage would keep), schedulable or not. */
+export function diagnosePlacement(all: readonly HostState[], c: CompiledRequest): PlacementFailure {
+  const fit = staticFit(all, c);
+  return fit.failure ?? busyDiagnosis(fit.hosts, c);
 }

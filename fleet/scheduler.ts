@@ -9,13 +9,14 @@
 // Only when nothing fits does `diagnosePlacement` scan everything to say why (impossible vs busy).
 import { GpufleetError } from '../model/index.ts';
 import type { HostRecord } from '../model/index.ts';
-import { diagnosePlacement } from './placement-diagnosis.ts';
+import { busyDiagnosis, staticFit, type StaticFit } from './placement-diagnosis.ts';
 import { preference, SortedHosts } from './sorted-hosts.ts';
 import {
   type Allocation,
   type CompiledRequest,
   type GpuSlot,
   type HostState,
+  type PlacementFailure,
   type PlacementRequest,
   type PlacementResult,
   compileRequest,
@@ -46,7 +47,9 @@ export class Scheduler {
   /** every host, and per GPU type the hosts that have one: what a failed placement's diagnosis reads */
   private byType: Map<string, HostState[]> | null = null;
   /** the union of several types' lists, per `typeIds` joined */
-  private byTypes = new Map<string, HostState[]>();
+  private readonly byTypes = new Map<string, HostState[]>();
+  /** what hosts could run a request were they empty, per the request's static shape (staticFit), while hosts do not change */
+  private readonly fits = new Map<string, StaticFit>();
   private everyHost: HostState[] | null = null;
 
   constructor(hosts: readonly HostRecord[] = [], allocations: readonly Allocation[] = []) {
@@ -131,7 +134,7 @@ export class Scheduler {
 
   private findCompiled(c: CompiledRequest): PlacementResult {
     const choice = this.choose(c);
-    if (!choice) return diagnosePlacement(this.diagnosisHosts(c), c);
+    if (!choice) return this.diagnose(c);
     return {
       ok: true,
       hostId: choice.h.host.id,
@@ -187,9 +190,22 @@ export class Scheduler {
 
   // ---- internals ----------------------------------------------------------------------------------
 
+  /** Why nothing fits: the static part kept per request shape while hosts are unchanged, the rest from now. */
+  private diagnose(c: CompiledRequest): PlacementFailure {
+    const r = c.req;
+    const key = JSON.stringify([c.typeIds, c.count, r.cloud, r.dataCenterIds, r.allowedCudaVersions, r.minCudaVersion, r.pinnedHostId, c.vcpu, c.memGb, c.diskGb, c.flavorKnown, r.cpu?.flavorId]);
+    let fit = this.fits.get(key);
+    if (!fit) {
+      if (this.fits.size >= 10_000) this.fits.clear();
+      this.fits.set(key, (fit = staticFit(this.diagnosisHosts(c), c)));
+    }
+    return fit.failure ?? busyDiagnosis(fit.hosts, c);
+  }
+
   private hostsChanged(): void {
     this.byType = null;
     this.byTypes.clear();
+    this.fits.clear();
     this.everyHost = null;
   }
 
