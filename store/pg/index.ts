@@ -3,3 +3,5 @@ export { PgStore, type PgStoreOptions } from './pg-store.ts';
 export { migrate, pendingMigrations, MIGRATIONS, type MigrateResult } from './pg-schema.ts';
 export { importDataDir, type ImportCount, type ImportOptions } from './pg-import.ts';
 export type { HostLoadRule } from './host-capacity.ts';
+export { cannotWrite, describeDatabaseError, isServerShort } from './pg-errors.ts';
+export { probeDatabaseWrite, WRITE_PROBE_TABLE } from './write-probe.ts';

@@ -1,13 +1,23 @@
 // What a failure from PostgreSQL means to the store: the database is unreachable (503, and the store
-// watches for it to return), a serialisation conflict (run the transaction again), a GPU claimed
-// concurrently (learn who holds it, place again), or anything else (a bug: it propagates as it is).
-// Decided from SQLSTATE codes and constraint names, never from a message.
+// watches for it to return), it cannot write (503, and /readyz says so until a write succeeds), it is
+// short of resources for now (503), a serialisation conflict (run the transaction again), a GPU
+// claimed concurrently (learn who holds it, place again), or anything else (a bug: it propagates as
+// it is). Decided from SQLSTATE codes and constraint names, never from a message.
 import pg from 'pg';
 import { GpufleetError } from '../../model/index.ts';
 
 const RETRYABLE = new Set(['40001', '40P01']);
 /** admin shutdown, crash shutdown, cannot connect now, and the connection-exception class */
 const UNREACHABLE = new Set(['57P01', '57P02', '57P03']);
+
+/**
+ * The server cannot write (docs/postgres.md, "A database that cannot write"): its disk is full
+ * (53100 disk_full: a table or index could not be extended), a file write or read failed (58030
+ * io_error), or it takes no writes at all (25006 read_only_sql_transaction: a standby after a
+ * failover, or default_transaction_read_only, which managed servers set when their storage runs out).
+ * Each stays so until something outside changes: the store is not ready until a write succeeds again.
+ */
+const CANNOT_WRITE = new Set(['53100', '58030', '25006']);
 
 export const isDatabaseError = (e: unknown): e is pg.DatabaseError => e instanceof pg.DatabaseError;
 
@@ -16,6 +26,20 @@ export const isRetryable = (e: unknown): boolean => isDatabaseError(e) && RETRYA
 
 /** a unique violation of gf_gpu_claims: another transaction took one of the GPUs this one proposed */
 export const isClaimConflict = (e: unknown): boolean => isDatabaseError(e) && e.code === '23505' && e.constraint === 'gf_gpu_claims_pkey';
+
+/** the server's answer says it cannot write now (CANNOT_WRITE) */
+export const cannotWrite = (e: unknown): boolean => isDatabaseError(e) && CANNOT_WRITE.has(e.code ?? '');
+
+/**
+ * The server is short of a resource for the moment (class 53, insufficient_resources, other than a
+ * full disk: out of memory 53200, too many connections 53300, a configured limit 53400): this
+ * request is refused with 503 and Retry-After, but the next one may pass, so readiness is not touched.
+ */
+export const isServerShort = (e: unknown): boolean => isDatabaseError(e) && (e.code ?? '').startsWith('53') && !CANNOT_WRITE.has(e.code ?? '');
+
+/** a server error as the operator reads it: its message and its SQLSTATE */
+export const describeDatabaseError = (e: unknown): string =>
+  isDatabaseError(e) ? `${e.message} (SQLSTATE ${e.code ?? '?'})` : e instanceof Error ? e.message : String(e);
 
 /**
  * The database cannot be reached: the socket failed or closed (errors that are not the server's

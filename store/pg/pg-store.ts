@@ -4,7 +4,9 @@
 // PostgreSQL transaction, run again on a serialisation failure or a deadlock, and it resolves after
 // COMMIT returns with synchronous_commit on: durable. onCommit hears this replica's commits at once and
 // the others' through LISTEN/NOTIFY. While the database cannot be reached every read and write fails
-// fast with STORE_UNAVAILABLE (503) and writeBlocker() says why; a probe notices its return.
+// fast with STORE_UNAVAILABLE (503) and writeBlocker() says why; a probe notices its return. A write the
+// server refuses because it cannot write (a full disk, an I/O error, read-only) is 503 too, and
+// writeBlocker() names it until a write succeeds again: a transaction that wrote, or probeWrite().
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { GpufleetError } from '../../model/index.ts';
@@ -14,11 +16,12 @@ import type { CollectionName, CommitInfo, RecordOf, Store, StoreChange, StoreObs
 import type { GpuClaim } from './gpu-claims.ts';
 import { ChangeFeed } from './pg-change-feed.ts';
 import { HostCapacityConflict, isCapacityConflict, type HostLoadRule } from './host-capacity.ts';
-import { isClaimConflict, isRetryable, isUnreachable, unavailable } from './pg-errors.ts';
+import { cannotWrite, describeDatabaseError, isClaimConflict, isRetryable, isServerShort, isUnreachable, unavailable } from './pg-errors.ts';
 import { countSql, impossibleId, ROW_COLUMNS, RowCache, selectSql, type Row } from './pg-rows.ts';
 import { migrate, pendingMigrations, tableOf } from './pg-schema.ts';
 import { PgTransaction } from './pg-transaction.ts';
 import { checkSecretKey } from './secret-check.ts';
+import { probeDatabaseWrite } from './write-probe.ts';
 
 export interface PgStoreOptions {
   /** GPUFLEET_DATABASE_URL */
@@ -64,6 +67,8 @@ export class PgStore implements Store {
   private closed = false;
   /** why the database is unreachable, or null */
   private down: string | null = null;
+  /** the server's last refusal of a write because it cannot write (pg-errors.ts cannotWrite), until a write succeeds again */
+  private unwritable: string | null = null;
   private probeTimer: NodeJS.Timeout | null = null;
   private probing = false;
   private running = 0;
@@ -123,6 +128,8 @@ export class PgStore implements Store {
     try {
       return await this.pool.query<R>(text, values);
     } catch (e) {
+      // a read the server cannot serve now (out of memory, connections, a failed file read): 503, the store's state untouched
+      if (isServerShort(e) || cannotWrite(e)) throw unavailable(e, `The database cannot answer now (${describeDatabaseError(e)}); nothing was read. Try again.`);
       if (!isUnreachable(e)) throw e;
       this.markDown(e);
       throw unavailable(e, 'The database cannot be reached; nothing was read. Try again.');
@@ -153,7 +160,24 @@ export class PgStore implements Store {
 
   writeBlocker(): string | null {
     if (this.closed) return 'the store is closed';
-    return this.down ? `the database cannot be reached: ${this.down}` : null;
+    if (this.down) return `the database cannot be reached: ${this.down}`;
+    return this.unwritable ? `the database cannot write: ${this.unwritable}` : null;
+  }
+
+  /**
+   * While a write was refused because the database cannot write: a write of its own (write-probe.ts,
+   * rolled back) that clears writeBlocker() once the database takes writes again. /readyz calls it.
+   */
+  async probeWrite(): Promise<void> {
+    this.assertUsable();
+    try {
+      await probeDatabaseWrite(this.pool);
+    } catch (e) {
+      if (cannotWrite(e)) this.markUnwritable(e);
+      else if (isUnreachable(e)) this.markDown(e);
+      throw e;
+    }
+    this.markWritable();
   }
 
   // ---- transactions
@@ -193,6 +217,11 @@ export class PgStore implements Store {
           this.markDown(e);
           throw unavailable(e, 'The database could not be reached to complete this write; it was not acknowledged (if the connection broke during COMMIT, it may have been applied). Try again.');
         }
+        if (cannotWrite(e)) {
+          this.markUnwritable(e);
+          throw unavailable(e, `The database cannot write now (${describeDatabaseError(e)}); nothing of this write was applied. Try again.`);
+        }
+        if (isServerShort(e)) throw unavailable(e, `The database is short of resources now (${describeDatabaseError(e)}); nothing was applied. Try again.`);
         throw e;
       }
     } finally {
@@ -238,6 +267,7 @@ export class PgStore implements Store {
       await client.query('COMMIT');
       if (written) {
         this.opts.observer?.committed((performance.now() - appliedAt) / 1000);
+        this.markWritable();
         this.feed.announceLocal(written.ops, written.rev, actor);
       }
       return { ok: true, value };
@@ -253,7 +283,7 @@ export class PgStore implements Store {
         await client.query('ROLLBACK').catch((err: unknown) => {
           broken = err instanceof Error ? err : new Error(String(err));
         });
-      if (isRetryable(e) || isClaimConflict(e) || isCapacityConflict(e) || isUnreachable(e))
+      if (isRetryable(e) || isClaimConflict(e) || isCapacityConflict(e) || isUnreachable(e) || cannotWrite(e) || isServerShort(e))
         return { ok: false, error: e, claims: tx.claims, hosts: isCapacityConflict(e) ? [e.hostId] : [] };
       throw e;
     } finally {
@@ -291,6 +321,21 @@ export class PgStore implements Store {
       this.onError(unavailable(e, `store: the database cannot be reached (${this.down}); requests answer 503 until it is back`));
     }
     this.probe();
+  }
+
+  /** A write refused because the database cannot write: the store says so (writeBlocker, /readyz) until a write succeeds. */
+  private markUnwritable(e: unknown): void {
+    if (this.closed) return;
+    const why = describeDatabaseError(e);
+    if (this.unwritable === null)
+      this.onError(unavailable(e, `store: the database cannot write (${why}); writes answer 503 and /readyz names it until a write succeeds again`));
+    this.unwritable = why;
+  }
+
+  private markWritable(): void {
+    if (this.unwritable === null) return;
+    this.unwritable = null;
+    this.onNotice('store: the database takes writes again');
   }
 
   /** Until the database answers again and the change feed is listening (and caught up), every few hundred ms. */
