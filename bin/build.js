@@ -4,7 +4,7 @@
 // (bin/dist-freshness.js). No stamp when tsc fails: bin/gpufleet.js then refuses dist/.
 // `--out-dir <dir>` builds elsewhere (test/cli/dist-cli.test.ts, which must not race other builds of dist/).
 import { spawnSync } from 'node:child_process';
-import { rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { realpathSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,5 +20,6 @@ const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const r = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', outDir], { cwd: root, stdio: 'inherit' });
 if (r.status !== 0) process.exit(r.status ?? 1);
 const stamp = path.join(outDir, STAMP_NAME);
-writeFileSync(stamp, `${JSON.stringify({ startedAt: started.toISOString() })}\n`);
+// `dist` names where it was built: a package installed elsewhere (npm dates its files when it unpacks them) is not checked
+writeFileSync(stamp, `${JSON.stringify({ startedAt: started.toISOString(), dist: realpathSync(outDir) })}\n`);
 utimesSync(stamp, started, started);

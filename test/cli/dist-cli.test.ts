@@ -3,9 +3,10 @@
 // sets it). A resolve hook records each ES module the process loads, so the test sees what ran:
 // `--help` and a client command load dist/cli and dist/client but nothing of core, provider or tsx;
 // `serve` starts from dist/ and answers; a dist/ older than its sources, or without its stamp, is
-// refused with the one-line hint (docs/cli.md, "Built or from the sources").
+// refused with the one-line hint, unless it was built in another folder (an installed package)
+// (docs/cli.md, "Built or from the sources").
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, realpath, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -166,6 +167,27 @@ describe('the built CLI (no GPUFLEET_DEV)', () => {
       await utimes(source, before, before);
     }
     expect((await distCli(['--help'])).code).toBe(0);
+  });
+
+  test('a dist/ built in another folder (a package npm installed, which dates files as it unpacks them) runs whatever its sources\' dates', async () => {
+    const stampFile = path.join(pkg, 'dist/build-info.json');
+    const [text, { mtime }] = await Promise.all([readFile(stampFile, 'utf8'), stat(stampFile)]);
+    const source = path.join(pkg, 'cli/main.ts');
+    const sourceDate = (await stat(source)).mtime;
+    expect(JSON.parse(text)).toMatchObject({ dist: await realpath(path.join(pkg, 'dist')) });
+    try {
+      await writeFile(stampFile, JSON.stringify({ ...JSON.parse(text), dist: '/home/builder/gpufleet/dist' }));
+      await utimes(stampFile, mtime, mtime);
+      const now = new Date();
+      await utimes(source, now, now);
+      const r = await distCli(['--help']);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+    } finally {
+      await writeFile(stampFile, text);
+      await utimes(stampFile, mtime, mtime);
+      await utimes(source, sourceDate, sourceDate);
+    }
   });
 
   test('a dist/ without its build stamp (a failed build) is refused', async () => {

@@ -25,7 +25,10 @@ export async function buildPackage(): Promise<BuiltPackage> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-built-'));
   const filter = (src: string) => !src.endsWith('.test.ts') && !src.includes(`${path.sep}fixtures`);
   for (const d of SOURCE_DIRS) await cp(path.join(REPO_ROOT, d), path.join(dir, d), { recursive: true, filter });
-  await promisify(execFile)(process.execPath, ['bin/build.js', '--out-dir', path.join(dir, 'dist')], { cwd: REPO_ROOT, maxBuffer: 16 << 20 });
+  await promisify(execFile)(process.execPath, ['bin/build.js', '--out-dir', path.join(dir, 'dist')], { cwd: REPO_ROOT, maxBuffer: 16 << 20 }).catch(async (e: Error & { stdout?: string }) => {
+    await rm(dir, { recursive: true, force: true });
+    throw new Error(`bin/build.js failed (tsc says why):\n${e.stdout ?? ''}`, { cause: e });
+  });
   await mkdir(path.join(dir, 'bin'));
   for (const f of ['gpufleet.js', 'dist-freshness.js']) await copyFile(path.join(REPO_ROOT, 'bin', f), path.join(dir, 'bin', f));
   await copyFile(path.join(REPO_ROOT, 'package.json'), path.join(dir, 'package.json'));
