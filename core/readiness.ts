@@ -50,6 +50,8 @@ export class Readiness {
  * transaction gets its turn, i.e. no write holds the store's lock. A failed write (a full disk) blocks
  * until a write succeeds again; while it does, the check makes a probe write (Store.probeWrite) to
  * learn whether space is back. A store that writes fine is probed with no write: no journal line.
+ * PostgreSQL: a write the server refused because it cannot write (a full disk, an I/O error,
+ * read-only) blocks the same way; its probe creates a table and rolls it back (store/pg/write-probe.ts).
  */
 export function storeReadiness(store: Store): ReadinessCheck {
   return async () => {
@@ -66,9 +68,18 @@ export function storeReadiness(store: Store): ReadinessCheck {
 
 /**
  * The job queue can make changes durable: it reports no write blocker (closed, or its last log write
- * failed and none succeeded since; the embedded queue retries on its own once a second). A queue
- * without `writeBlocker` is taken as ready.
+ * failed and none succeeded since; the embedded queue retries on its own once a second; the
+ * PostgreSQL queue's database unreachable, or it refused a write because it cannot write). While it
+ * reports one and has `probeWrite` (the PostgreSQL queue), the check makes that probe write first, to
+ * learn whether the database takes writes again. A queue without `writeBlocker` is taken as ready.
  */
-export function queueReadiness(queue: Pick<JobQueue, 'writeBlocker'>): ReadinessCheck {
-  return () => queue.writeBlocker?.() ?? null;
+export function queueReadiness(queue: Pick<JobQueue, 'writeBlocker'> & { probeWrite?(): Promise<void> }): ReadinessCheck {
+  return async () => {
+    let blocked = queue.writeBlocker?.() ?? null;
+    if (blocked && queue.probeWrite) {
+      await queue.probeWrite().catch(() => undefined);
+      blocked = queue.writeBlocker?.() ?? null;
+    }
+    return blocked;
+  };
 }

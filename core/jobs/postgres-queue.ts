@@ -348,6 +348,11 @@ export class PostgresJobQueue implements JobQueue {
     return this.db.writeBlocker();
   }
 
+  /** a write of /readyz's while the database refused one because it cannot write: clears writeBlocker() once it takes writes again */
+  probeWrite(): Promise<void> {
+    return this.db.probeWrite();
+  }
+
   async close(): Promise<void> {
     if (this.db.closed) return;
     this.db.closed = true;

@@ -104,4 +104,42 @@ describe.skipIf(!canMount)('GET /readyz while the database server has no disk sp
     expect(now.templates.map((t) => t.name)).toEqual(expect.arrayContaining(['space-back']));
     expect(now.templates.map((t) => t.name)).not.toContain('on-a-full-disk');
   }, 90_000);
+
+  test('a job submitted while the disk is full is 503 STORE_UNAVAILABLE and /readyz 503 naming the job queue; space back: /readyz 200 by its own probe, and the job is taken', async () => {
+    // an endpoint made while there is room; the queue's jobs table has no page yet
+    const tpl = (await (await cp!.api('/v2/templates', { method: 'POST', json: { name: 'queue-tpl', image: 'busybox', serverless: true } })).json()) as { id: string };
+    const epRes = await cp!.api('/v2/serverless', {
+      method: 'POST',
+      json: { name: 'full-disk-ep', type: 'QUEUE', templateId: tpl.id, gpu: { pools: ['ADA_24'], count: 1 }, workers: { min: 0, max: 1 }, scaling: { type: 'QUEUE_DELAY', queueDelay: 4 } },
+    });
+    expect(epRes.status, await epRes.clone().text()).toBe(201);
+    const ep = (await epRes.json()) as { id: string };
+    expect((await readyz()).status).toBe(200);
+
+    await fs!.fill();
+    const res = await cp!.api(`/v2/${ep.id}/run`, { method: 'POST', json: { input: { pad: 'y'.repeat(4000) } } });
+    expect(res.status).toBe(503);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(((await res.json()) as { code: string }).code).toBe('STORE_UNAVAILABLE');
+    const full = await readyz();
+    expect(full.status).toBe(503);
+    expect(full.body.checks.jobs).toMatch(/^the job queue's database cannot write: could not extend file .*No space left on device \(SQLSTATE 53100\)$/);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await readyz()).body.checks.jobs).toMatch(/SQLSTATE 53100/);
+    // nothing queued
+    const health = (await (await cp!.api(`/v2/${ep.id}/health`)).json()) as { jobs: { inQueue: number } };
+    expect(health.jobs.inQueue).toBe(0);
+
+    await fs!.free();
+    expect(cp!.services.jobQueue.writeBlocker?.()).toMatch(/SQLSTATE 53100/);
+    const back = await waitFor('/readyz 200 once space is back', async () => {
+      const r = await readyz();
+      return r.status === 200 ? r : null;
+    }, 10_000, 100);
+    expect(back.body.checks.jobs).toBe('ok');
+    const again = await cp!.api(`/v2/${ep.id}/run`, { method: 'POST', json: { input: { pad: 'y'.repeat(4000) } } });
+    expect(again.status).toBe(200);
+    expect(((await (await cp!.api(`/v2/${ep.id}/health`)).json()) as { jobs: { inQueue: number } }).jobs.inQueue).toBe(1);
+  }, 90_000);
 });

@@ -2,6 +2,7 @@
 // NOTIFY sent right after the commit, on every other replica) and, on this replica only, the
 // onFinal and onRecycle listeners (a change is told once, where it was made, like the embedded queue).
 import { GpufleetError } from '../../../model/index.ts';
+import { cannotWrite, describeDatabaseError, isServerShort } from '../../../store/index.ts';
 import type { Job } from '../job.ts';
 import type { RecycleEvent } from '../job-queue.ts';
 
@@ -81,9 +82,20 @@ export function isConnectionError(e: unknown): boolean {
   return /Connection terminated|not queryable|timeout exceeded when trying to connect|Client was closed/i.test(e.message);
 }
 
-/** a failure of the database as the queue's callers see it: 503 (as the PostgreSQL store answers) while it is unreachable */
+/**
+ * A failure of the database as the queue's callers see it, as the PostgreSQL store answers: 503 while
+ * it is unreachable, while it cannot write (a full disk, an I/O error, read-only: store/pg/pg-errors.ts
+ * cannotWrite) and while it is short of memory or connections; anything else as it is.
+ */
 export function queueError(e: unknown): unknown {
-  if (e instanceof GpufleetError || !isConnectionError(e)) return e;
+  if (e instanceof GpufleetError) return e;
+  if (cannotWrite(e) || isServerShort(e))
+    return new GpufleetError('STORE_UNAVAILABLE', `the job queue's database cannot take this change now (${describeDatabaseError(e)}); it was not applied; retry`, {
+      cause: e,
+      headers: { 'retry-after': '1' },
+      fields: { reason: describeDatabaseError(e) },
+    });
+  if (!isConnectionError(e)) return e;
   return new GpufleetError('STORE_UNAVAILABLE', "the job queue's database is unavailable (this request may not have been applied); retry", {
     cause: e,
     headers: { 'retry-after': '1' },

@@ -6,6 +6,7 @@
 // deadline-sweeper.ts) changes jobs through this.
 import type pg from 'pg';
 import { GpufleetError } from '../../../model/index.ts';
+import { cannotWrite, describeDatabaseError, isServerShort, probeDatabaseWrite } from '../../../store/index.ts';
 import { isFinal, type Job } from '../job.ts';
 import type { TableOptions } from '../job-table.ts';
 import type { RecycleEvent } from '../job-queue.ts';
@@ -47,6 +48,8 @@ export class QueueDb {
   closed = false;
   /** the last connection failure, until a statement succeeds again (writeBlocker) */
   private unreachable: string | null = null;
+  /** the server's last refusal of a write because it cannot write (a full disk…), until probeWrite() succeeds */
+  private unwritable: string | null = null;
 
   constructor(readonly pool: pg.Pool, private readonly opts: QueueDbOptions) {}
 
@@ -66,17 +69,38 @@ export class QueueDb {
     }
   }
 
-  /** a failure as callers see it; an unreachable database is remembered for /readyz until a statement succeeds */
+  /**
+   * a failure as callers see it; an unreachable database is remembered for /readyz until a statement
+   * succeeds, one that cannot write until probeWrite() succeeds (a statement that passes may have
+   * written nothing, so it proves nothing)
+   */
   private failed(e: unknown): unknown {
     const out = queueError(e);
-    if (out instanceof GpufleetError && out.code === 'STORE_UNAVAILABLE') this.unreachable = String(out.fields.reason ?? out.message);
+    if (out instanceof GpufleetError && out.code === 'STORE_UNAVAILABLE') {
+      // a transaction's failure comes here already as STORE_UNAVAILABLE (transaction.ts): its cause decides
+      const cause = out.cause ?? e;
+      if (cannotWrite(cause)) this.unwritable = describeDatabaseError(cause);
+      else if (!isServerShort(cause)) this.unreachable = String(out.fields.reason ?? out.message);
+    }
     return out;
   }
 
   /** why the queue cannot make changes durable now (its database unreachable, or it is closed), for /readyz */
   writeBlocker(): string | null {
     if (this.closed) return 'the job queue is closed';
-    return this.unreachable === null ? null : `the job queue's database is unreachable: ${this.unreachable}`;
+    if (this.unreachable !== null) return `the job queue's database is unreachable: ${this.unreachable}`;
+    return this.unwritable === null ? null : `the job queue's database cannot write: ${this.unwritable}`;
+  }
+
+  /** /readyz's write while a write was refused because the database cannot write (store/pg/write-probe.ts): success clears it */
+  async probeWrite(): Promise<void> {
+    if (this.closed) throw closedError();
+    try {
+      await probeDatabaseWrite(this.pool);
+    } catch (e) {
+      throw this.failed(e);
+    }
+    this.unwritable = null;
   }
 
   /** one transaction; its job-stop and webhook rows commit with it; parked callers and listeners are told after */
