@@ -5,11 +5,14 @@ import { GpufleetError } from '../model/index.ts';
 import { isImageId } from '../model/index.ts';
 import { containerName, END_OF_OPTIONS, LABEL_ACCOUNT, LABEL_GPUS, LABEL_HOST, LABEL_POD, LABEL_SPEC, type RunSpec } from './container-spec.ts';
 import { FIREWALL_FAILED, forgetBridgesScript, isolationPrelude } from './tenant-firewall.ts';
-import { tenantNetworkScript } from './tenant-network-setup.ts';
+import { NETWORK_SETUP_EXIT, tenantNetworkScript } from './tenant-network-setup.ts';
 
 /** runPod's answer when the cached image is private to other accounts: the pod pulls it itself */
 const REFUSED_IMAGE = 'gpufleet:image-private-to-other-accounts';
 const REFUSED_EXIT = 97;
+
+/** the steps of a pod on a host whose failure the reconciler retries with backoff (pod-retry.ts) */
+export type PodStep = 'network' | 'stop' | 'restart';
 
 export interface ObservedContainer {
   id: string;
@@ -112,7 +115,7 @@ export class HostDocker {
    * One round trip: the account's network when missing and its isolation rules (tenant-network-setup.ts),
    * the storage dirs, `docker run --pull never`, inspect. `needPull` when the host lacks the image, or
    * when its cached copy is one of `refusedImageIds` (pulled with another account's credentials,
-   * model/private-images.ts): the caller pulls (image-pull.ts, beside the pass), with this pod's credentials, then calls again. Docker
+   * model/records/private-images.ts): the caller pulls (image-pull.ts, beside the pass), with this pod's credentials, then calls again. Docker
    * never pulls on its own, so a private registry's login is always ours. `verifyNetwork`: ask docker
    * about the network even when its bridge is there (the retry when docker says it has no such network).
    */
@@ -140,6 +143,8 @@ export class HostDocker {
     const error = res.stderr.trim().slice(-500);
     // its bridge is there but docker has no such network (a host changed behind our back): once more, asking docker
     if (res.code !== 0 && !opts.verifyNetwork && error.includes(`network ${spec.network.name} not found`)) return this.runPod(spec, podId, image, { verifyNetwork: true });
+    // the host's fault, not the pod's: the reconciler tries again with backoff
+    if (res.code === NETWORK_SETUP_EXIT) throw this.stepFailed('network', `the network ${spec.network.name} could not be readied on ${this.target.address}: ${error}`, res.code);
     if (res.code === REFUSED_EXIT && error.includes(REFUSED_IMAGE)) return { needPull: true, refused: true, ok: false, error, container: null };
     if (res.code !== 0 && /No such image/i.test(error)) {
       await this.run(`docker rm -f ${shellJoin([containerName(podId)])} >/dev/null 2>&1; true`);
@@ -181,12 +186,21 @@ export class HostDocker {
     return { ok: res.code === 0, error: res.stderr.trim().slice(-500), container };
   }
 
+  /** Stops the pod's container; a failure (docker did not answer 0) is SSH_COMMAND_FAILED, step `stop`. */
   async stop(podId: string): Promise<void> {
-    await this.run(shellJoin(['docker', 'stop', '-t', '10', containerName(podId)]));
+    const res = await this.run(shellJoin(['docker', 'stop', '-t', '10', containerName(podId)]));
+    if (res.code !== 0) throw this.stepFailed('stop', `docker stop on ${this.target.address} failed: ${res.stderr.trim().slice(-300)}`, res.code);
   }
 
+  /** Restarts the pod's container; a failure is SSH_COMMAND_FAILED, step `restart`. */
   async restart(podId: string): Promise<void> {
-    await this.run(shellJoin(['docker', 'restart', '-t', '10', containerName(podId)]));
+    const res = await this.run(shellJoin(['docker', 'restart', '-t', '10', containerName(podId)]));
+    if (res.code !== 0) throw this.stepFailed('restart', `docker restart on ${this.target.address} failed: ${res.stderr.trim().slice(-300)}`, res.code);
+  }
+
+  /** A step that failed on a live host (pod-retry.ts words it for the pod's reason; the message is the operator's). */
+  private stepFailed(step: PodStep, message: string, code: number): GpufleetError {
+    return new GpufleetError('SSH_COMMAND_FAILED', message, { fields: { hostId: this.target.hostId, step, code } });
   }
 
   /** Removes a container by id (orphans) or by pod, and optionally the pod's host storage. */

@@ -69,8 +69,10 @@ export class PodReconciler {
       return;
     }
     if (pod.desiredStatus === 'EXITED') {
-      if (container?.running) await docker.stop(pod.id);
-      if (pod.observed || (pod.status === 'EXITED' && pod.statusReason === 'stopped by user'))
+      // a stop that failed (and waited out its backoff, reconciler.ts) is recorded once it succeeds
+      const stoppedNow = container?.running === true;
+      if (stoppedNow) await docker.stop(pod.id);
+      if (stoppedNow || pod.observed || (pod.status === 'EXITED' && pod.statusReason === 'stopped by user'))
         await this.write(pod, intent, () => ({ observed: null, statusReason: pod.status === 'EXITED' ? 'container stopped; GPUs released' : pod.statusReason }));
       return;
     }
@@ -125,11 +127,15 @@ export class PodReconciler {
         const [refusedImageIds] = await Promise.all([refusedImages(this.s.store, host.id, pod.accountId), this.beforeCreate(host.id)]);
         return { ref: pod.image, refusedImageIds };
       };
-      // the status write and the command overlap: STARTING is true from the moment docker is asked
-      const [, run] = await Promise.all([
+      // the status write and the command overlap: STARTING is true from the moment docker is asked;
+      // a command that failed waits for the write, so the reason written after it is not overwritten
+      const [written, ran] = await Promise.allSettled([
         this.write(pod, intent, () => ({ status: 'STARTING', statusReason: 'starting container' })),
         image().then((i) => docker.runPod(spec, pod.id, i)),
       ]);
+      if (ran.status === 'rejected') throw ran.reason;
+      if (written.status === 'rejected') throw written.reason;
+      const run = ran.value;
       if (run.needPull) {
         if (!this.pulls) throw new GpufleetError('INTERNAL', 'no image pulls attached to the pod reconciler');
         // the pull runs beside the pass; when it ends the host's pass is kicked and the run comes again
@@ -179,6 +185,11 @@ export class PodReconciler {
     if (pod.desiredStatus === 'TERMINATED') return;
     const why = isGpufleetError(err) ? err.message : `internal error: ${err instanceof Error ? err.message : String(err)}`;
     await this.fail(pod, intentOf(pod), why);
+  }
+
+  /** A step failed on the host and waits out a backoff (reconciler.ts): the reason says so; the status stays. */
+  async retrying(pod: PodRecord, reason: string): Promise<void> {
+    await this.write(pod, intentOf(pod), () => ({ statusReason: reason }));
   }
 
   /** ERROR with the reason, GPUs released (also for a pull that failed beside the pass, pod-pulls.ts). */

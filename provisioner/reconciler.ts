@@ -18,6 +18,12 @@ import { HostLeaseKeeper } from './host-lease-keeper.ts';
 import { ReconcileTriggers } from './reconcile-triggers.ts';
 import { DEFAULT_PULL_SETTINGS, PullScheduler, type PullSettings } from './pull-scheduler.ts';
 import { PodPulls } from './pod-pulls.ts';
+import { DEFAULT_BACKOFF, RetryBackoff, type BackoffSettings } from './retry-backoff.ts';
+import { retriedLater, retryReason } from './pod-retry.ts';
+import { intentOf } from './pod-status.ts';
+
+/** the backoff key of a host's network clean-up, beside its pods' ids */
+const NETWORK_CLEANUP = 'network-cleanup';
 
 /**
  * Faults of the host, not of the pod being reconciled: the rest of the pass would fail the same way.
@@ -40,12 +46,16 @@ export interface ReconcilerOptions {
   networkLingerMs?: number;
   /** image pulls per host and account, and when a pull counts as stalled (pull-scheduler.ts) */
   pulls?: Partial<PullSettings>;
+  /** waits between the tries of a step that keeps failing on a host (retry-backoff.ts) */
+  backoff?: Partial<BackoffSettings>;
 }
 
 export class Reconciler {
   private readonly queue = new PQueue({ concurrency: 16 });
   private readonly running = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
+  /** per host: its pods (by id) and its network clean-up waiting out a backoff after a failure */
+  private readonly retries = new Map<string, RetryBackoff>();
   private timer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
   private stopped = false;
@@ -109,6 +119,7 @@ export class Reconciler {
     this.stopped = true;
     this.unsubscribe?.();
     if (this.timer) clearTimeout(this.timer);
+    for (const r of this.retries.values()) r.clear();
     await Promise.allSettled([...this.running.values(), this.pulls.stop()]);
     await this.queue.onIdle();
     // after the last pass: the other replicas take this one's hosts at their next sync
@@ -157,6 +168,16 @@ export class Reconciler {
     return run;
   }
 
+  private retriesOf(hostId: string): RetryBackoff {
+    let r = this.retries.get(hostId);
+    if (!r) {
+      // a wait that ends kicks the host, so the retry comes when the reason says, not at the next interval
+      r = new RetryBackoff(() => void this.kick(hostId), { ...DEFAULT_BACKOFF, ...this.opts.backoff });
+      this.retries.set(hostId, r);
+    }
+    return r;
+  }
+
   private async reconcileHost(hostId: string): Promise<void> {
     // the lease may have lapsed while the pass waited in the queue
     if (!this.leases.holds(hostId)) return;
@@ -189,24 +210,44 @@ export class Reconciler {
     }
     // releases first, so GPUs freed by a stop are free before anything starts on them
     const order = (p: PodRecord) => (p.desiredStatus === 'RUNNING' ? 1 : 0);
+    const retries = this.retriesOf(hostId);
+    retries.retain((key) => key === NETWORK_CLEANUP || podIds.has(key));
     for (const pod of [...pods].sort((a, b) => order(a) - order(b))) {
+      // a pod whose step failed waits out its backoff; a new intent (start, stop, restart, update) does not
+      const intent = JSON.stringify(intentOf(pod));
+      if (retries.waiting(pod.id, intent) > 0) continue;
       try {
         if (pod.status === 'TERMINATED' && !byPod.has(pod.id)) {
           await this.pods.finishTermination(docker, pod, pod.mounts.persistent ? podStorageDir(pod.id) : null);
+          retries.forget(pod.id);
           continue;
         }
         await this.pods.reconcile(host, docker, pod, byPod.get(pod.id) ?? null, metrics);
+        retries.forget(pod.id);
       } catch (err) {
         // a lost connection ends the pass (the next one observes the host again); a command that
-        // failed on a live one is retried next pass; anything else is this pod's own failure
+        // failed on a live one is retried after a backoff; anything else is this pod's own failure
         if (isGpufleetError(err) && HOST_LOST.has(err.code)) throw err;
-        this.opts.logger?.warn({ err, hostId, podId: pod.id }, 'pod failed in reconcile');
-        if (!(isGpufleetError(err) && err.code === 'SSH_COMMAND_FAILED')) await this.pods.failPod(pod, err);
+        if (!retriedLater(err)) {
+          this.opts.logger?.warn({ err, hostId, podId: pod.id }, 'pod failed in reconcile');
+          await this.pods.failPod(pod, err);
+          continue;
+        }
+        const { delayMs, failures } = retries.failed(pod.id, intent);
+        this.opts.logger?.warn({ err, hostId, podId: pod.id, failures, retryInMs: delayMs }, 'pod step failed on the host; retrying after a backoff');
+        await this.pods.retrying(pod, retryReason(err, failures, delayMs));
       }
     }
     // pulls for pods that no longer want to run here are dropped (and cancelled when nobody else waits)
     this.pulls.retain(hostId, new Set(pods.filter((p) => p.desiredStatus === 'RUNNING' && p.allocated).map((p) => p.id)));
-    // networks of accounts with no pod left here; a failure is retried next pass, never fatal
-    await this.networks.collect(host.id, docker, pods).catch((err: unknown) => this.opts.logger?.warn({ err, hostId }, 'network cleanup failed'));
+    // networks of accounts with no pod left here; a failure is retried after a backoff, never fatal
+    if (retries.waiting(NETWORK_CLEANUP, '') > 0) return;
+    try {
+      await this.networks.collect(host.id, docker, pods);
+      retries.forget(NETWORK_CLEANUP);
+    } catch (err) {
+      const { delayMs, failures } = retries.failed(NETWORK_CLEANUP, '');
+      this.opts.logger?.warn({ err, hostId, failures, retryInMs: delayMs }, 'network cleanup failed; retrying after a backoff');
+    }
   }
 }

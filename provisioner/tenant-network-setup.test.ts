@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { isolationScript } from './tenant-firewall.ts';
-import { tenantNetworkScript } from './tenant-network-setup.ts';
+import { NETWORK_SETUP_EXIT, tenantNetworkScript } from './tenant-network-setup.ts';
 import { tenantBridgeName } from './tenant-network.ts';
 
 let dir = '';
@@ -95,7 +95,7 @@ test('a missing network is created on its bridge, its rules set before anything 
   // without spare networks a failed create fails the script before the container
   fake('docker', 'case "$1 $2" in "network create") exit 1;; "network inspect") exit 1;; esac; exit 0');
   const failed = run('sh', `${tenantNetworkScript(network, { askDocker: false, spare: [] })}echo ran >> "${join(dir, 'log')}"`);
-  expect(failed.code).toBe(1);
+  expect(failed.code).toBe(NETWORK_SETUP_EXIT);
   expect(failed.log.filter((l) => l === 'ran' || l.startsWith('docker network rm'))).toEqual([]);
 });
 
@@ -105,7 +105,7 @@ test('rules that cannot be set stop the script before the container', () => {
   fake('docker', 'exit 0');
   for (const shell of SHELLS) {
     const { code, log } = run(shell, `${tenantNetworkScript(network, { askDocker: true, spare: [] })}echo ran >> "${join(dir, 'log')}"`);
-    expect(code, shell).toBe(1);
+    expect(code, shell).toBe(NETWORK_SETUP_EXIT);
     expect(log, shell).not.toContain('ran');
   }
 });

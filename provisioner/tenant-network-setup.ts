@@ -9,6 +9,12 @@ import { isolationScript } from './tenant-firewall.ts';
 import { TENANT_BRIDGE } from './tenant-network.ts';
 
 /**
+ * The script's exit status when the network or its rules could not be readied: a fault of the host,
+ * not of the pod, which the reconciler tries again with backoff (retry-backoff.ts).
+ */
+export const NETWORK_SETUP_EXIT = 98;
+
+/**
  * The account's network on its gpufleet bridge, then its isolation rules, before any container joins
  * (docs/security.md). Its bridge being there is enough (only that network has that bridge name: no
  * docker call) unless `askDocker`; when the bridge is missing docker is asked, and a network of an
@@ -30,9 +36,9 @@ export function tenantNetworkScript(network: RunSpec['network'], opts: { askDock
     `{ have=$(docker network inspect --format '{{index .Options "com.docker.network.bridge.name"}}' ${net} 2>/dev/null </dev/null) || have=-; ` +
     `if [ "$have" != - ] && [ "$have" != ${bridge} ] && [ -z "$(docker ps -aq --filter network=${net} </dev/null)" ]; then docker network rm ${net} >/dev/null </dev/null && have=-; fi; ` +
     `[ "$have" != - ] || ${createOrMakeRoom}; } ` +
-    `|| { echo ${shellJoin([`could not create network ${name}`])} >&2; exit 1; }; `;
+    `|| { echo ${shellJoin([`could not create network ${name}`])} >&2; exit ${NETWORK_SETUP_EXIT}; }; `;
   return (
     (opts.askDocker ? ensure : `[ -e /sys/class/net/${bridge} ] || ${ensure}`) +
-    `( ${isolationScript([bridge])}\n) </dev/null >/dev/null 2>&1 || { echo ${shellJoin([`could not set the isolation rules of network ${name} (iptables on the host)`])} >&2; exit 1; }; `
+    `( ${isolationScript([bridge])}\n) </dev/null >/dev/null 2>&1 || { echo ${shellJoin([`could not set the isolation rules of network ${name} (iptables on the host)`])} >&2; exit ${NETWORK_SETUP_EXIT}; }; `
   );
 }

@@ -1,6 +1,6 @@
 // Test harness: real sshd test hosts, a local busybox image and direct Docker engine access.
 export { ensureTestImage, ensureAltTestImage, TEST_IMAGE, ALT_TEST_IMAGE } from './test-image.ts';
-export { startTestHost, type TestHost, type StartTestHostOptions, type DockerRunGate } from './test-host.ts';
+export { startTestHost, type TestHost, type StartTestHostOptions, type DockerRunGate, type DockerFaults, type DockerFaultOp } from './test-host.ts';
 export { FIXTURE_GPUS, fixtureGpuUuid, nvidiaSmiScript, nvidiaSmiTable, type FixtureGpu } from './nvidia-smi-fixture.ts';
 export {
   dockerAvailable,

@@ -16,9 +16,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { nvidiaSmiScript, type FixtureGpu } from './nvidia-smi-fixture.ts';
 import { installDockerRunGate, type DockerRunGate } from './docker-run-gate.ts';
+import { installDockerFaults, type DockerFaults } from './docker-faults.ts';
 
 export type { FixtureGpu } from './nvidia-smi-fixture.ts';
 export type { DockerRunGate } from './docker-run-gate.ts';
+export type { DockerFaults, DockerFaultOp } from './docker-faults.ts';
 export { FIXTURE_GPUS, fixtureGpuUuid } from './nvidia-smi-fixture.ts';
 
 const run = promisify(execFile);
@@ -35,6 +37,8 @@ export interface StartTestHostOptions {
   sourceShellStartupFiles?: boolean;
   /** put a `docker` wrapper first on PATH whose run/create the test can hold (docker-run-gate.ts) */
   dockerRunGate?: boolean;
+  /** put a `docker` wrapper first on PATH that counts and fails docker operations on demand (docker-faults.ts) */
+  dockerFaults?: boolean;
 }
 
 export interface TestHost {
@@ -52,6 +56,8 @@ export interface TestHost {
   readonly running: boolean;
   /** holds `docker run`/`create` on this host on demand; null unless started with `dockerRunGate: true` */
   readonly dockerRunGate: DockerRunGate | null;
+  /** counts and fails docker operations on this host; null unless started with `dockerFaults: true` */
+  readonly dockerFaults: DockerFaults | null;
   /** kills sshd and every session it spawned: the host becomes unreachable */
   stop(): Promise<void>;
   /** SIGSTOPs sshd and its sessions: TCP still connects, SSH never answers (a hung host) */
@@ -87,7 +93,9 @@ export async function startTestHost(opts: StartTestHostOptions): Promise<TestHos
   await writeFile(join(dir, 'authorized_keys'), await readFile(join(dir, 'client_key.pub')));
   const host = new SshdTestHost(opts, address, dir, await readFile(join(dir, 'client_key'), 'utf8'));
   await host.setGpus(opts.gpus ?? []);
+  if (opts.dockerRunGate && opts.dockerFaults) throw new Error('startTestHost: dockerRunGate and dockerFaults both replace docker on the PATH; pick one');
   if (opts.dockerRunGate) host.dockerRunGate = await installDockerRunGate(dir, join(dir, 'bin'));
+  if (opts.dockerFaults) host.dockerFaults = await installDockerFaults(dir, join(dir, 'bin'));
   await host.newHostKey();
   for (let attempt = 0; ; attempt++) {
     host.port = await freePort(address);
@@ -112,6 +120,7 @@ class SshdTestHost implements TestHost {
   port = 0;
   hostKeyFingerprint = '';
   dockerRunGate: DockerRunGate | null = null;
+  dockerFaults: DockerFaults | null = null;
   private proc: ChildProcess | null = null;
   private log = '';
 
