@@ -16,12 +16,13 @@ export {
   type RegistryRefProps,
 } from './constructs/resources.ts';
 export { GpufleetResource } from './constructs/gpufleet-resource.ts';
-export type { ResourceKind } from './triggers.ts';
+export type { ResourceKind } from './contract/triggers.ts';
 export { synthApp, readSynthDir, readTfJson, type DesiredStack, type DesiredResource } from './engine/synth.ts';
 export { makePlan, runApply, runDestroy, runWatch, type RunOptions, type RunResult } from './engine/run.ts';
 export { planStack, hasChanges, type Plan, type PlannedChange } from './engine/plan.ts';
 export { formatPlan, planJson } from './engine/plan-format.ts';
 export { importResource } from './engine/import.ts';
+export { readLiveState } from './engine/live-state.ts';
 export * from './engine/api-retry.ts';
 export * from './engine/import.ts';
 export * from './engine/lock.ts';

@@ -5,9 +5,9 @@ import { TerraformStack, Token, Tokenization, type IResolvable, type IResolveCon
 import { provider as nullProvider, resource as nullResource } from '@cdktf/provider-null';
 import type { Construct } from 'constructs';
 import { canonicalJson, isGpufleetError } from '../../model/index.ts';
-import { escapeTemplate, refString, specHash } from '../spec-codec.ts';
-import { OWNER_TAG_PREFIX } from '../ownership.ts';
-import { TRIGGER, type ResourceKind } from '../triggers.ts';
+import { escapeTemplate, refString, specHash } from '../contract/spec-codec.ts';
+import { OWNER_TAG_PREFIX } from '../contract/ownership.ts';
+import { TRIGGER, type ResourceKind } from '../contract/triggers.ts';
 
 
 /** Stands in for a reference while validating: the referenced resource has no id before apply. */

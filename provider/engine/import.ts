@@ -2,7 +2,7 @@
 // and construct path. The next plan then shows how it differs from what the construct declares.
 import type { ApiClient } from '../../client/index.ts';
 import { KINDS } from '../kinds/index.ts';
-import { ownerOf, ownerTags } from '../ownership.ts';
+import { ownerOf, ownerTags } from '../contract/ownership.ts';
 import type { DesiredStack } from './synth.ts';
 
 export class ImportError extends Error {

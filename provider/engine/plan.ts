@@ -1,8 +1,8 @@
 // The plan: desired stack vs live state (read through the API only), resource by resource: create,
 // update in place, replace (naming the fields that force it), delete, or nothing. Pure: no I/O here.
-import { ownerOf } from '../ownership.ts';
+import { ownerOf } from '../contract/ownership.ts';
 import { KINDS, UNKNOWN, type FieldChange, type LiveResource, type ManagedKind } from '../kinds/index.ts';
-import { mapRefs } from '../spec-codec.ts';
+import { mapRefs } from '../contract/spec-codec.ts';
 import type { DesiredResource, DesiredStack } from './synth.ts';
 
 export type Action = 'create' | 'update' | 'replace' | 'delete' | 'no-op';

@@ -5,8 +5,8 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { RESOURCE_KINDS, TRIGGER, type ResourceKind } from '../triggers.ts';
-import { refsIn, specHash, unescapeTemplate } from '../spec-codec.ts';
+import { RESOURCE_KINDS, TRIGGER, type ResourceKind } from '../contract/triggers.ts';
+import { refsIn, specHash, unescapeTemplate } from '../contract/spec-codec.ts';
 
 export interface DesiredResource {
   /** Terraform address, `null_resource.<name>`: what references in other specs name */

@@ -1,5 +1,5 @@
 // Kind name → handler. A registry reference is not a managed kind: the engine only looks it up.
-import type { ResourceKind } from '../triggers.ts';
+import type { ResourceKind } from '../contract/triggers.ts';
 import type { KindHandler } from './kind.ts';
 import { podKind } from './pod.ts';
 import { endpointKind, networkVolumeKind, templateKind } from './others.ts';

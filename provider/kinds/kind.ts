@@ -3,9 +3,9 @@
 // and whether deleting it loses data.
 import type { ApiClient } from '../../client/index.ts';
 import { ApiError } from '../../client/index.ts';
-import type { ResourceKind } from '../triggers.ts';
-import { sameJson } from '../spec-codec.ts';
-import { userTags } from '../ownership.ts';
+import type { ResourceKind } from '../contract/triggers.ts';
+import { sameJson } from '../contract/spec-codec.ts';
+import { userTags } from '../contract/ownership.ts';
 
 /** A value the plan cannot know until an earlier step of the apply has run (a new resource's id). */
 export const UNKNOWN = '(known after apply)';

@@ -1,7 +1,7 @@
 // Pods: /v2/pods. In place: what PATCH takes (podUpdateSchema). Replaced: GPU type or count, CPU
 // flavor, cloud, template, data centers, the mount kind and a network mount's volumeId (immutable).
 import { gpuConfigSchema, podUpdateSchema } from '../../model/index.ts';
-import { sameJson } from '../spec-codec.ts';
+import { sameJson } from '../contract/spec-codec.ts';
 import {
   diffFields,
   getOrNull,
