@@ -79,7 +79,7 @@ export * from './rate-limit/limiter.ts';
 
 /**
  * Logs (warn) each registry that stored records name and tenants may no longer pull from
- * (core/image-policy.ts), names resolved as before a pull, so the operator can list them and allow
+ * (core/images/image-policy.ts), names resolved as before a pull, so the operator can list them and allow
  * those that are theirs (GPUFLEET_ALLOWED_REGISTRIES). Beside the start: lookups may take seconds.
  */
 function warnRefusedRegistries(services: Services, config: ServerConfig, log: Logger): void {
@@ -94,3 +94,4 @@ function warnRefusedRegistries(services: Services, config: ServerConfig, log: Lo
     })
     .catch((err: unknown) => log.warn({ err }, 'the registries of stored records could not be checked'));
 }
+export { parseQuotas } from './rate-limit/limiter.ts';

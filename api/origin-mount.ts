@@ -3,7 +3,7 @@
 // routes it registers; the request guard then authenticates those like any other route, from their
 // config (docs/gateway.md).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Principal } from '../core/index.ts';
+import type { Principal } from '../model/index.ts';
 
 export interface MountContext {
   /** the caller the request guard authenticated (a route with a `scope`) */

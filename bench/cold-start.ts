@@ -13,7 +13,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { SshPool } from '../fleet/ssh-pool.ts';
+import { SshPool } from '../fleet/index.ts';
 import { provisioner } from '../provisioner/index.ts';
 import { startTestControlPlane } from '../test/harness/control-plane.ts';
 import { dockerBridgeGateway, dockerInspect, FIXTURE_GPUS, removeContainersByLabel, removeNetworksByLabel, startTestHost } from '../test/harness/index.ts';

@@ -4,8 +4,8 @@
 // the baseline here, run on the same table in the same process. N jobs (default 100,000, ten per ms),
 // pages of 500, from the start to the end. No floor: the printed ratio is the baseline's time ÷ the index's.
 //   npx tsx bench/completed-jobs.ts
-import { JobTable } from '../core/jobs/job-table.ts';
-import type { Job } from '../core/jobs/index.ts';
+import { JobTable } from '../core/index.ts';
+import type { Job } from '../model/index.ts';
 
 const N = Number(process.env.N ?? 100_000);
 const PAGE = 500;

@@ -25,7 +25,7 @@ import { Agent } from 'undici';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { forward } from '../gateway/forward.ts';
+import { forward } from '../gateway/index.ts';
 import { startLocalLbWorld, type LocalLbWorld } from '../test/harness/lb-local.ts';
 import { startTestHost, type TestHost } from '../test/harness/test-host.ts';
 import { waitFor } from '../test/harness/wait-for.ts';

@@ -3,7 +3,7 @@
 // rewrites one file (write to a temp file, fdatasync, rename), one transaction at a time. Reads are
 // plain scans of in-memory maps. Only the bench uses it.
 import { open, rename } from 'node:fs/promises';
-import type { CollectionName, CommitInfo, RecordOf, Store, StoreChange, StoreTx, TxOptions, Where } from '../store/store.ts';
+import type { CollectionName, CommitInfo, RecordOf, Store, StoreChange, StoreTx, TxOptions, Where } from '../store/index.ts';
 
 type AnyRecord = { id: string } & Record<string, unknown>;
 

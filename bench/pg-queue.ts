@@ -15,9 +15,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { EmbeddedJobQueue, PostgresJobQueue, type Job, type JobQueue } from '../core/jobs/index.ts';
+import { EmbeddedJobQueue, PostgresJobQueue, type JobQueue } from '../core/index.ts';
 import { startPostgres } from '../test/harness/postgres.ts';
 import { checkTarget } from './target.ts';
+import type { Job } from '../model/index.ts';
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 2000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 10);

@@ -15,9 +15,10 @@
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { EmbeddedJobQueue, type Job } from '../core/jobs/index.ts';
-import { encodeRecord } from '../core/jobs/log-record.ts';
+import { EmbeddedJobQueue } from '../core/index.ts';
+import { encodeRecord } from '../core/index.ts';
 import { checkTarget } from './target.ts';
+import type { Job } from '../model/index.ts';
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 4000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 10);

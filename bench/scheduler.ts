@@ -7,8 +7,8 @@
 // order) and must make identical decisions, which the bench checks before printing.
 // Floor: ≥ 50,000 placements/s at 10,000 hosts.
 //   npx tsx bench/scheduler.ts
-import type { CloudTier, HostRecord } from '../model/records/host.ts';
-import { type Allocation, type PlacementRequest, Scheduler, cudaKey, placeOnce } from '../fleet/scheduler.ts';
+import type { CloudTier, HostRecord } from '../model/index.ts';
+import { type Allocation, type PlacementRequest, Scheduler, cudaKey, placeOnce } from '../fleet/index.ts';
 import { checkTarget } from './target.ts';
 
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 10_000);

@@ -15,7 +15,7 @@ import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { buildServer, createServices } from '../api/index.ts';
-import { COLLECTION_NAMES } from '../model/records/collections.ts';
+import { COLLECTION_NAMES } from '../model/index.ts';
 import { NaiveFileStore } from './naive-store.ts';
 import { startProfile } from './profile.ts';
 import { runLoad, type LoadRequest, type LoadResult } from './http-load.ts';

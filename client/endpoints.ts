@@ -2,7 +2,7 @@
 // Used by `gpufleet endpoints`.
 import type { ApiClient } from './api-client.ts';
 
-/** the fields of an endpoint view the CLI reads; the API answers more (core/endpoint-v2.ts) */
+/** the fields of an endpoint view the CLI reads; the API answers more (core/endpoints/endpoint-v2.ts) */
 export interface EndpointView {
   id: string;
   name: string;

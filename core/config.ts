@@ -1,9 +1,9 @@
 // The interface points of mission.md, read once from the environment.
 import path from 'node:path';
 import { malformedAllowedRegistries, parseAllowedRegistries, parseQuotas, type Quotas } from '../model/index.ts';
-import { parseHeldRequestLimits, type HeldRequestLimits } from './fair-share/held-requests.ts';
-import { mediaS3FromEnv } from './media/media-config.ts';
-import type { S3MediaConfig } from './media/s3-media-store.ts';
+import { parseHeldRequestLimits, type HeldRequestLimits } from './fair-share/index.ts';
+import { mediaS3FromEnv } from './public-models/index.ts';
+import type { S3MediaConfig } from './public-models/index.ts';
 
 export interface ServerConfig {
   port: number;

@@ -1,43 +1,105 @@
-// The public surface of core/: what other layers import.
-export * from './api-keys.ts';
-export * from './billing-service.ts';
-export * from './billing.ts';
-export * from './catalog-service.ts';
-export * from './config.ts';
-export * from './credits.ts';
-export { heldMicros, holdMicros, maxUnitsPerJob, spendable } from './credit-holds.ts';
-export * from './cuda-versions.ts';
-export * from './endpoint-service.ts';
-export * from './endpoint-v2.ts';
-export * from './request-urls.ts';
-export { RequestTraffic } from './serverless/request-traffic.ts';
-export * from './network-volume-service.ts';
-export * from './pod-service.ts';
-export * from './registry-service.ts';
-export * from './image-policy.ts';
-export * from './registry-lookup.ts';
-export * from './services.ts';
-export { databasePool, openStore, secretBoxFor, type OpenStoreOptions } from './store-wiring.ts';
-export * from './public-endpoints/index.ts';
-export * from './media/index.ts';
-export { publicOrigin } from './media/media-config.ts';
-export * from './jobs/index.ts';
-export type { WorkerDirectory, WorkerIdentity, WorkerHealthReport } from './serverless/worker-directory.ts';
-export { noWorkerCounts, type WorkerCountsSource, type WorkerStateCounts } from './serverless/worker-counts.ts';
-export { WorkerService, inService, retired, type WorkerServiceOptions, type EndpointWorkerStatus } from './serverless/worker-service.ts';
-export { Autoscaler, type AutoscalerOptions } from './serverless/autoscaler-loop.ts';
-export { decideScale, type ScaleDecision, type ScaleInput, type ScalerWorker } from './serverless/autoscaler.ts';
-export { toWorkerView, toWorkerPodView, type WorkerView, type WorkerCounts } from './serverless/worker-view.ts';
-export { workerContainerEnv, WORKER_ENV_NAMES } from './serverless/worker-env.ts';
-export * from './stack-lock-service.ts';
-export * from './template-service.ts';
-export * from './readiness.ts';
-export * from './telemetry/telemetry.ts';
-export * from './events/event-log.ts';
-export * from './events/event-service.ts';
-export * from './pod-logs/log-query.ts';
-export * from './pod-logs/pod-log-service.ts';
-export * from './pod-logs/async-queue.ts';
-export * from './pod-exec/pod-exec-service.ts';
-export * from './fair-share/index.ts';
-export * from './replicas/index.ts';
+// The public surface of core/: what other layers import, by name. core/ is a folder per domain, each
+// with its own index.ts; the wiring (services.ts, config.ts, store-wiring.ts, readiness.ts) stays here at
+// the root, and no domain imports it. The map and the order between domains: docs/architecture.md.
+export { ApiKeys, hasScope, keyView } from './accounts/index.ts';
+export {
+  AccountCredits,
+  accruePod,
+  type BillingKind,
+  billingQueryFromParams,
+  BillingService,
+  costMicros,
+  spendable,
+} from './billing/index.ts';
+export {
+  createEndpointV2,
+  endpointRequestUrls,
+  type EndpointSaveOptions,
+  EndpointService,
+  endpointV2Containers,
+  type RequestUrls,
+  TemplateService,
+  toEndpointV2View,
+  toEndpointView,
+  toTemplateView,
+  updateEndpointV2,
+} from './endpoints/index.ts';
+export { type HeldRequestKind, HeldRequests } from './fair-share/index.ts';
+export { CUDA_VERSION, type GpuTypeInfo, HostService, parseSshAddress } from './hosts/index.ts';
+export { pullRefusal, refusedRegistriesInUse, RegistryService, systemLookup } from './images/index.ts';
+export {
+  EmbeddedJobQueue,
+  encodeRecord,
+  type JobQueue,
+  JobService,
+  JobTable,
+  MAX_TAKE_BATCH,
+  parseStatusTtl,
+  parseWait,
+  type PingReport,
+  PostgresJobQueue,
+  type WebhookDelivery,
+  WebhookSender,
+  type WorkerCountsSource,
+  type WorkerDirectory,
+  type WorkerHealthReport,
+  type WorkerIdentity,
+  WorkerProtocol,
+  type WorkerStateCounts,
+} from './jobs/index.ts';
+export {
+  EVENT_LIST_MAX_LIMIT,
+  type EventQuery,
+  EventService,
+  type ProvisionerObserver,
+  Telemetry,
+  UNMATCHED_ROUTE,
+} from './observability/index.ts';
+export {
+  AsyncQueue,
+  type ContainerExec,
+  type ContainerExecRequest,
+  type ContainerExecRunner,
+  type ContainerLogLine,
+  type ContainerLogRequest,
+  type ContainerLogSource,
+  type ContainerSession,
+  type ContainerSessionRequest,
+  type ContainerSessionRunner,
+  type ExecChunk,
+  type ExecSession,
+  type ExecSessionPlan,
+  type ExecSessionQuery,
+  parsePodLogQuery,
+  type PodCreateOptions,
+  PodExecService,
+  type PodListFilter,
+  type PodLogQuery,
+  PodLogService,
+  type PodLogStream,
+  PodService,
+  rfc3339Nanos,
+  type SessionOutput,
+} from './pods/index.ts';
+export {
+  canonicalMime,
+  imagePixels,
+  kindOf,
+  LocalMediaStore,
+  MEDIA_URL_LIFETIME_MS,
+  MediaService,
+  type MediaStore,
+  PublicEndpointCatalog,
+  resolveRange,
+  type S3MediaConfig,
+  S3MediaStore,
+  sniffMime,
+  wavSeconds,
+} from './public-models/index.ts';
+export { type HostLeases, PgRateWindows } from './replicas/index.ts';
+export { StackLockService } from './stacks/index.ts';
+export { NetworkVolumeService, toNetworkVolumeView } from './volumes/index.ts';
+export { Autoscaler, inService, WorkerService } from './workers/index.ts';
+export { configFromEnv, configWarnings, parseSecretKey, type ServerConfig, workerOrigin } from './config.ts';
+export { closeServices, createServices, createTelemetry, type Services } from './services.ts';
+export { databasePool, openStore } from './store-wiring.ts';

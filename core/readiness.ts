@@ -1,7 +1,7 @@
 // What GET /readyz answers: every registered check, each bounded in time, so a wedged component
 // makes the probe say so rather than hang. A check answers null when ready, or why not.
 import type { Store } from '../store/index.ts';
-import type { JobQueue } from './jobs/job-queue.ts';
+import type { JobQueue } from './jobs/index.ts';
 
 export type ReadinessCheck = () => Promise<string | null> | string | null;
 

@@ -1,45 +1,45 @@
 // Wires the control plane's services over one store. REST, GraphQL and the provisioner share them.
 import { loadPriceBook, type PriceBook } from '../fleet/index.ts';
 import type { ServerConfig } from './config.ts';
-import { ApiKeys } from './api-keys.ts';
+import { ApiKeys } from './accounts/index.ts';
 import type { Store } from '../store/index.ts';
-import { FleetPlacer } from './fleet-placer.ts';
-import { PodService } from './pod-service.ts';
-import { CatalogService } from './catalog-service.ts';
+import { FleetPlacer } from './hosts/index.ts';
+import { PodService } from './pods/index.ts';
+import { OfferService } from './hosts/index.ts';
 import type { SecretBox } from '../store/index.ts';
 import { databasePool, openStore, secretBoxFor } from './store-wiring.ts';
-import { FleetService } from '../fleet/index.ts';
+import { HostService } from './hosts/index.ts';
 import { SshPool } from '../fleet/index.ts';
-import { TemplateService } from './template-service.ts';
-import { NetworkVolumeService } from './network-volume-service.ts';
-import { RegistryService } from './registry-service.ts';
-import { EndpointService } from './endpoint-service.ts';
-import { BillingService } from './billing-service.ts';
-import { StackLockService } from './stack-lock-service.ts';
+import { TemplateService } from './endpoints/index.ts';
+import { NetworkVolumeService } from './volumes/index.ts';
+import { RegistryService } from './images/index.ts';
+import { EndpointService } from './endpoints/index.ts';
+import { BillingService } from './billing/index.ts';
+import { StackLockService } from './stacks/index.ts';
 import { workerOrigin } from './config.ts';
-import { WorkerService } from './serverless/worker-service.ts';
+import { WorkerService } from './workers/index.ts';
 import path from 'node:path';
 import { hostname } from 'node:os';
-import { AccountCredits } from './credits.ts';
+import { AccountCredits } from './billing/index.ts';
 import { EmbeddedJobQueue, PostgresJobQueue, type JobQueue } from './jobs/index.ts';
-import { JobService } from './jobs/job-service.ts';
-import { WorkerPorts } from './jobs/worker-ports.ts';
-import { WorkerProtocol } from './jobs/worker-protocol.ts';
-import { Telemetry } from './telemetry/telemetry.ts';
-import { registerServerlessMetrics } from './telemetry/serverless-metrics.ts';
+import { JobService } from './jobs/index.ts';
+import { WorkerPorts } from './jobs/index.ts';
+import { WorkerProtocol } from './jobs/index.ts';
+import { Telemetry } from './observability/index.ts';
+import { registerServerlessMetrics } from './workers/index.ts';
 import { queueReadiness, Readiness, storeReadiness } from './readiness.ts';
-import { EventLog } from './events/event-log.ts';
-import { FileEventArchive } from './events/event-archive.ts';
-import { EventService } from './events/event-service.ts';
-import { recordStatusEvents } from './events/status-events.ts';
-import { PodLogService } from './pod-logs/pod-log-service.ts';
-import { PodExecService } from './pod-exec/pod-exec-service.ts';
-import { LocalMediaStore, MEDIA_SWEEP_LEAD_MS, MediaService, S3MediaStore } from './media/index.ts';
+import { EventLog } from './observability/index.ts';
+import { FileEventArchive } from './observability/index.ts';
+import { EventService } from './observability/index.ts';
+import { recordStatusEvents } from './observability/index.ts';
+import { PodLogService } from './pods/index.ts';
+import { PodExecService } from './pods/index.ts';
+import { LocalMediaStore, MEDIA_SWEEP_LEAD_MS, MediaService, S3MediaStore } from './public-models/index.ts';
 import { HeldRequests, HostStreamShares } from './fair-share/index.ts';
-import { publicOrigin } from './media/media-config.ts';
-import { PublicEndpointCatalog, PublicEndpointCharges, PublicEndpointOutputs } from './public-endpoints/index.ts';
+import { publicOrigin } from './public-models/index.ts';
+import { PublicEndpointCatalog, PublicEndpointCharges, PublicEndpointOutputs } from './public-models/index.ts';
 import { MEDIA_SWEEP_LEADERSHIP, newReplicaId, PgHostLeases, PgLeadership, SoleHostLeases, type HostLeases } from './replicas/index.ts';
-import { pinEndpointsOfOthers } from './template-pins.ts';
+import { pinEndpointsOfOthers } from './endpoints/index.ts';
 
 export interface Services {
   config: ServerConfig;
@@ -48,17 +48,17 @@ export interface Services {
   pods: PodService;
   placer: FleetPlacer;
   prices: PriceBook;
-  catalog: CatalogService;
+  offers: OfferService;
   secretBox: SecretBox;
   sshPool: SshPool;
-  fleet: FleetService;
+  fleet: HostService;
   templates: TemplateService;
   networkVolumes: NetworkVolumeService;
   registries: RegistryService;
   endpoints: EndpointService;
   billing: BillingService;
   stackLocks: StackLockService;
-  /** serverless workers (core/serverless): records, tokens, the worker directory; the autoscaler drives it */
+  /** serverless workers (core/workers): records, tokens, the worker directory; the autoscaler drives it */
   workers: WorkerService;
   /** jobs of serverless queue endpoints, in their own log under <dataDir>/jobs (docs/jobs.md) */
   jobQueue: JobQueue;
@@ -160,10 +160,10 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     pods: new PodService(s, placer, events, config.allowedRegistries ?? []),
     placer,
     prices,
-    catalog: new CatalogService(s, placer, prices),
+    offers: new OfferService(s, placer, prices),
     secretBox,
     sshPool,
-    fleet: new FleetService(s, sshPool, secretBox),
+    fleet: new HostService(s, sshPool, secretBox),
     templates,
     networkVolumes: new NetworkVolumeService(s),
     registries: new RegistryService(s, secretBox),

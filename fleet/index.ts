@@ -1,12 +1,10 @@
 // The fleet's public surface.
-export { FleetService, parseSshAddress, DEFAULT_DATA_CENTER, type EnrollInput, type Progress } from './fleet-service.ts';
 export { SshPool, type SshTarget, type ExecResult } from './ssh-pool.ts';
 export { probeHost, parseGpuMetrics, GPU_METRICS_COMMAND } from './host-probe.ts';
 export { Scheduler, placementError } from './scheduler.ts';
 export * from './gpu-catalog.ts';
 export * from './cpu-catalog.ts';
 export * from './stock.ts';
-export * from './fleet-service.ts';
 export * from './host-probe.ts';
 export * from './placement.ts';
 export * from './host-load.ts';

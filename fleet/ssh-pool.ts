@@ -80,7 +80,7 @@ export interface SshPoolOptions {
   observer?: SshObserver;
 }
 
-/** What the pool tells about its work (core/telemetry implements it with prom-client). */
+/** What the pool tells about its work (core/observability/telemetry implements it with prom-client). */
 export interface SshObserver {
   /** a command that ran: seconds from its channel being asked for to its outcome */
   commandDone(hostId: string, seconds: number): void;

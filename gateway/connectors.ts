@@ -6,7 +6,8 @@
 import { connect as netConnect } from 'node:net';
 import { Duplex } from 'node:stream';
 import type { ClientChannel } from 'ssh2';
-import type { FleetService, SshPool, SshTarget } from '../fleet/index.ts';
+import type { SshPool, SshTarget } from '../fleet/index.ts';
+import type { HostService } from '../core/index.ts';
 import { shellJoin } from '../fleet/index.ts';
 import { GpufleetError } from '../model/index.ts';
 import type { Store } from '../store/index.ts';
@@ -42,7 +43,7 @@ export type SshRoute = (w: LbWorker) => Promise<{ target: SshTarget; address: st
  * The container's address on its (only) network, asked of Docker on the host over SSH once per
  * container: the provisioner puts each pod on its account's network and nothing else.
  */
-export function containerRoute(store: Store, fleet: FleetService, pool: SshPool): SshRoute {
+export function containerRoute(store: Store, fleet: HostService, pool: SshPool): SshRoute {
   const addresses = new Map<string, Promise<string>>();
   return async (w) => {
     const host = await store.get('hosts', w.hostId);

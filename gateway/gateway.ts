@@ -4,7 +4,7 @@
 // and workers comes from the store's commits (WorkerTable), and what it sees of traffic and health
 // goes to the worker side (WorkerService: RequestTraffic, liveness), which scales on it.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Principal, Services } from '../core/index.ts';
+import type { Services } from '../core/index.ts';
 import { Balancer } from './balancer.ts';
 import { containerRoute, SshConnector, type WorkerConnector } from './connectors.ts';
 import { HealthChecks, type HealthCheckOptions } from './health-checks.ts';
@@ -12,6 +12,7 @@ import { GATEWAY_PREFIX, proxyRoutes } from './proxy-routes.ts';
 import { Tunnels } from './tunnel.ts';
 import { workerDispatcher } from './worker-dispatcher.ts';
 import { WorkerTable } from './worker-table.ts';
+import type { Principal } from '../model/index.ts';
 
 export interface GatewayOptions {
   /** how workers are reached; default: SSH channels through their hosts (SshConnector) */

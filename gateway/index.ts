@@ -3,3 +3,4 @@ export { loadBalancerGateway, DEFAULT_HOLD_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_R
 export { SshConnector, TcpConnector, containerRoute, type SshRoute, type WorkerConnector } from './connectors.ts';
 export type { LbWorker } from './worker-table.ts';
 export { workerPorts } from './worker-table.ts';
+export { forward } from './forward.ts';

@@ -12,13 +12,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import type { Agent } from 'undici';
-import type { Principal, WorkerService } from '../core/index.ts';
+import type { WorkerService } from '../core/index.ts';
 import { GpufleetError, isGpufleetError } from '../model/index.ts';
 import type { Balancer } from './balancer.ts';
 import { forward } from './forward.ts';
 import { type CallerUpgrade, Tunnels } from './tunnel.ts';
 import { workerOrigin } from './worker-dispatcher.ts';
 import type { LbWorker, WorkerTable } from './worker-table.ts';
+import type { Principal } from '../model/index.ts';
 
 /** The routes' own prefix: rewriteUrl (gateway.ts) moves a load balancer's requests here. */
 export const GATEWAY_PREFIX = '/.gateway';

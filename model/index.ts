@@ -7,6 +7,7 @@ export * from './records/account.ts';
 export * from './records/collections.ts';
 export * from './records/event.ts';
 export * from './records/host.ts';
+export * from './records/job.ts';
 export * from './records/network-volume.ts';
 export * from './records/pod-state-machine.ts';
 export * from './records/pod.ts';

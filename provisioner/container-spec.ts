@@ -117,7 +117,7 @@ const VOLUME_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 /**
  * `protocolEnv`: what the control plane itself gives the container over the pod's env (a serverless
- * worker's protocol URLs and token, core/serverless/worker-env.ts); it wins over a same-named variable.
+ * worker's protocol URLs and token, core/workers/worker-env.ts); it wins over a same-named variable.
  */
 export function runSpec(
   pod: PodRecord,

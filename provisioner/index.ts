@@ -7,7 +7,7 @@ import { ContainerLogs } from './container-logs.ts';
 import { ContainerExecs } from './container-exec.ts';
 
 export { Reconciler } from './reconciler.ts';
-export { runSpec, splitArgs, containerName } from './container-spec.ts';
+export { runSpec, splitArgs, containerName, END_OF_OPTIONS, type RunSpec } from './container-spec.ts';
 
 export interface ProvisionerOptions {
   logger?: Logger;

@@ -12,7 +12,8 @@ import { GpufleetError } from '../../model/index.ts';
 import { isMetricsToken } from './metrics-token.ts';
 import type { RequestLimiter } from '../rate-limit/limiter.ts';
 import { chargeArrival } from '../rate-limit/request-charge.ts';
-import { hasScope, type ApiKeys, type Principal, type WorkerIdentity } from '../../core/index.ts';
+import { hasScope, type ApiKeys, type WorkerIdentity } from '../../core/index.ts';
+import type { Principal } from '../../model/index.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -45,7 +46,7 @@ declare module 'fastify' {
   }
 }
 
-/** Who a worker token belongs to (the WorkerDirectory port, core/serverless/worker-directory.ts). */
+/** Who a worker token belongs to (the WorkerDirectory port, core/workers/worker-directory.ts). */
 export interface WorkerAuthenticator {
   authenticate(token: string): Promise<WorkerIdentity | null>;
 }

@@ -3,8 +3,9 @@
 import type { FastifyReply } from 'fastify';
 import type { HostRecord } from '../../model/index.ts';
 import { GpufleetError } from '../../model/index.ts';
-import { hasScope, type Principal } from '../../core/index.ts';
+import { hasScope } from '../../core/index.ts';
 import type { Services } from '../../core/index.ts';
+import type { Principal } from '../../model/index.ts';
 
 export interface GqlContext {
   principal: Principal;

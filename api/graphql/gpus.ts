@@ -1,5 +1,5 @@
 // Catalog queries: gpuTypes (with lowestPrice), dataCenters, serverlessGpuPools, cpuFlavors. The
-// types, prices and stock are CatalogService's and fleet/stock.ts's, the same numbers REST reports.
+// types, prices and stock are OfferService's and fleet/stock.ts's, the same numbers REST reports.
 import { GPU_POOL_IDS, gpuTypesInPool, poolMemoryFloorGb } from '../../fleet/index.ts';
 import { listCpuFlavors } from '../../fleet/index.ts';
 import type { Allocation } from '../../fleet/index.ts';
@@ -68,12 +68,12 @@ async function lowestPrice(t: GpuTypeInfo, input: GpuLowestPriceInput | null | u
 export const gpuResolvers = {
   Query: {
     gpuTypes: async (_: unknown, { input }: { input?: { id?: string | null; ids?: string[] | null } | null }, ctx: GqlContext) => {
-      const types = await ctx.services.catalog.gpuTypes();
+      const types = await ctx.services.offers.gpuTypes();
       const ids = [...(input?.ids ?? []), ...(input?.id ? [input.id] : [])];
       return ids.length ? types.filter((t) => ids.includes(t.entry.id)) : types;
     },
     dataCenters: async (_: unknown, _a: unknown, ctx: GqlContext) =>
-      (await ctx.services.catalog.dataCenters()).map((d) => ({
+      (await ctx.services.offers.dataCenters()).map((d) => ({
         id: d.id,
         name: d.name,
         // hosts carry a data center id and nothing about geography

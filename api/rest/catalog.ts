@@ -25,18 +25,18 @@ export function catalogRoutes(fastify: FastifyInstance, s: Services): void {
   const app = fastify.withTypeProvider<RestTypeProvider>();
   const tags = ['catalog'];
   app.get('/v2/catalog/gpus', { config: { scope: 'read' }, schema: { tags, summary: 'GPU types in the fleet, with prices and stock' } }, async () => ({
-    gpus: (await s.catalog.gpuTypes()).map(gpuTypeView),
+    gpus: (await s.offers.gpuTypes()).map(gpuTypeView),
   }));
   app.get('/v2/catalog/gpus/:id', { config: { scope: 'read' }, schema: { tags, summary: 'One GPU type', params: idParams } }, async (request) => {
     const id = request.params.id;
-    const t = (await s.catalog.gpuTypes()).find((g) => g.entry.id === id);
+    const t = (await s.offers.gpuTypes()).find((g) => g.entry.id === id);
     if (!t) throw new GpufleetError('NOT_FOUND', `No GPU of type "${id}" is in the fleet.`);
     return gpuTypeView(t);
   });
   app.get('/v2/catalog/cpus', { config: { scope: 'read' }, schema: { tags, summary: 'CPU flavors' } }, async () => ({
-    cpus: s.catalog.cpuFlavors(),
+    cpus: s.offers.cpuFlavors(),
   }));
   app.get('/v2/catalog/datacenters', { config: { scope: 'read' }, schema: { tags, summary: 'Data centers in the fleet' } }, async () => ({
-    dataCenters: await s.catalog.dataCenters(),
+    dataCenters: await s.offers.dataCenters(),
   }));
 }

@@ -5,13 +5,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { EndpointRecord } from '../../model/index.ts';
 import { endpointCreateSchema, endpointUpdateSchema } from '../../model/index.ts';
 import { isGpufleetError } from '../../model/index.ts';
-import type { Principal } from '../../core/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { endpointRequestUrls, toEndpointView, type EndpointService, type RequestUrls } from '../../core/index.ts';
 import { toTemplateView, type TemplateService } from '../../core/index.ts';
 import type { WorkerService } from '../../core/index.ts';
 import { listQuerySchema, parseListQuery } from './list-query.ts';
 import { docSchema, errorResponses, idParams, type RestTypeProvider } from './route-schema.ts';
+import type { Principal } from '../../model/index.ts';
 
 const tags = ['endpoints'];
 const INCLUDE = { booleans: ['includeTemplate', 'includeWorkers'] } as const;

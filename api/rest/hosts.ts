@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { HostRecord } from '../../model/index.ts';
 import { hostDrainSchema, hostEnrollSchema, type HostDrainInput, type HostEnrollInput } from '../../model/index.ts';
 import { check, compile } from '../../model/index.ts';
-import { parseSshAddress } from '../../fleet/index.ts';
+import { parseSshAddress } from '../../core/index.ts';
 import type { Services } from '../../core/index.ts';
 import { docSchema, idParams, queryFlag, type RestTypeProvider } from './route-schema.ts';
 import { GpufleetError, isGpufleetError } from '../../model/index.ts';

@@ -6,7 +6,7 @@
 //   server → client, last: {"exit":{"code","reason"}} (or {"error":problem}), then a close frame.
 // Auth: the key in the Authorization header, or `?ticket=` from POST /v2/pods/{id}/exec/ticket
 // (single-use, 30 s; for browsers, which cannot set headers on a WebSocket).
-// Who may open it and how it ends (exit, client gone, idle timeout) are core's (core/pod-exec).
+// Who may open it and how it ends (exit, client gone, idle timeout) are core's (core/pods/exec).
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';

@@ -1,7 +1,7 @@
 // POST /v2/pods/{id}/exec: runs `{"command": [argv…]}` in the pod's container and streams its output
 // as server-sent events (docs/pods.md, "Exec"): `output` events `{stream, text}` as the command
 // writes, then one `exit` event `{code}`. The body's rules (model/schemas/pod-exec.ts) and who may
-// and when are core's (core/pod-exec); this file writes the events.
+// and when are core's (core/pods/exec); this file writes the events.
 import type { FastifyInstance } from 'fastify';
 import type { PodExecService } from '../../core/index.ts';
 import { GpufleetError, isGpufleetError, podExecSchema } from '../../model/index.ts';

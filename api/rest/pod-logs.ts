@@ -1,7 +1,7 @@
 // GET /v2/pods/{id}/logs: the pod's log as server-sent events (runpod-compat.md, "REST v2 … Pods";
 // docs/pods.md, "Logs"). Each event's data is `{source, stream?, line, ts}` and its id resumes the
 // stream as Last-Event-ID. Reading the container's output on its host is core's and the
-// provisioner's (core/pod-logs); this file parses the request and writes the events.
+// provisioner's (core/pods/logs); this file parses the request and writes the events.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parsePodLogQuery, type PodLogQuery, type PodLogService, type PodLogStream } from '../../core/index.ts';
 import { GpufleetError, isGpufleetError } from '../../model/index.ts';

@@ -1,5 +1,5 @@
 // Stack locks over HTTP (POST, GET, DELETE /v2/stack-locks/{stack}); what a lock is and who may
-// release it is core/stack-lock-service.ts.
+// release it is core/stacks/stack-lock-service.ts.
 import type { FastifyInstance } from 'fastify';
 import { stackLockAcquireSchema } from '../../model/index.ts';
 import type { StackLockService } from '../../core/index.ts';

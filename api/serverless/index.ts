@@ -1,13 +1,14 @@
 // The public v2 serverless endpoint routes (`/v2/serverless`, runpod-compat.md 4.2) over the same
 // records as `/v1/endpoints`; core/endpoint-v2.ts maps the shapes. Lists are wrapped
 // (`{"endpoints": []}`), create answers 201, delete 204 (and cancels the endpoint's jobs).
-// `GET /v2/serverless/{id}/workers` lists the endpoint's workers (core/serverless/worker-service.ts).
+// `GET /v2/serverless/{id}/workers` lists the endpoint's workers (core/workers/worker-service.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { endpointV2CreateSchema, endpointV2UpdateSchema, GpufleetError } from '../../model/index.ts';
-import { createEndpointV2, endpointV2Containers, toEndpointV2View, updateEndpointV2, type EndpointService, type Principal, type WorkerService } from '../../core/index.ts';
+import { createEndpointV2, endpointV2Containers, toEndpointV2View, updateEndpointV2, type EndpointService, type WorkerService } from '../../core/index.ts';
 import type { EndpointRecord } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { docSchema, errorResponses, idParams } from '../rest/route-schema.ts';
+import type { Principal } from '../../model/index.ts';
 
 export { workerLogRoutes } from './worker-logs.ts';
 

@@ -1,4 +1,3 @@
-// Fair shares between accounts of what a replica holds open for them: a host's streams, and
-// long-held requests (docs/security.md, "Stream shares").
-export * from './host-stream-shares.ts';
-export * from './held-requests.ts';
+// core/fair-share: shares of a host's streams and of held requests among accounts.
+export { type HeldRequestKind, type HeldRequestLimits, HeldRequests, parseHeldRequestLimits } from './held-requests.ts';
+export { HostStreamShares } from './host-stream-shares.ts';

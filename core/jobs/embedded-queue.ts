@@ -1,7 +1,7 @@
 // The embedded JobQueue: state in memory (job-table.ts), every change in the queue's own log
 // (job-log.ts) before it is acknowledged, replayed on open. See docs/jobs.md for the guarantees.
 import { GpufleetError } from '../../model/index.ts';
-import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job } from './job.ts';
+import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job } from '../../model/index.ts';
 import type {
   CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, PendingWebhook, QueueDepth, StreamRead, TakeOptions, WaitOptions,
 } from './job-queue.ts';

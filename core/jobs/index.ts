@@ -1,15 +1,21 @@
-// The durable job queue of serverless queue endpoints: the port (JobQueue) and its embedded
-// implementation. No HTTP here; the job and worker routes call this. See docs/jobs.md.
-export type { EnqueueRequest, FinalStatus, Job, JobPolicy, JobStatus, Retention } from './job.ts';
-export { JOB_LIMITS, JOB_STATUSES, isFinal } from './job.ts';
-export type {
-  CompleteRequest, CompletedCursor, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, PendingWebhook, QueueDepth, RecycleEvent, StreamRead, TakeOptions, WaitOptions,
-} from './job-queue.ts';
+// core/jobs: the durable job queue of serverless queue endpoints (embedded and PostgreSQL), the job
+// and worker-protocol services, and the port it declares for reaching workers (worker-ports.ts). The job
+// record is model's (model/records/job.ts). No HTTP here. See docs/jobs.md.
 export { EmbeddedJobQueue } from './embedded-queue.ts';
-export { DEFAULT_LEASE_MS, type EmbeddedJobQueueOptions } from './queue-options.ts';
-export { PostgresJobQueue, type PostgresJobQueueOptions } from './postgres-queue.ts';
-export type { Repair } from './log-replay.ts';
-export { JobService, toJobView, parseWait, parseStatusTtl, JOB_WAIT, STREAM_HOLD_MS, type JobView, type StreamView, type HealthView, type JobServiceOptions } from './job-service.ts';
-export { WorkerProtocol, WORKER_POLL_MS, MAX_TAKE_BATCH, type TakenJob, type PingReport, type WorkerProtocolOptions } from './worker-protocol.ts';
-export { WorkerPorts } from './worker-ports.ts';
-export { WebhookSender, checkWebhookUrl, WEBHOOK_RETRIES, WEBHOOK_RETRY_DELAY_MS, type WebhookDelivery } from './webhook.ts';
+export { type CompleteRequest, type JobQueue, type QueueDepth, type RecycleEvent } from './job-queue.ts';
+export { JobService, parseStatusTtl, parseWait } from './job-service.ts';
+export { PostgresJobQueue } from './postgres-queue.ts';
+export { type EmbeddedJobQueueOptions } from './queue-options.ts';
+export { type WebhookDelivery, WebhookSender } from './webhook.ts';
+export {
+  noWorkerCounts,
+  type WorkerCountsSource,
+  type WorkerDirectory,
+  type WorkerHealthReport,
+  type WorkerIdentity,
+  WorkerPorts,
+  type WorkerStateCounts,
+} from './worker-ports.ts';
+export { MAX_TAKE_BATCH, type PingReport, WorkerProtocol } from './worker-protocol.ts';
+export { JobTable } from './job-table.ts';
+export { encodeRecord } from './log-record.ts';

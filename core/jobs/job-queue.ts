@@ -6,7 +6,7 @@
 // JOB_LEASE_LOST / JOB_ALREADY_FINAL for worker calls on a job the worker no longer holds,
 // INVALID_TRANSITION for cancel/retry from a status that does not allow it, VALIDATION_FAILED for a
 // bad request.
-import type { EnqueueRequest, Job, JobStatus } from './job.ts';
+import type { EnqueueRequest, Job, JobStatus } from '../../model/index.ts';
 
 export interface WaitOptions {
   /** how long to wait for something to happen; 0 answers at once */

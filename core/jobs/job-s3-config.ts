@@ -4,7 +4,7 @@
 // the only place it is meant for. No answer, webhook, log line or file shows the secret.
 import type { JobS3Config } from '../../model/index.ts';
 import type { SecretBox } from '../../store/index.ts';
-import type { SealedS3Config } from './job.ts';
+import type { SealedS3Config } from '../../model/index.ts';
 
 /** the sealed secret is bound to the endpoint: it opens only for that endpoint's jobs */
 const context = (endpointId: string) => `jobs/${endpointId}/s3Config`;

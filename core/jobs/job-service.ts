@@ -4,15 +4,15 @@
 // Every duration is in milliseconds. docs/jobs.md, "The job interface".
 import { check, compile, GpufleetError, isGpufleetError, jobRunSchema, type EndpointRecord, type JobRunInput } from '../../model/index.ts';
 import type { SecretBox, Store } from '../../store/index.ts';
-import type { Principal } from '../api-keys.ts';
-import type { AccountCredits } from '../credits.ts';
-import type { WorkerStateCounts } from '../serverless/worker-counts.ts';
-import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job, type JobStatus } from './job.ts';
-import { holdMicros } from '../credit-holds.ts';
+import type { AccountCredits } from '../billing/index.ts';
+import type { WorkerStateCounts } from './worker-ports.ts';
+import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job, type JobStatus } from '../../model/index.ts';
+import { holdMicros } from '../billing/index.ts';
 import { sealS3Config } from './job-s3-config.ts';
 import type { EndpointCounts, JobQueue } from './job-queue.ts';
 import { checkWebhookUrl, WebhookSender, type WebhookDelivery } from './webhook.ts';
 import type { WorkerPorts } from './worker-ports.ts';
+import type { Principal } from '../../model/index.ts';
 
 const validateRun = compile<JobRunInput>(jobRunSchema);
 

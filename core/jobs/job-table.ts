@@ -3,7 +3,7 @@
 // table keeps the indexes the queue needs: per-endpoint lanes of queued ids (insertion-ordered
 // sets, O(1) removal), in-progress ids per worker, counts per endpoint, and a deadline heap.
 import type { EndpointCounts, PendingWebhook, QueueDepth } from './job-queue.ts';
-import { isFinal, resultExpiry, type Job, type Retention } from './job.ts';
+import { isFinal, resultExpiry, type Job, type Retention } from '../../model/index.ts';
 import { DeadlineHeap, type DeadlineKind } from './deadline-heap.ts';
 import type { LogRecord, SubmittedJob } from './log-record.ts';
 import { CompletionOrder, type Completion } from './completion-order.ts';

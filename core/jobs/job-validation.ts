@@ -3,7 +3,7 @@
 // turn a checked request into the job's fixed fields with `submission`.
 import { randomUUID } from 'node:crypto';
 import { GpufleetError } from '../../model/index.ts';
-import { JOB_LIMITS, type EnqueueRequest, type JobPolicy } from './job.ts';
+import { JOB_LIMITS, type EnqueueRequest, type JobPolicy } from '../../model/index.ts';
 import type { SubmittedJob } from './log-record.ts';
 
 function inRange(v: unknown, lim: { min: number; max: number }): v is number {

@@ -1,7 +1,7 @@
 // One line of the job log: `<crc32 of the JSON, 8 hex digits> <JSON>\n`. The checksum tells a torn
 // or damaged record from a good one on replay; JSON escapes newlines, so a record is one line.
 import { crc32 } from 'node:zlib';
-import type { FinalStatus, Job, JobPolicy, SealedS3Config } from './job.ts';
+import type { FinalStatus, Job, JobPolicy, SealedS3Config } from '../../model/index.ts';
 
 /** the fields fixed when a job is submitted */
 export interface SubmittedJob {

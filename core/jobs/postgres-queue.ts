@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { GpufleetError } from '../../model/index.ts';
-import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job } from './job.ts';
+import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job } from '../../model/index.ts';
 import type {
   CompletedCursor, CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, PendingWebhook, QueueDepth, RecycleEvent, StreamRead, TakeOptions,
   WaitOptions,

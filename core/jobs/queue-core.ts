@@ -8,7 +8,7 @@
 // changes were already applied in memory, so the next operation first recovers: the log is cut back
 // to what is durable and the table is rebuilt from it, as on a restart (`recover`).
 import { GpufleetError } from '../../model/index.ts';
-import { isFinal, type Job } from './job.ts';
+import { isFinal, type Job } from '../../model/index.ts';
 import type { RecycleEvent, WaitOptions } from './job-queue.ts';
 import { JobLog } from './job-log.ts';
 import { JobTable } from './job-table.ts';

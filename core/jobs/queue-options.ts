@@ -1,6 +1,6 @@
 // Options of the embedded job queue and their defaults.
 import type { GpufleetError } from '../../model/index.ts';
-import { JOB_LIMITS, type Retention } from './job.ts';
+import { JOB_LIMITS, type Retention } from '../../model/index.ts';
 
 /** the rules every job queue takes, whatever keeps its jobs */
 export interface QueueRuleOptions {

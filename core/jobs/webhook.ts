@@ -13,7 +13,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { GpufleetError, isPrivateAddress } from '../../model/index.ts';
-import type { Job } from './job.ts';
+import type { Job } from '../../model/index.ts';
 import type { JobQueue } from './job-queue.ts';
 
 export const WEBHOOK_RETRIES = 2;

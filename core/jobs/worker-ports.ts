@@ -1,8 +1,61 @@
-// Where the worker side plugs in: the job and worker-protocol services call WorkerDirectory (and,
-// when given, WorkerCountsSource) through this slot. Until something is registered no worker token
-// authenticates, so every worker protocol call is 401, and health counts no workers.
-import type { WorkerDirectory, WorkerHealthReport, WorkerIdentity } from '../serverless/worker-directory.ts';
-import { noWorkerCounts, type WorkerCountsSource, type WorkerStateCounts } from '../serverless/worker-counts.ts';
+// The port the job side (the job interface and the worker protocol routes, core/jobs) declares for
+// reaching workers; the worker side (core/workers: records, tokens, autoscaler, containers on hosts)
+// implements it. A worker authenticates with its own token (RUNPOD_AI_API_KEY inside its container),
+// which can do nothing but that worker's protocol calls. Beside the directory, an optional count of an
+// endpoint's workers by state, for `GET /v2/{endpointId}/health` `workers` (zeros without it).
+// WorkerPorts is the slot the job and worker-protocol services call through: until something is
+// registered no worker token authenticates, so every worker protocol call is 401, and health counts
+// no workers.
+
+export interface WorkerIdentity {
+  workerId: string;
+  endpointId: string;
+  accountId: string;
+}
+
+export type WorkerHealthReport =
+  | {
+      healthy: true;
+      /** the jobs the queue says the worker holds */
+      inProgress: readonly string[];
+      /** what the worker itself says: running something (job-take `job_in_progress=1`, a ping naming
+       *  job ids) or nothing; absent when the call does not say (job-done) */
+      workerBusy?: boolean;
+    }
+  /** `?status=unhealthy&check=…&reason=…` on ping: the worker is taken out and replaced */
+  | { healthy: false; check: string; reason: string };
+
+export interface WorkerDirectory {
+  /** the worker a per-worker token belongs to, or null (unknown, revoked, worker gone) */
+  authenticate(token: string): Promise<WorkerIdentity | null>;
+  /** the worker called job-take, job-done or ping: it is alive; `busy` while it holds jobs */
+  seen(workerId: string, report: WorkerHealthReport): Promise<void>;
+  /** job-done with `stopPod: true` (not a fault), or a job past its executionTimeout (`fault: true`:
+   *  the endpoint backs off before its next worker): stop this worker and start a fresh one if the
+   *  endpoint still needs it. The job side is the only caller, once per cause. */
+  recycle(workerId: string, reason: string, opts?: { fault?: boolean }): Promise<void>;
+  /** a job was queued for the endpoint: scale from zero now rather than at the next autoscaler tick */
+  notifyQueued?(endpointId: string): void;
+}
+
+/** health `workers`: the public platform's names plus `unhealthy` */
+export interface WorkerStateCounts {
+  idle: number;
+  initializing: number;
+  /** initialized and in service: idle + running */
+  ready: number;
+  running: number;
+  throttled: number;
+  unhealthy: number;
+}
+
+export interface WorkerCountsSource {
+  counts(endpointId: string): Promise<WorkerStateCounts>;
+}
+
+export function noWorkerCounts(): WorkerStateCounts {
+  return { idle: 0, initializing: 0, ready: 0, running: 0, throttled: 0, unhealthy: 0 };
+}
 
 function hasCounts(x: object): x is WorkerCountsSource {
   return typeof (x as Partial<WorkerCountsSource>).counts === 'function';

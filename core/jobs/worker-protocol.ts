@@ -5,8 +5,8 @@
 import { check, compile, GpufleetError, jobDoneSchema, jobStreamSchema, type JobDoneInput, type JobStreamInput } from '../../model/index.ts';
 import type { JobS3Config } from '../../model/index.ts';
 import type { SecretBox, Store } from '../../store/index.ts';
-import type { WorkerIdentity } from '../serverless/worker-directory.ts';
-import type { Job } from './job.ts';
+import type { WorkerIdentity } from './worker-ports.ts';
+import type { Job } from '../../model/index.ts';
 import type { CompleteRequest, JobQueue } from './job-queue.ts';
 import { openS3Config } from './job-s3-config.ts';
 import type { WorkerPorts } from './worker-ports.ts';
@@ -46,7 +46,7 @@ export interface WorkerProtocolOptions {
   onError?: (err: unknown, what: string) => void;
   /**
    * a final report as the queue should record it: public models' media become URLs and their cost is
-   * written (core/public-endpoints/job-output.ts, docs/public-endpoints.md); unchanged without it
+   * written (core/public-models/job-output.ts, docs/public-endpoints.md); unchanged without it
    */
   finishResult?: (endpointId: string, result: CompleteRequest) => Promise<CompleteRequest>;
 }

@@ -1,7 +1,6 @@
-// Several control-plane replicas on one database (docs/replicas.md): the replica's id, host leases, the
-// leaderships of loops that run once in all, shared rate-limit windows.
+// core/replicas: several control planes on one database: replica ids, host leases, leadership, rate windows.
+export { type HostLeases, SoleHostLeases } from './host-leases.ts';
+export { PgHostLeases } from './pg-host-leases.ts';
+export { MEDIA_SWEEP_LEADERSHIP, PgLeadership } from './pg-leadership.ts';
+export { PgRateWindows } from './pg-rate-windows.ts';
 export { newReplicaId } from './replica-id.ts';
-export { SoleHostLeases, type HostLeases, type LeaseSync } from './host-leases.ts';
-export { PgHostLeases, DEFAULT_LEASE_TTL_MS, type PgHostLeasesOptions } from './pg-host-leases.ts';
-export { PgLeadership, MEDIA_SWEEP_LEADERSHIP } from './pg-leadership.ts';
-export { PgRateWindows, type SharedWindowState } from './pg-rate-windows.ts';

@@ -8,7 +8,7 @@ import type pg from 'pg';
 
 /** the autoscaler's leadership, renewed with the host leases (pg-host-leases.ts) */
 export const FLEET_LEADERSHIP = 'fleet';
-/** the media sweeper's, over a bucket the replicas share (core/media, asked before each sweep) */
+/** the media sweeper's, over a bucket the replicas share (core/public-models/media, asked before each sweep) */
 export const MEDIA_SWEEP_LEADERSHIP = 'media-sweep';
 
 /** renews `name` for `holder`, or takes it if it is free or has run out; true when `holder` has it now */

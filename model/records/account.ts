@@ -30,3 +30,11 @@ export interface ApiKeyRecord {
   lastUsedAt: string | null;
   createdAt: string;
 }
+
+/** who a request acts as: the account and key it authenticated with */
+export interface Principal {
+  accountId: string;
+  keyId: string;
+  scope: ApiKeyScope;
+  operator: boolean;
+}

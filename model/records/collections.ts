@@ -28,7 +28,7 @@ export interface Collections {
   stackLocks: StackLockRecord;
   /** the public model catalog, keyed by slug (docs/public-endpoints.md) */
   publicEndpoints: PublicEndpointRecord;
-  /** credits set aside for accepted public model jobs (core/credit-holds.ts) */
+  /** credits set aside for accepted public model jobs (core/billing/credit-holds.ts) */
   creditHolds: CreditHoldRecord;
 }
 

@@ -1,5 +1,5 @@
 // Events (spec part 6 leaves them open; docs/events.md): every status change of a pod, a host or a
-// serverless worker, with when, why and who. Kept by core/events (in memory and in their own file
+// serverless worker, with when, why and who. Kept by core/observability/events (in memory and in their own file
 // beside the store, docs/events.md), not in the store.
 
 export type EventResourceType = 'pod' | 'host' | 'worker';

@@ -80,7 +80,7 @@ export interface EndpointRecord {
    * "Public templates and pinning"): workers are built from this, not from the live template, so the
    * template's owner cannot change them. Set again only when this account names `templateId` in a
    * save; null for the account's own templates (those roll live). Absent only in records written
-   * before pinning existed (the upgrade at start fills it: core/template-pins.ts).
+   * before pinning existed (the upgrade at start fills it: core/endpoints/template-pins.ts).
    */
   templatePin?: TemplatePin | null;
   version: number;
@@ -106,7 +106,7 @@ export interface TemplatePin {
 /**
  * Credits set aside for one accepted public model job (docs/security.md, "Credits are reserved"): the
  * most the job can cost, counted against the account's balance from submission until the job's charge
- * is written (settled) or the job ends without one (released). core/credit-holds.ts.
+ * is written (settled) or the job ends without one (released). core/billing/credit-holds.ts.
  */
 export interface CreditHoldRecord {
   id: string;

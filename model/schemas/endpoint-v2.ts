@@ -1,5 +1,5 @@
 // JSON Schemas of the public v2 serverless routes (`/v2/serverless`, runpod-compat.md 4.2) over the
-// same endpoint records as v1. core/endpoint-v2.ts maps them onto the v1 fields (one record, one set
+// same endpoint records as v1. core/endpoints/endpoint-v2.ts maps them onto the v1 fields (one record, one set
 // of rules); docs/endpoints.md lists what v2 accepts and what it does not.
 import { argsSchema, cudaVersionsSchema, diskSchema, envSchema, imageSchema, nameSchema, nullableIdSchema, portsSchema, tagsSchema } from './common.ts';
 import { ENDPOINT_TYPES } from './endpoint.ts';
@@ -59,7 +59,7 @@ const v2Fields = {
   env: envSchema,
   tags: tagsSchema,
   // the container fields (the public ContainerConfig; env is the endpoint's own, above): instead of a
-  // templateId, the endpoint's workers are made from these (core/endpoint-v2.ts, docs/endpoints.md)
+  // templateId, the endpoint's workers are made from these (core/endpoints/endpoint-v2.ts, docs/endpoints.md)
   image: imageSchema,
   args: argsSchema,
   disk: diskSchema,

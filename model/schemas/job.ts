@@ -1,15 +1,7 @@
 // JSON Schemas of the job interface (runpod-compat.md 2.1): the body of `run` / `runsync`, and the
 // bodies a worker posts to job-done and job-stream (worker protocol, 3.2). Durations are in
-// milliseconds, as the public platform takes them; the limits are the queue's (core/jobs/job.ts).
-
-const SECOND = 1000;
-const DAY = 86_400_000;
-
-/** the limits of `policy` (the queue checks the same numbers: core/jobs/job.ts JOB_LIMITS) */
-export const JOB_POLICY_LIMITS = {
-  executionTimeout: { min: 5 * SECOND, max: 7 * DAY },
-  ttl: { min: 10 * SECOND, max: 7 * DAY },
-} as const;
+// milliseconds, as the public platform takes them; the limits are the queue's (model/records/job.ts).
+import { JOB_POLICY_LIMITS } from '../records/job.ts';
 
 const webhookUrlSchema = { type: 'string', minLength: 1, maxLength: 2048 } as const;
 const s3Text = (max: number) => ({ type: 'string', minLength: 1, maxLength: max }) as const;

@@ -39,7 +39,7 @@ export function validateNetworkVolumeSpec(spec: unknown): void {
 
 export function validateEndpointSpec(spec: unknown): void {
   const input = check(endpointCreate, spec, 'endpoint');
-  // the API's rule (core/endpoint-service.ts), checked here only when both bounds are declared
+  // the API's rule (core/endpoints/endpoint-service.ts), checked here only when both bounds are declared
   if (input.workersMin !== undefined && input.workersMax !== undefined) checkWorkerBounds(input.workersMin, input.workersMax);
 }
 

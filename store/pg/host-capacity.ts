@@ -7,7 +7,7 @@
 // and its pods to this replica and runs the transaction again (pg-store.ts).
 import type pg from 'pg';
 import { GpufleetError, type HostRecord, type PodRecord } from '../../model/index.ts';
-import type { AnyRecord } from '../memory-table.ts';
+import type { AnyRecord } from '../base/memory-table.ts';
 import { tableOf } from './pg-schema.ts';
 
 /** a statement of the transaction (PgTransaction's, which records the first one that fails) */

@@ -7,7 +7,7 @@
 import pg from 'pg';
 import { GpufleetError } from '../../model/index.ts';
 import { COLLECTION_NAMES } from '../../model/index.ts';
-import type { CommitInfo, StoreChange } from '../store.ts';
+import type { CommitInfo, StoreChange } from '../base/store.ts';
 import { keyOf, ROW_COLUMNS, type Row, type RowCache } from './pg-rows.ts';
 import { tableOf } from './pg-schema.ts';
 import { CHANGES_CHANNEL, type ChangePayload, type TxOp } from './pg-transaction.ts';

@@ -3,9 +3,9 @@
 // and every placed pod's GPUs become claim rows), then checked: every source id must be in the
 // database, and into an empty database the counts must match exactly.
 import { COLLECTION_NAMES, GpufleetError } from '../../model/index.ts';
-import { LowdbStore } from '../lowdb-store.ts';
-import type { SecretBox } from '../secret-box.ts';
-import type { CollectionName } from '../store.ts';
+import { LowdbStore } from '../embedded/lowdb-store.ts';
+import type { SecretBox } from '../base/secret-box.ts';
+import type { CollectionName } from '../base/store.ts';
 import type { PgStore } from './pg-store.ts';
 import { tableOf } from './pg-schema.ts';
 

@@ -2,8 +2,8 @@
 // record's disk form (sealed fields as ciphertext, exactly as the embedded store writes them) and `rev`
 // the transaction that wrote it. Decoding (JSON, then opening sealed fields) is kept per id and rev,
 // so a record read again unchanged costs no decryption; every read still asks the database.
-import { deepFreeze, type AnyRecord } from '../memory-table.ts';
-import type { RecordCodec, StoredRecord } from '../record-codec.ts';
+import { deepFreeze, type AnyRecord } from '../base/memory-table.ts';
+import type { RecordCodec, StoredRecord } from '../base/record-codec.ts';
 import { fieldLiteral, tableOf } from './pg-schema.ts';
 import { unstorable } from './storable-text.ts';
 

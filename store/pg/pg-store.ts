@@ -10,9 +10,9 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { GpufleetError } from '../../model/index.ts';
-import { RecordCodec } from '../record-codec.ts';
-import type { SecretBox } from '../secret-box.ts';
-import type { CollectionName, CommitInfo, RecordOf, Store, StoreChange, StoreObserver, StoreTx, TxOptions, Where } from '../store.ts';
+import { RecordCodec } from '../base/record-codec.ts';
+import type { SecretBox } from '../base/secret-box.ts';
+import type { CollectionName, CommitInfo, RecordOf, Store, StoreChange, StoreObserver, StoreTx, TxOptions, Where } from '../base/store.ts';
 import type { GpuClaim } from './gpu-claims.ts';
 import { ChangeFeed } from './pg-change-feed.ts';
 import { HostCapacityConflict, isCapacityConflict, type HostLoadRule } from './host-capacity.ts';

@@ -5,9 +5,9 @@
 // and the change notification other replicas listen for. The caller commits; PostgreSQL delivers the
 // notification only if the commit succeeds.
 import type pg from 'pg';
-import { deepFreeze, type AnyRecord } from '../memory-table.ts';
-import { layered } from '../pending-layer.ts';
-import type { CollectionName, RecordOf, StoreTx, Where } from '../store.ts';
+import { deepFreeze, type AnyRecord } from '../base/memory-table.ts';
+import { layered } from '../embedded/pending-layer.ts';
+import type { CollectionName, RecordOf, StoreTx, Where } from '../base/store.ts';
 import { CLAIMING_COLLECTIONS, claimsOf, sameClaims, type GpuClaim } from './gpu-claims.ts';
 import { checkHostCapacity, hostsGainingLoad, type HostLoadRule } from './host-capacity.ts';
 import { countSql, impossibleId, keyOf, ROW_COLUMNS, selectSql, type Row, type RowCache, type StoredRecord } from './pg-rows.ts';

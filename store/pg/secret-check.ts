@@ -4,7 +4,7 @@
 // second key and fail to open the old ones.
 import type pg from 'pg';
 import { GpufleetError } from '../../model/index.ts';
-import type { SecretBox } from '../secret-box.ts';
+import type { SecretBox } from '../base/secret-box.ts';
 
 const KEY = 'secret_key_check';
 const PLAIN = 'gpufleet secret key check v1';

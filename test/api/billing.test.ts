@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { seedHosts } from '../harness/fake-hosts.ts';
-import { VOLUME_PRICE_PER_GB_MONTH } from '../../core/billing.ts';
-import { bucketStart, nextBucket } from '../../core/billing-service.ts';
+import { VOLUME_PRICE_PER_GB_MONTH } from '../../core/billing/billing.ts';
+import { bucketStart, nextBucket } from '../../core/billing/billing-service.ts';
 import type { BillingRecord } from '../../model/records/resources.ts';
 
 type J = any;

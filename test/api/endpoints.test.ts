@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { gpuTypesInPool } from '../../fleet/gpu-catalog.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { seedHosts } from '../harness/fake-hosts.ts';
-import type { Principal } from '../../core/api-keys.ts';
+import type { Principal } from '../../model/index.ts';
 
 type J = any;
 const H100 = 'NVIDIA H100 80GB HBM3';

@@ -6,8 +6,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { seedHosts } from '../harness/fake-hosts.ts';
-import { EventLog } from '../../core/events/event-log.ts';
-import { EVENTS_FILE, FileEventArchive } from '../../core/events/event-archive.ts';
+import { EventLog } from '../../core/observability/events/event-log.ts';
+import { EVENTS_FILE, FileEventArchive } from '../../core/observability/events/event-archive.ts';
 import type { EventView } from '../../model/records/event.ts';
 import { readSse } from '../harness/sse-reader.ts';
 

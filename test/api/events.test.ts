@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { seedHosts } from '../harness/fake-hosts.ts';
-import { EventLog } from '../../core/events/event-log.ts';
+import { EventLog } from '../../core/observability/events/event-log.ts';
 import type { EventView } from '../../model/records/event.ts';
 import { readSse } from '../harness/sse-reader.ts';
 

@@ -2,7 +2,7 @@
 // unknown as any other name (an own-property check, not `in`); `lastUsedAt` of a key is set when the
 // key is used, written through the store at most once a minute per key.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { LAST_USED_EVERY_MS } from '../../core/api-keys.ts';
+import { LAST_USED_EVERY_MS } from '../../core/accounts/api-keys.ts';
 import type { TestControlPlane } from '../harness/control-plane.ts';
 import { call, expectProblem, startPodsControlPlane } from './pods-helpers.ts';
 

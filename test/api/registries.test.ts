@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { seedHosts } from '../harness/fake-hosts.ts';
-import { SecretBox } from '../../store/secret-box.ts';
+import { SecretBox } from '../../store/base/secret-box.ts';
 import { databaseLeaks, databaseRows } from '../harness/database-at-rest.ts';
 
 type J = any;

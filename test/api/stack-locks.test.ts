@@ -1,5 +1,5 @@
 // /v2/stack-locks/{stack} over a listening server: the route is thin, the rules are
-// core/stack-lock-service.ts (a lease per account and stack, renewed by its holder, released by its
+// core/stacks/stack-lock-service.ts (a lease per account and stack, renewed by its holder, released by its
 // holder or by force, gone when it expires).
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';

@@ -5,7 +5,7 @@
 // templateId again; Bob never sees the template's env values. The upgrade pins records written before.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { pinEndpointsOfOthers, workerTemplate } from '../../core/template-pins.ts';
+import { pinEndpointsOfOthers, workerTemplate } from '../../core/endpoints/template-pins.ts';
 import type { EndpointRecord } from '../../model/index.ts';
 
 type J = Record<string, any>;
@@ -16,7 +16,7 @@ let tpl: J;
 
 const json = async (r: Response) => (await r.json()) as J;
 const rec = async (id: string) => (await cp.services.store.get('endpoints', id))!;
-/** what the endpoint's next worker is built from (core/serverless/worker-service.ts uses the same) */
+/** what the endpoint's next worker is built from (core/workers/worker-service.ts uses the same) */
 const builds = async (id: string) => {
   const e = await rec(id);
   return workerTemplate(e, await cp.services.store.get('templates', e.templateId));

@@ -1,7 +1,7 @@
+import type { Principal } from '../../model/index.ts';
 // How the public clients talk to /graphql, for the tests: runpod-python posts `{"query"}` with a
 // Bearer key and its User-Agent; older releases (and the docs) put the key in `?api_key=` instead;
 // runpodctl always posts `{"query", "variables"}`.
-import type { Principal } from '../../core/api-keys.ts';
 
 export interface GqlError {
   message: string;

@@ -6,9 +6,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startControlPlane, type ControlPlane, type ServerConfig, type StartOptions } from '../../api/index.ts';
-import { parseQuotas } from '../../api/rate-limit/limiter.ts';
-import type { ApiKeyScope } from '../../model/records/account.ts';
+import { parseQuotas } from '../../api/index.ts';
+import type { ApiKeyScope } from '../../model/index.ts';
 import { freshTestDatabase, TEST_SECRET_KEY, TEST_STORE } from './test-store.ts';
+import { freePort } from './free-port.ts';
+
+export { freePort };
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const ADMIN_KEY = 'gf_test_admin_key_0123456789abcdef';
@@ -178,13 +181,3 @@ export function spawnedAdminApi(current: () => SpawnedControlPlane | null): (p: 
 }
 
 /** A free TCP port on loopback. */
-export async function freePort(): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}

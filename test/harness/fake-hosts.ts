@@ -1,8 +1,8 @@
 // Host records written straight into the store, for tests and benchmarks of the API and scheduler
 // that run without the provisioner: nothing dials these hosts, so nothing pretends to be one.
 import { randomUUID } from 'node:crypto';
-import type { HostRecord } from '../../model/records/host.ts';
-import type { Store } from '../../store/store.ts';
+import type { HostRecord } from '../../model/index.ts';
+import type { Store } from '../../store/index.ts';
 
 export interface FakeHostSpec {
   id?: string;

@@ -6,8 +6,9 @@
 // (taken twice, requeued once as lost, COMPLETED once) where they once read the embedded log.
 // A requeue by the deadline sweep (an expired lease) is not seen here: such a test also checks
 // `retries`, which counts every requeue.
-import type { FinalStatus, Job, JobQueue } from '../../core/jobs/index.ts';
+import type { JobQueue } from '../../core/index.ts';
 import { waitFor } from './wait-for.ts';
+import type { FinalStatus, Job } from '../../model/index.ts';
 
 export type JobEvent =
   | { t: 'take'; worker: string }

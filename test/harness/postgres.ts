@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { freePort } from './control-plane.ts';
+import { freePort } from './free-port.ts';
 
 const run = promisify(execFile);
 

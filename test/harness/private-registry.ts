@@ -7,7 +7,7 @@ import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from './control-plane.ts';
+import { freePort } from './free-port.ts';
 
 const run = promisify(execFile);
 const REGISTRY_BIN = '/usr/bin/docker-registry';

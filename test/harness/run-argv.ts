@@ -2,8 +2,8 @@
 // tests and the fuzz tests: `run`, then only `--name=value` words (and the bare `--detach`), then the
 // end of options, the image, and the start command split from args. Whatever a user value holds, it
 // is inside an option word or after the image position, so docker never reads it as an option.
-import { END_OF_OPTIONS, splitArgs, type RunSpec } from '../../provisioner/container-spec.ts';
-import type { PodRecord } from '../../model/records/pod.ts';
+import { END_OF_OPTIONS, splitArgs, type RunSpec } from '../../provisioner/index.ts';
+import type { PodRecord } from '../../model/index.ts';
 
 const OPTION_WORD = /^--[a-z][a-z-]*=/;
 

@@ -1,5 +1,5 @@
 // A WorkerDirectory for the job side's tests, until the worker side's directory runs real workers in
-// containers: a real implementation of the port (core/serverless/worker-directory.ts) over the
+// containers: a real implementation of the port (core/workers/worker-directory.ts) over the
 // control plane's store, not a mock of HTTP. `issue()` makes a worker of an endpoint with its own
 // token (the endpoint must exist in the store, and a token dies with its endpoint); what the worker
 // protocol tells it (seen, recycle) is kept for the tests to read, and it counts workers by state.

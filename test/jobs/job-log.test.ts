@@ -3,8 +3,9 @@
 import { appendFile, copyFile, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { EmbeddedJobQueue, type Job } from '../../core/jobs/index.ts';
+import { EmbeddedJobQueue } from '../../core/jobs/index.ts';
 import { codeOf, job, openFixture, type QueueFixture } from './queue-fixture.ts';
+import type { Job } from '../../model/index.ts';
 
 let f: QueueFixture;
 beforeEach(async () => {

@@ -6,10 +6,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import type { Job } from '../../core/jobs/index.ts';
 import { PostgresJobQueue, type PostgresJobQueueOptions } from '../../core/jobs/postgres-queue.ts';
 import { startPostgres, type TestPostgres } from '../harness/postgres.ts';
 import { job } from './queue-fixture.ts';
+import type { Job } from '../../model/index.ts';
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/pg-taker-child.ts');
 

@@ -3,7 +3,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { EmbeddedJobQueue, type EmbeddedJobQueueOptions, type EnqueueRequest } from '../../core/jobs/index.ts';
+import { EmbeddedJobQueue, type EmbeddedJobQueueOptions } from '../../core/jobs/index.ts';
+import type { EnqueueRequest } from '../../model/index.ts';
 
 export const T0 = 1_700_000_000_000;
 

@@ -1,8 +1,8 @@
 // Every client-side operation of the embedded job queue, on a fake clock: submission and its
 // validation, take order, progress, completion, cancel, retry, purge, counts, depth, delete.
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import type { Job } from '../../core/jobs/index.ts';
 import { codeOf, job, openFixture, T0, type QueueFixture } from './contract-fixture.ts';
+import type { Job } from '../../model/index.ts';
 
 let f: QueueFixture;
 beforeEach(async () => {

@@ -1,8 +1,8 @@
 // Retention and ttl on a fake clock: results of `run` are kept 30 min, of `runsync` 1 min, then
 // gone; a job not taken within its ttl expires (TIMED_OUT, then gone).
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import type { Job } from '../../core/jobs/index.ts';
 import { codeOf, job, openFixture, type QueueFixture } from './contract-fixture.ts';
+import type { Job } from '../../model/index.ts';
 
 const MIN = 60_000;
 let f: QueueFixture;

@@ -1,10 +1,10 @@
 // Faults: the store refuses a public model job's charge when the job becomes final (as a store that
 // is down would: the transaction commits nothing). The job stays COMPLETED and uncharged until the
-// sweep of charges (core/public-endpoints/charge-sweep.ts) writes it: exactly once, with its cost,
+// sweep of charges (core/public-models/charge-sweep.ts) writes it: exactly once, with its cost,
 // however long the store refused it (passes that fail move nothing on), within the job's retention.
 import type { BillingRecord } from '../../model/index.ts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { chargeId, PublicEndpointCharges } from '../../core/public-endpoints/index.ts';
+import { chargeId, PublicEndpointCharges } from '../../core/public-models/index.ts';
 import { ADMIN_KEY } from '../harness/control-plane.ts';
 import { eventually, startJobWorld, type JobWorld } from '../job-interface/in-process-workers.ts';
 import { atCharge } from './charge-faults.ts';

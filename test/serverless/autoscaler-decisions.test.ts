@@ -1,7 +1,7 @@
-// The autoscaler's decisions (core/serverless/autoscaler.ts) over the depth a real job queue reports:
+// The autoscaler's decisions (core/workers/autoscaler.ts) over the depth a real job queue reports:
 // an EmbeddedJobQueue in a temp dir, with a clock the test moves by hand.
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { decideScale, type ScalerEndpoint, type ScalerWorker } from '../../core/serverless/autoscaler.ts';
+import { decideScale, type ScalerEndpoint, type ScalerWorker } from '../../core/workers/autoscaler.ts';
 import { openFixture, job, type QueueFixture } from '../jobs/queue-fixture.ts';
 
 const EP = 'ep-scale';

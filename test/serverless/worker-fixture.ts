@@ -6,13 +6,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { accruePod, createServices, type Services } from '../../core/index.ts';
-import { Autoscaler } from '../../core/serverless/autoscaler-loop.ts';
-import { WorkerService, type WorkerServiceOptions } from '../../core/serverless/worker-service.ts';
+import { Autoscaler } from '../../core/workers/autoscaler-loop.ts';
+import { WorkerService, type WorkerServiceOptions } from '../../core/workers/worker-service.ts';
 import { EmbeddedJobQueue, WorkerPorts, WorkerProtocol } from '../../core/jobs/index.ts';
-import type { Principal } from '../../core/index.ts';
 import type { EndpointRecord, PodRecord, WorkerPod } from '../../model/index.ts';
 import { isWorker, parseQuotas } from '../../model/index.ts';
 import { seedHosts, type FakeHostSpec } from '../harness/fake-hosts.ts';
+import type { Principal } from '../../model/index.ts';
 
 export const ORIGIN = 'http://cp.test:8080';
 

@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { LowdbStore } from '../../store/lowdb-store.ts';
+import { LowdbStore } from '../../store/embedded/lowdb-store.ts';
 import { isGpufleetError, type GpufleetError } from '../../model/base/errors.ts';
 import { account, lines, segments, tree } from './journal-helpers.ts';
 

@@ -1,11 +1,11 @@
-// The embedded store's contract (store/store.ts): all-or-nothing transactions that run one at a
+// The embedded store's contract (store/base/store.ts): all-or-nothing transactions that run one at a
 // time, durable when they resolve; state restored after a clean close and after a crash (a second
 // store opened on the directory of one that never closed); snapshots that drop journal segments.
 import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { LowdbStore } from '../../store/lowdb-store.ts';
+import { LowdbStore } from '../../store/embedded/lowdb-store.ts';
 import type { AccountRecord } from '../../model/records/account.ts';
 
 const dirs: string[] = [];

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { hostLoadRule, overcommitOf } from '../../fleet/host-load.ts';
 import type { PodRecord } from '../../model/index.ts';
-import type { AnyRecord } from '../../store/memory-table.ts';
+import type { AnyRecord } from '../../store/base/memory-table.ts';
 import { hostsGainingLoad } from '../../store/pg/host-capacity.ts';
 import { fakeHostRecord } from '../harness/fake-hosts.ts';
 

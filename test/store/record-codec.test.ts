@@ -1,9 +1,9 @@
-// The persistence boundary (store/record-codec.ts): env goes to disk sealed and comes back as it
+// The persistence boundary (store/base/record-codec.ts): env goes to disk sealed and comes back as it
 // was; a version that leaves env as it was keeps its ciphertext, one that changes it is sealed anew.
 import { randomBytes } from 'node:crypto';
 import { expect, test } from 'vitest';
-import { RecordCodec } from '../../store/record-codec.ts';
-import { SecretBox } from '../../store/secret-box.ts';
+import { RecordCodec } from '../../store/base/record-codec.ts';
+import { SecretBox } from '../../store/base/secret-box.ts';
 
 const codec = () => new RecordCodec(SecretBox.fromKey(randomBytes(32)));
 

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, test } from 'vitest';
-import { LowdbStore } from '../../store/lowdb-store.ts';
+import { LowdbStore } from '../../store/embedded/lowdb-store.ts';
 import { ADMIN_KEY, freePort, spawnControlPlane, type SpawnedControlPlane } from '../harness/control-plane.ts';
 import { seedHosts } from '../harness/fake-hosts.ts';
 

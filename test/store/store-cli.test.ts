@@ -6,8 +6,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, test } from 'vitest';
-import { formatRecord } from '../../store/journal-format.ts';
-import { LowdbStore } from '../../store/lowdb-store.ts';
+import { formatRecord } from '../../store/embedded/journal-format.ts';
+import { LowdbStore } from '../../store/embedded/lowdb-store.ts';
 import { REPO_ROOT } from '../harness/control-plane.ts';
 import { account, lines, segments, tree } from './journal-helpers.ts';
 

@@ -2,7 +2,7 @@
 // QueueCore.begin): a queued job past its ttl is TIMED_OUT and gone at once; a running one past its
 // executionTimeout is TIMED_OUT, its worker told to stop and named for recycling; one whose lease ran
 // out goes back to the queue (or FAILED past the cap); a result past its retention is dropped.
-import { isFinal, type Job } from '../job.ts';
+import { isFinal, type Job } from '../../../model/index.ts';
 import type { TableOptions } from '../job-table.ts';
 import type { LogRecord } from '../log-record.ts';
 import type { Effects } from './effects.ts';

@@ -3,7 +3,7 @@
 // onFinal and onRecycle listeners (a change is told once, where it was made, like the embedded queue).
 import { GpufleetError } from '../../../model/index.ts';
 import { cannotWrite, describeDatabaseError, isServerShort } from '../../../store/index.ts';
-import type { Job } from '../job.ts';
+import type { Job } from '../../../model/index.ts';
 import type { RecycleEvent } from '../job-queue.ts';
 
 /** wake-ups, by what they name; the only part of an effect that crosses replicas */

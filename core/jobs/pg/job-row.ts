@@ -3,7 +3,7 @@
 // way; this file only maps the result onto columns and writes it conditionally.
 import type pg from 'pg';
 import { GpufleetError } from '../../../model/index.ts';
-import type { Job, JobStatus } from '../job.ts';
+import type { Job, JobStatus } from '../../../model/index.ts';
 import { JobTable, type TableOptions } from '../job-table.ts';
 import type { LogRecord } from '../log-record.ts';
 

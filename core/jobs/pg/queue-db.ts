@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { GpufleetError } from '../../../model/index.ts';
 import { cannotWrite, describeDatabaseError, isServerShort, probeDatabaseWrite } from '../../../store/index.ts';
-import { isFinal, type Job } from '../job.ts';
+import { isFinal, type Job } from '../../../model/index.ts';
 import type { TableOptions } from '../job-table.ts';
 import type { RecycleEvent } from '../job-queue.ts';
 import type { LogRecord } from '../log-record.ts';

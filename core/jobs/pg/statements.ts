@@ -2,7 +2,7 @@
 // its own. They make the same changes as the embedded queue's records (job-table.ts): `take`,
 // `fin` (the common report), lease renewals, stream chunks and the stream cursor.
 import type pg from 'pg';
-import { JOB_LIMITS, type Job, type Retention } from '../job.ts';
+import { JOB_LIMITS, type Job, type Retention } from '../../../model/index.ts';
 import type { CompletedCursor, CompleteRequest, EndpointCounts, QueueDepth, StreamRead } from '../job-queue.ts';
 import { fromRow, JOB_COLUMNS, type JobRowData } from './job-row.ts';
 import { OTHERS_WAITING_SQL } from './replicas.ts';

@@ -6,7 +6,7 @@
 // moment share one NOTIFY. A crash between the commit and the NOTIFY loses only the wake-up: callers
 // parked elsewhere find the change at their next check.
 import type pg from 'pg';
-import type { Job } from '../job.ts';
+import type { Job } from '../../../model/index.ts';
 import type { StreamRead } from '../job-queue.ts';
 import { decodeWakes, encodeWakes, isEmpty, type Wakes } from './effects.ts';
 import { JOB_CHANNEL, Notifier } from './notifier.ts';

@@ -6,7 +6,7 @@
 // them over. Takeovers hold the replicas' lock, as a replica joining does, so each sees the others'
 // (and every join) committed: a delivery is taken by exactly one replica, never by two.
 import type pg from 'pg';
-import type { Job } from '../job.ts';
+import type { Job } from '../../../model/index.ts';
 import type { PendingWebhook } from '../job-queue.ts';
 import { ALIVE_FOR_MS, REPLICA_HEARTBEAT_MS, REPLICAS_LOCK } from './replicas.ts';
 import type { Query } from './statements.ts';

@@ -3,7 +3,7 @@
 // completed at most once: the common report is one conditional UPDATE (statements.ts), anything else
 // locks the row and writes under its status and lease token (queue-db.ts).
 import { GpufleetError } from '../../../model/index.ts';
-import { JOB_LIMITS, type Job, type Retention } from '../job.ts';
+import { JOB_LIMITS, type Job, type Retention } from '../../../model/index.ts';
 import type { CompleteRequest, HeartbeatResult, TakeOptions, WaitOptions } from '../job-queue.ts';
 import type { LogRecord } from '../log-record.ts';
 import type { DeadlineSweeper } from './deadline-sweeper.ts';

@@ -1,0 +1,3 @@
+// core/accounts: API keys and how a request names who it acts as (Principal is model's).
+export { ApiKeys, hasScope, keyRefusal, keyView, newId } from './api-keys.ts';
+export { describeUser } from './resource-users.ts';

@@ -1,0 +1,154 @@
+// Host lifecycle: enroll (trust on first use, probe, record), refresh (re-detect GPUs), drain,
+// remove, and accepting a changed host key. Progress is reported through a callback so the CLI can
+// show a spinner and the API can log it.
+import { randomUUID } from 'node:crypto';
+import { GpufleetError, OPERATOR_ACTOR } from '../../model/index.ts';
+import type { CloudTier, HostRecord } from '../../model/index.ts';
+import type { Store } from '../../store/index.ts';
+import type { SecretBox } from '../../store/index.ts';
+import { probeHost, type SshPool, type SshTarget } from '../../fleet/index.ts';
+
+export interface EnrollInput {
+  address: string;
+  port?: number;
+  user: string;
+  privateKey: string;
+  dataCenterId?: string;
+  cloud?: CloudTier;
+}
+
+export type Progress = (step: string) => void;
+
+export const DEFAULT_DATA_CENTER = 'dc-1';
+
+/** `user@host[:port]`, with [v6]:port accepted. */
+export function parseSshAddress(text: string): { user: string; address: string; port: number } {
+  const m = /^([^@\s]+)@(\[[^\]]+\]|[^:\s]+)(?::(\d{1,5}))?$/.exec(text);
+  if (!m) throw new GpufleetError('VALIDATION_FAILED', `"${text}" is not user@host[:port].`, { errors: ['$.ssh: must be user@host[:port]'] });
+  const port = m[3] ? Number(m[3]) : 22;
+  if (port < 1 || port > 65535) throw new GpufleetError('VALIDATION_FAILED', `Port ${port} is out of range.`, { errors: ['$.ssh: port out of range'] });
+  return { user: m[1]!, address: m[2]!.replace(/^\[|\]$/g, ''), port };
+}
+
+export class HostService {
+  constructor(
+    private readonly store: Store,
+    readonly pool: SshPool,
+    private readonly secrets: SecretBox,
+  ) {}
+
+  target(host: HostRecord): SshTarget {
+    return {
+      hostId: host.id,
+      address: host.address,
+      port: host.port,
+      user: host.user,
+      privateKey: this.secrets.open(host.privateKeyEnc),
+      pinnedFingerprint: host.hostKeySha256,
+    };
+  }
+
+  async enroll(input: EnrollInput, progress: Progress = () => undefined): Promise<HostRecord> {
+    const existing = (await this.store.list('hosts')).find(
+      (h) => h.address === input.address && h.port === (input.port ?? 22),
+    );
+    if (existing) throw new GpufleetError('CONFLICT', `${input.address}:${input.port ?? 22} is already enrolled as ${existing.id}.`);
+    const id = `host_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+    const target: SshTarget = {
+      hostId: id,
+      address: input.address,
+      port: input.port ?? 22,
+      user: input.user,
+      privateKey: input.privateKey,
+      pinnedFingerprint: null,
+    };
+    try {
+      progress(`connecting to ${input.user}@${input.address}:${target.port}`);
+      const { fingerprint } = await this.pool.connect(target);
+      progress(`host key ${fingerprint} (trusted on first use)`);
+      progress('probing CPU, memory, disk, Docker and GPUs');
+      const facts = await probeHost((cmd) => this.pool.exec({ ...target, pinnedFingerprint: fingerprint }, cmd, { allowFailure: true }));
+      progress(`found ${facts.gpus.length} GPU(s)${facts.gpus[0] ? ` (${facts.gpus[0].name})` : ''}, ${facts.cpuCount} CPUs, Docker ${facts.dockerVersion}`);
+      const now = new Date().toISOString();
+      const host: HostRecord = {
+        id,
+        address: input.address,
+        port: target.port,
+        user: input.user,
+        privateKeyEnc: this.secrets.seal(input.privateKey),
+        hostKeySha256: fingerprint,
+        rejectedHostKeySha256: null,
+        dataCenterId: input.dataCenterId ?? DEFAULT_DATA_CENTER,
+        cloud: input.cloud ?? 'SECURE',
+        drained: false,
+        status: 'READY',
+        statusReason: null,
+        missedHeartbeats: 0,
+        lastSeenAt: now,
+        facts,
+        createdAt: now,
+      };
+      await this.store.transact((tx) => tx.put('hosts', host), { actor: OPERATOR_ACTOR });
+      progress(`enrolled as ${id}`);
+      return host;
+    } finally {
+      // the pool keyed this connection by the new id; the provisioner dials again with the record
+      await this.pool.close(id);
+    }
+  }
+
+  async get(id: string): Promise<HostRecord> {
+    const host = await this.store.get('hosts', id);
+    if (!host) throw new GpufleetError('NOT_FOUND', `Host ${id} is not enrolled.`);
+    return host;
+  }
+
+  /** Probes again (GPUs added or failed, driver upgraded) and records what the host shows now. */
+  async refresh(id: string): Promise<HostRecord> {
+    const host = await this.get(id);
+    const target = this.target(host);
+    const facts = await probeHost((cmd) => this.pool.exec(target, cmd, { allowFailure: true }));
+    return this.update(id, (h) => ({ ...h, facts, lastSeenAt: new Date().toISOString() }));
+  }
+
+  /** Drained hosts take no new pods; pods already there keep running. */
+  async drain(id: string, drained = true): Promise<HostRecord> {
+    return this.update(id, (h) => ({ ...h, drained, status: h.status === 'UNREACHABLE' ? h.status : drained ? 'DRAINING' : 'READY' }));
+  }
+
+  /** Re-pins the key the host presented after a mismatch (an admin checked it out of band). */
+  async acceptHostKey(id: string, fingerprint?: string): Promise<HostRecord> {
+    const host = await this.get(id);
+    const presented = fingerprint ?? host.rejectedHostKeySha256;
+    if (!presented) throw new GpufleetError('CONFLICT', `Host ${id} has presented no new host key.`);
+    await this.pool.close(id);
+    return this.update(id, (h) => ({ ...h, hostKeySha256: presented, rejectedHostKeySha256: null, statusReason: null, missedHeartbeats: 0 }));
+  }
+
+  /** Refuses while pods live on the host, unless forced (their pods then become ERROR). */
+  async remove(id: string, force = false): Promise<void> {
+    await this.store.transact(async (tx) => {
+      const host = await tx.get('hosts', id);
+      if (!host) throw new GpufleetError('NOT_FOUND', `Host ${id} is not enrolled.`);
+      const live = (await tx.list('pods', { hostId: id })).filter((p) => p.status !== 'TERMINATED');
+      if (live.length > 0 && !force)
+        throw new GpufleetError('IN_USE', `Host ${id} still has ${live.length} pod(s): ${live.slice(0, 5).map((p) => p.id).join(', ')}. Drain it and move them, or remove with force.`);
+      const now = new Date().toISOString();
+      for (const p of live)
+        tx.put('pods', { ...p, status: 'ERROR', desiredStatus: 'EXITED', allocated: false, gpuUuids: [], hostId: null, statusReason: `host ${id} was removed from the fleet`, updatedAt: now });
+      tx.delete('hosts', id);
+    }, { actor: OPERATOR_ACTOR });
+    await this.pool.close(id);
+  }
+
+  private async update(id: string, fn: (h: HostRecord) => HostRecord): Promise<HostRecord> {
+    return this.store.transact(async (tx) => {
+      const host = await tx.get('hosts', id);
+      if (!host) throw new GpufleetError('NOT_FOUND', `Host ${id} is not enrolled.`);
+      const next = fn(host);
+      tx.put('hosts', next);
+      return next;
+    }, { actor: OPERATOR_ACTOR });
+  }
+}
+

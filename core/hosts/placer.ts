@@ -1,0 +1,39 @@
+// What the pod service needs from the fleet: a placement for a pod, decided inside the pod's
+// transaction so two concurrent creates can never take the same GPU.
+import type { CloudTier } from '../../model/index.ts';
+import type { PodRecord } from '../../model/index.ts';
+import type { StoreTx } from '../../store/index.ts';
+
+export interface Placement {
+  hostId: string;
+  dataCenterId: string;
+  gpuUuids: string[];
+  cloud: CloudTier;
+  costPerHr: number;
+  reservedVcpu: number;
+  reservedMemoryGb: number;
+  cudaVersion: string | null;
+}
+
+export interface PodPlacementRequest {
+  pod: PodRecord;
+  /** the pod's storage lives on this host (persistent mount), so it must run there */
+  pinnedHostId: string | null;
+  /** data centers the pod may use (its own constraint narrowed by a network volume's data center) */
+  dataCenterIds: string[];
+  /** GraphQL's cloudType ALL lets the scheduler pick the tier; otherwise the pod's own `cloud` */
+  cloud?: CloudTier | 'ALL';
+  /** GPU types acceptable in priority order (serverless workers); default: the pod's own `gpu.id` */
+  gpuTypeIds?: string[];
+  /** vCPUs and memory a GPU pod asks for beside its GPUs (GraphQL minVcpuCount/minMemoryInGb) */
+  minVcpu?: number;
+  minMemoryGb?: number;
+}
+
+export interface Placer {
+  /**
+   * Chooses a host or throws PLACEMENT_IMPOSSIBLE (nothing in the fleet could ever fit, naming the
+   * constraint) or CAPACITY_UNAVAILABLE (it fits, but the capacity is taken now).
+   */
+  place(tx: StoreTx, request: PodPlacementRequest): Promise<Placement>;
+}

@@ -1,0 +1,44 @@
+// Events from the store's commits: whatever writes a pod's or a host's status (a user's action, the
+// provisioner, an operator, a serverless scaler), the change is seen here, once, with the actor the
+// transaction named. Nothing that writes a status has to remember to record an event.
+import { SYSTEM_ACTOR, type EventResourceType, type HostRecord, type PodRecord } from '../../../model/index.ts';
+import type { CommitInfo, Store, StoreChange } from '../../../store/index.ts';
+import type { EventLog } from './event-log.ts';
+
+/** Starts recording; the returned function stops it. */
+export async function recordStatusEvents(store: Store, log: EventLog): Promise<() => void> {
+  const last = new Map<string, string>();
+  // subscribed first, so no commit falls between reading the statuses and listening
+  const stop = store.onCommit((changes, commit) => {
+    for (const c of changes) onChange(c, commit, last, log);
+  });
+  for (const p of await store.list('pods')) if (!last.has(p.id)) last.set(p.id, p.status);
+  for (const h of await store.list('hosts')) if (!last.has(h.id)) last.set(h.id, h.status);
+  return stop;
+}
+
+function onChange(c: StoreChange, commit: CommitInfo, last: Map<string, string>, log: EventLog): void {
+  if (c.collection !== 'pods' && c.collection !== 'hosts') return;
+  const actor = commit.actor ?? SYSTEM_ACTOR;
+  const previous = last.get(c.id) ?? null;
+  if (c.deleted || !c.record) {
+    last.delete(c.id);
+    if (c.collection === 'hosts' && previous !== null)
+      log.append({ resourceType: 'host', resourceId: c.id, accountId: null, type: 'host.removed', status: null, previousStatus: previous, reason: null, actor });
+    return;
+  }
+  const rec: PodRecord | HostRecord = c.record;
+  if (rec.status === previous) return;
+  last.set(c.id, rec.status);
+  const resourceType: EventResourceType = c.collection === 'hosts' ? 'host' : c.record.endpointId !== undefined ? 'worker' : 'pod';
+  log.append({
+    resourceType,
+    resourceId: c.id,
+    accountId: c.collection === 'pods' ? c.record.accountId : null,
+    type: `${resourceType}.${rec.status.toLowerCase()}`,
+    status: rec.status,
+    previousStatus: previous,
+    reason: rec.statusReason,
+    actor,
+  });
+}

@@ -1,0 +1,126 @@
+// The control plane's metrics, one prom-client Registry per control plane (tests run several in one
+// process), served by GET /metrics. Names and labels are an interface: docs/metrics.md lists them, and
+// a metric is added there when it is added here. Lower layers never import prom-client: the store,
+// the SSH pool and the provisioner each take a small observer interface, implemented below.
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import type { SshObserver } from '../../../fleet/index.ts';
+import type { StoreObserver, StoreReader } from '../../../store/index.ts';
+import { registerFleetGauges } from './fleet-gauges.ts';
+import { GpuUtilization, type GpuSample } from './gpu-utilization.ts';
+import { scrapeGauge } from './scrape-gauge.ts';
+
+/** the `route` label of a request no route matched (the raw URL would be unbounded) */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+export interface HttpObservation {
+  method: string;
+  /** the matched route's pattern (`/v2/pods/:id`), or UNMATCHED_ROUTE */
+  route: string;
+  status: number;
+  seconds: number;
+}
+
+/** What the provisioner tells about its work (provisioner/ codes against this shape). */
+export interface ProvisionerObserver {
+  /** one reconcile pass of one host took `seconds` */
+  reconciled(hostId: string, seconds: number): void;
+  /** the host's GPUs as nvidia-smi last sampled them */
+  gpusSampled(hostId: string, gpus: readonly GpuSample[]): void;
+}
+
+export interface TelemetryOptions {
+  /** a host's GPU sample older than this is no longer exported (its host stopped being sampled) */
+  gpuSampleTtlMs?: number;
+  /** process_* and nodejs_* metrics of prom-client; default true */
+  processMetrics?: boolean;
+}
+
+export class Telemetry {
+  readonly registry = new Registry();
+  readonly ssh: SshObserver;
+  readonly store: StoreObserver;
+  readonly provisioner: ProvisionerObserver;
+  private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  private readonly gpus: GpuUtilization;
+
+  constructor(opts: TelemetryOptions = {}) {
+    const registers = [this.registry];
+    if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    this.httpRequests = new Counter({
+      name: 'gpufleet_http_requests_total',
+      help: 'HTTP requests answered, by method, matched route pattern and status',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.httpDuration = new Histogram({
+      name: 'gpufleet_http_request_duration_seconds',
+      help: 'Time from a request arriving to its response ending (a stream: until it closed)',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
+      registers,
+    });
+    const reconcile = new Histogram({
+      name: 'gpufleet_reconcile_duration_seconds',
+      help: 'One reconcile pass of one host: observe its containers and close the gap to the store',
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800],
+      registers,
+    });
+    const sshDuration = new Histogram({
+      name: 'gpufleet_ssh_command_duration_seconds',
+      help: 'One command over SSH, from asking for its channel to its outcome (dial included)',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120, 600],
+      registers,
+    });
+    const sshFailures = new Counter({
+      name: 'gpufleet_ssh_failures_total',
+      help: 'SSH-level failures per host: no connection, host key refused, channel refused, connection lost, timeout, output cap',
+      labelNames: ['host'],
+      registers,
+    });
+    const storeCommit = new Histogram({
+      name: 'gpufleet_store_commit_duration_seconds',
+      help: "A writing transaction's commit: from its writes being applied to their being durable (journal group commit)",
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    });
+    this.gpus = new GpuUtilization(this.registry, opts.gpuSampleTtlMs ?? 60_000);
+    this.ssh = {
+      commandDone: (_hostId, seconds) => sshDuration.observe(seconds),
+      failed: (hostId) => sshFailures.inc({ host: hostId }),
+    };
+    this.store = { committed: (seconds) => storeCommit.observe(seconds) };
+    this.provisioner = {
+      reconciled: (_hostId, seconds) => reconcile.observe(seconds),
+      gpusSampled: (hostId, gpus) => this.gpus.sampled(hostId, gpus),
+    };
+  }
+
+  /** Exports the gauges read from the store at scrape time (pods, hosts, GPUs). */
+  watchFleet(store: StoreReader): void {
+    registerFleetGauges(this.registry, store);
+    this.gpus.forgetRemovedHosts(store);
+  }
+
+  httpRequest(o: HttpObservation): void {
+    const labels = { method: o.method, route: o.route, status: String(o.status) };
+    this.httpRequests.inc(labels);
+    this.httpDuration.observe(labels, o.seconds);
+  }
+
+  /**
+   * A gauge computed at each scrape: `collect` sets its values (the gauge is emptied first, so a label
+   * set it no longer sets disappears). For metrics read from state, as the fleet gauges are.
+   */
+  scrapeGauge<L extends string>(name: string, help: string, labelNames: readonly L[], collect: (set: (labels: Record<L, string>, value: number) => void) => Promise<void> | void): void {
+    scrapeGauge(this.registry, name, help, labelNames, collect);
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

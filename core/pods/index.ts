@@ -1,0 +1,25 @@
+// core/pods: pods (create, actions, the container they become), their logs (logs/) and exec (exec/).
+export {
+  type ContainerExec,
+  type ContainerExecRequest,
+  type ContainerExecRunner,
+  type ContainerSession,
+  type ContainerSessionRequest,
+  type ContainerSessionRunner,
+  type ExecChunk,
+  type ExecSession,
+  type ExecSessionPlan,
+  type ExecSessionQuery,
+  PodExecService,
+  type SessionOutput,
+} from './exec/pod-exec-service.ts';
+export { AsyncQueue } from './logs/async-queue.ts';
+export { parsePodLogQuery, type PodLogQuery, rfc3339Nanos } from './logs/log-query.ts';
+export {
+  type ContainerLogLine,
+  type ContainerLogRequest,
+  type ContainerLogSource,
+  PodLogService,
+  type PodLogStream,
+} from './logs/pod-log-service.ts';
+export { type PodCreateOptions, type PodListFilter, PodService } from './pod-service.ts';

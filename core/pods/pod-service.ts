@@ -1,0 +1,257 @@
+// Pod operations shared by REST and GraphQL: create (with templates, placement and idempotency),
+// read, update, actions and delete. Everything a request changes happens in one store transaction.
+import { createHash, randomBytes } from 'node:crypto';
+import { canonicalJson, GpufleetError } from '../../model/index.ts';
+import type { PodCreateInput, PodUpdateInput } from '../../model/index.ts';
+import { validatePodAction, validatePodCreate, validatePodUpdate } from '../../model/index.ts';
+import { actionsFor, transition } from '../../model/index.ts';
+import type { PodAction, PodRecord, PodStatus } from '../../model/index.ts';
+import { userActor, type EventView } from '../../model/index.ts';
+import type { Store, StoreTx } from '../../store/index.ts';
+import { accruePod } from '../billing/index.ts';
+import { buildPodRecord, containerConfigChanged } from './pod-builder.ts';
+import { checkRegistry } from '../images/index.ts';
+import { checkImageRegistry } from '../images/index.ts';
+import { cudaVersionsAtLeast } from '../hosts/index.ts';
+import type { Placer, PodPlacementRequest } from '../hosts/index.ts';
+import type { Principal } from '../../model/index.ts';
+
+/** Placement choices GraphQL pod inputs carry and the v2 body has no field for (cloudType ALL, minVcpuCount, minMemoryInGb). */
+export type PlacementOptions = Pick<PodPlacementRequest, 'cloud' | 'minVcpu' | 'minMemoryGb'>;
+
+/** What GraphQL pod inputs carry beside the v2 body: placement options and a CUDA minimum (cuda-versions.ts). */
+export type PodCreateOptions = PlacementOptions & { minCudaVersion?: string };
+
+export interface PodListFilter {
+  status?: PodStatus;
+  name?: string;
+  image?: string;
+  gpuTypeId?: string;
+  dataCenterId?: string;
+  templateId?: string;
+  tag?: Record<string, string>;
+  includeTerminated?: boolean;
+}
+
+const POD_ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+
+function podId(): string {
+  const bytes = randomBytes(14);
+  let id = '';
+  for (const b of bytes) id += POD_ID_ALPHABET[b % POD_ID_ALPHABET.length];
+  return id;
+}
+
+export class PodService {
+  constructor(
+    private readonly store: Store,
+    private readonly placer: Placer,
+    private readonly events?: { recentForPod(podId: string): EventView[] },
+    /** GPUFLEET_ALLOWED_REGISTRIES: registries an image may name beyond the public ones (image-policy.ts) */
+    private readonly allowedRegistries: readonly string[] = [],
+  ) {}
+
+  /** A transaction on the caller's behalf: the events it causes name the caller's key as actor. */
+  private transactAs<T>(principal: Principal, fn: (tx: StoreTx) => Promise<T> | T): Promise<T> {
+    return this.store.transact(fn, { actor: userActor(principal.keyId) });
+  }
+
+  /** The pod's newest events, for a single pod's view (REST); the caller already read the pod. */
+  recentEvents(podId: string): EventView[] {
+    return this.events?.recentForPod(podId) ?? [];
+  }
+
+  /** Validates, merges the template, places and stores a pod. A replayed Idempotency-Key returns the first result. */
+  async create(
+    principal: Principal,
+    body: unknown,
+    idempotencyKey?: string,
+  ): Promise<{ pod: PodRecord; replayed: boolean }> {
+    const input = validatePodCreate(body);
+    // keys sorted: a retry that orders its keys differently is the same request
+    const bodyHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
+    const idemId = idempotencyKey ? `${principal.accountId}:${idempotencyKey}` : null;
+    return this.transactAs(principal, async (tx) => {
+      if (idemId) {
+        const seen = await tx.get('idempotency', idemId);
+        if (seen) {
+          if (seen.bodyHash !== bodyHash)
+            throw new GpufleetError('IDEMPOTENCY_MISMATCH', 'This Idempotency-Key was used with a different request body.', {
+              errors: ['$: differs from the request first sent with this Idempotency-Key'],
+            });
+          const pod = await tx.get('pods', (seen.response as { id: string }).id);
+          if (pod) return { pod, replayed: true };
+        }
+      }
+      const pod = await this.createIn(tx, principal, input);
+      if (idemId)
+        tx.put('idempotency', {
+          id: idemId,
+          accountId: principal.accountId,
+          bodyHash,
+          statusCode: 201,
+          response: { id: pod.id },
+          createdAt: pod.createdAt,
+        });
+      return { pod, replayed: false };
+    });
+  }
+
+  /** GraphQL creation: the same validation and rules as `create`, plus options REST has no field for. */
+  async createWithPlacement(principal: Principal, body: unknown, options: PodCreateOptions = {}): Promise<PodRecord> {
+    const input = validatePodCreate(body);
+    const { minCudaVersion, ...placement } = options;
+    return this.transactAs(principal, async (tx) => {
+      const cuda = input.gpu && (await cudaVersionsAtLeast(tx, minCudaVersion, input.gpu.allowedCudaVersions, 'pod'));
+      const withCuda = input.gpu && cuda ? { ...input, gpu: { ...input.gpu, allowedCudaVersions: cuda } } : input;
+      return this.createIn(tx, principal, withCuda, placement);
+    });
+  }
+
+  /** Creation inside a caller's transaction (GraphQL and the constructs reuse it). */
+  async createIn(tx: StoreTx, principal: Principal, input: PodCreateInput, options: PlacementOptions = {}): Promise<PodRecord> {
+    checkImageRegistry(input.image, this.allowedRegistries, 'pod');
+    const now = new Date().toISOString();
+    const { pod: draft, networkVolumeDc } = await buildPodRecord(tx, principal, input, podId(), now);
+    await this.assertNameFree(tx, draft);
+    const dataCenterIds = networkVolumeDc ? [networkVolumeDc] : draft.dataCenterIds;
+    const placement = await this.placer.place(tx, { ...options, pod: draft, pinnedHostId: null, dataCenterIds });
+    const pod: PodRecord = {
+      ...draft,
+      ...placement,
+      allocated: true,
+      statusReason: `placed on host ${placement.hostId}; waiting for the provisioner to pull and start it`,
+    };
+    tx.put('pods', pod);
+    await accruePod(tx, null, pod, now);
+    return pod;
+  }
+
+  async get(principal: Principal, id: string): Promise<PodRecord> {
+    const pod = await this.store.get('pods', id);
+    if (!usersPod(pod, principal)) throw notFound(id);
+    return pod;
+  }
+
+  async list(principal: Principal, f: PodListFilter = {}): Promise<PodRecord[]> {
+    const pods = await this.store.list('pods', { accountId: principal.accountId });
+    return pods
+      .filter(
+        (p) =>
+          p.endpointId === undefined &&
+          (f.status ? p.status === f.status : f.includeTerminated || p.status !== 'TERMINATED') &&
+          (f.name === undefined || p.name === f.name) &&
+          (f.image === undefined || p.image === f.image) &&
+          (f.gpuTypeId === undefined || p.gpu?.id === f.gpuTypeId) &&
+          (f.dataCenterId === undefined || p.dataCenterId === f.dataCenterId) &&
+          (f.templateId === undefined || p.template === f.templateId) &&
+          Object.entries(f.tag ?? {}).every(([k, v]) => p.tags[k] === v),
+      )
+      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1));
+  }
+
+  async update(principal: Principal, id: string, body: unknown): Promise<PodRecord> {
+    return this.transactAs(principal, async (tx) => {
+      const pod = await tx.get('pods', id);
+      if (!usersPod(pod, principal)) throw notFound(id);
+      const input: PodUpdateInput = validatePodUpdate(body, pod.mounts);
+      checkImageRegistry(input.image, this.allowedRegistries, 'pod update');
+      if (pod.status === 'TERMINATED') throw new GpufleetError('INVALID_TRANSITION', `Pod ${id} is terminated and cannot be changed.`);
+      const next: PodRecord = { ...pod, updatedAt: new Date().toISOString() };
+      if (input.name !== undefined) next.name = input.name;
+      if (input.image !== undefined) next.image = input.image;
+      if (input.args !== undefined) next.args = input.args;
+      if (input.disk !== undefined) next.disk = input.disk;
+      if (input.ports !== undefined) next.ports = input.ports;
+      if (input.env !== undefined) next.env = input.env;
+      if (input.registry !== undefined) next.registry = await checkRegistry(tx, principal, input.registry);
+      if (input.locked !== undefined) next.locked = input.locked;
+      if (input.tags !== undefined) next.tags = input.tags;
+      if (input.mounts?.persistent) next.mounts = { persistent: input.mounts.persistent };
+      if (input.mounts?.network) next.mounts = { network: input.mounts.network };
+      if (input.name !== undefined) await this.assertNameFree(tx, next);
+      if (containerConfigChanged(pod, next)) {
+        // recreating the container wipes its disk: a reset, which `locked` prevents (spec 2.1)
+        if (pod.locked && next.locked && pod.status !== 'EXITED' && pod.status !== 'ERROR')
+          throw new GpufleetError('LOCKED', `Pod ${id} is locked; changing image, args, env, ports, disk or registry would recreate its container. Unlock it first.`);
+        next.specGeneration += 1;
+      }
+      tx.put('pods', next);
+      return next;
+    });
+  }
+
+  /** Spec 3.2. Returns the pod after the action (TERMINATED for terminate). */
+  async act(principal: Principal, id: string, body: unknown): Promise<PodRecord> {
+    const { action } = validatePodAction(body);
+    return this.applyAction(principal, id, action);
+  }
+
+  async applyAction(principal: Principal, id: string, action: PodAction): Promise<PodRecord> {
+    return this.transactAs(principal, async (tx) => {
+      const pod = await tx.get('pods', id);
+      if (!usersPod(pod, principal)) throw notFound(id);
+      const t = transition(pod.status, action, pod.locked);
+      if (!t) {
+        const why = pod.locked && action === 'stop' ? ' (the pod is locked)' : '';
+        throw new GpufleetError(
+          'INVALID_TRANSITION',
+          `Cannot ${action} pod ${id} while it is ${pod.status}${why}; valid actions: ${actionsFor(pod.status, pod.locked).join(', ') || 'none'}.`,
+          { fields: { status: pod.status, action } },
+        );
+      }
+      const now = new Date().toISOString();
+      let next: PodRecord = { ...pod, status: t.status, desiredStatus: t.desiredStatus, statusReason: t.statusReason, updatedAt: now };
+      if (t.restart) next.restartGeneration += 1;
+      if (action === 'stop' || action === 'terminate') next = { ...next, allocated: false, gpuUuids: [] };
+      if (action === 'terminate') next.terminatedAt = now;
+      if (t.place) {
+        const pinnedHostId = pod.mounts.persistent ? pod.hostId : null;
+        const volumeDc = await networkVolumeDataCenter(tx, pod);
+        const placement = await this.placer.place(tx, {
+          pod: next,
+          pinnedHostId,
+          dataCenterIds: volumeDc ? [volumeDc] : pod.dataCenterIds,
+        });
+        next = { ...next, ...placement, allocated: true, statusReason: `placed on host ${placement.hostId}; waiting for the provisioner` };
+      }
+      tx.put('pods', next);
+      await accruePod(tx, pod, next, now);
+      return next;
+    });
+  }
+
+  /** DELETE: terminate from any state; deleting a terminated pod again is a no-op. */
+  async delete(principal: Principal, id: string): Promise<void> {
+    const pod = await this.get(principal, id);
+    if (pod.status !== 'TERMINATED') await this.applyAction(principal, id, 'terminate');
+  }
+
+  private async assertNameFree(tx: StoreTx, pod: PodRecord): Promise<void> {
+    const clash = (await tx.list('pods', { accountId: pod.accountId, name: pod.name })).find(
+      (p) => p.id !== pod.id && p.status !== 'TERMINATED' && p.endpointId === undefined,
+    );
+    if (clash)
+      throw new GpufleetError('CONFLICT', `A pod named "${pod.name}" already exists in this account (${clash.id}).`, {
+        errors: ['$.name: must be unique within the account'],
+      });
+  }
+}
+
+/**
+ * The caller's own pod. A serverless worker is a pod record too (model/records/worker.ts), but users see it
+ * only under its endpoint: as a pod it does not exist.
+ */
+function usersPod(pod: PodRecord | undefined, principal: Principal): pod is PodRecord {
+  return pod !== undefined && pod.accountId === principal.accountId && pod.endpointId === undefined;
+}
+
+function notFound(id: string): GpufleetError {
+  return new GpufleetError('NOT_FOUND', `Pod ${id} was not found.`);
+}
+
+async function networkVolumeDataCenter(tx: StoreTx, pod: PodRecord): Promise<string | null> {
+  const volumeId = pod.mounts.network?.[0]?.volumeId;
+  if (!volumeId) return null;
+  return (await tx.get('networkVolumes', volumeId))?.dataCenterId ?? null;
+}

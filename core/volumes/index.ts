@@ -1,0 +1,2 @@
+// core/volumes: network volumes.
+export { dataCenterExists, NetworkVolumeService, toNetworkVolumeView } from './network-volume-service.ts';
