@@ -42,7 +42,7 @@ beforeAll(async () => {
   hostId = await enrolTestHost(cp, host, { dataCenterId: 'dc-tts-e2e' });
 
   // the operator (admin key): template, endpoint, catalog entry
-  endpointId = await publish(slug, { name: 'tts-espeak', image, disk: 1, serverless: true }, { unit: 'second', usdPerUnit: USD_PER_SECOND, maxUnitsPerJob: 600 });
+  endpointId = await publish(slug, { name: 'tts-espeak', image, disk: 1, serverless: true }, { unit: 'second', usdPerUnit: USD_PER_SECOND, maxUnitsPerJob: 120 });
   await publish(imageSlug, { name: 'image-fixture', image: fixture, disk: 1, serverless: true, env: { IMAGE_USAGE_UNIT: 'megapixel' } }, { unit: 'megapixel', usdPerUnit: USD_PER_MEGAPIXEL, maxUnitsPerJob: 100 });
 
   user = await cp.newAccount('read_write', START_BALANCE);
