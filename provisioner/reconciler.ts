@@ -128,6 +128,13 @@ export class Reconciler {
 
   async passAll(): Promise<void> {
     const hosts = await this.s.store.list('hosts');
+    // the backoffs of hosts removed from the fleet go with them
+    const ids = new Set(hosts.map((h) => h.id));
+    for (const [hostId, r] of this.retries) {
+      if (ids.has(hostId)) continue;
+      r.clear();
+      this.retries.delete(hostId);
+    }
     // a pass in progress stands for the interval's: none is queued behind it
     await Promise.allSettled(hosts.filter((h) => this.leases.holds(h.id)).map((h) => this.kick(h.id, { unlessRunning: true })));
   }
