@@ -4,7 +4,7 @@
 // rate limit counts each only once, when it arrives: one account could hold thousands. Per kind, an
 // account may hold at most its limit at once in this replica; the next is 429 with Retry-After.
 import { GpufleetError } from '../../model/index.ts';
-import type { Release } from './host-stream-shares.ts';
+import { holdOne, type Release } from './held-count.ts';
 
 /**
  * events: `GET /v2/events` followed as server-sent events; waits: `runsync`, `status-sync` and
@@ -58,15 +58,7 @@ export class HeldRequests {
         fields: { kind, held: mine, limit },
         headers: { 'retry-after': String(RETRY_AFTER_S[kind]) },
       });
-    byAccount.set(accountId, mine + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const n = (byAccount.get(accountId) ?? 1) - 1;
-      if (n > 0) byAccount.set(accountId, n);
-      else byAccount.delete(accountId);
-    };
+    return holdOne(byAccount, accountId);
   }
 
   /** Requests of this kind the account holds now (tests). */

@@ -7,14 +7,12 @@
 // this process, as the pool's own cap is: with replicas, each replica has its own stream connection
 // to each host and its own count (docs/security.md, "Stream shares").
 import { GpufleetError } from '../../model/index.ts';
+import { holdOne, type Release } from './held-count.ts';
 
 /** the SSH pool's default streams per host (SshPoolOptions.maxStreamsPerHost) */
 export const DEFAULT_STREAMS_PER_HOST = 8;
 /** seconds a refused client is told to wait: streams are held for as long as someone watches */
 const RETRY_AFTER_S = 10;
-
-/** Undoes one acquire; calling it again does nothing. */
-export type Release = () => void;
 
 export class HostStreamShares {
   /** host id → account id → streams held */
@@ -41,16 +39,9 @@ export class HostStreamShares {
   acquire(accountId: string, hostId: string): Release {
     this.check(accountId, hostId);
     const byAccount = this.held.get(hostId) ?? this.held.set(hostId, new Map()).get(hostId)!;
-    byAccount.set(accountId, (byAccount.get(accountId) ?? 0) + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const n = (byAccount.get(accountId) ?? 1) - 1;
-      if (n > 0) byAccount.set(accountId, n);
-      else byAccount.delete(accountId);
-      if (byAccount.size === 0 && this.held.get(hostId) === byAccount) this.held.delete(hostId);
-    };
+    return holdOne(byAccount, accountId, () => {
+      if (this.held.get(hostId) === byAccount) this.held.delete(hostId);
+    });
   }
 
   /** Streams the account holds on the host now (tests, metrics). */
