@@ -2,7 +2,7 @@
 // UNREACHABLE; its pods keep their last observed status with a reason saying the host is not
 // answering (never silently terminated), and everything converges on the next good pass.
 import type { HostRecord } from '../model/index.ts';
-import { isGpufleetError, PROVISIONER_ACTOR } from '../model/index.ts';
+import { isGpufleetError, podConditions, PROVISIONER_ACTOR, setCondition, withHostConditions } from '../model/index.ts';
 import type { Store } from '../store/index.ts';
 
 const SEEN_WRITE_EVERY_MS = 30_000;
@@ -21,19 +21,24 @@ export class HostHealth {
       if (!h) return;
       const missed = h.missedHeartbeats + 1;
       const unreachable = keyMismatch || missed >= this.unreachableAfter;
-      const next: HostRecord = {
+      const now = new Date().toISOString();
+      const next: HostRecord = withHostConditions({
         ...h,
         missedHeartbeats: missed,
         status: unreachable ? 'UNREACHABLE' : h.status,
         statusReason: unreachable ? (keyMismatch ? message : `missed ${missed} heartbeats: ${message}`) : h.statusReason,
         rejectedHostKeySha256: keyMismatch ? String((err as { fields: Record<string, unknown> }).fields.presented ?? '') || null : h.rejectedHostKeySha256,
-      };
+      }, now);
       tx.put('hosts', next);
       if (unreachable && h.status !== 'UNREACHABLE') {
         const since = h.lastSeenAt ?? 'enrollment';
         for (const p of await tx.list('pods', { hostId: h.id }))
-          if (p.status !== 'TERMINATED')
-            tx.put('pods', { ...p, statusReason: `host ${h.id} is unreachable (last seen ${since}); status ${p.status} is the last observed` });
+          if (p.status !== 'TERMINATED') {
+            // a container the pod's status says runs (or starts) is not known to any more
+            const unknown = p.status === 'RUNNING' || p.status === 'STARTING';
+            const conditions = unknown ? setCondition(p.conditions, podConditions.hostUnreachable(), now) : p.conditions;
+            tx.put('pods', { ...p, statusReason: `host ${h.id} is unreachable (last seen ${since}); status ${p.status} is the last observed`, ...(conditions ? { conditions } : {}) });
+          }
       }
     }, { actor: PROVISIONER_ACTOR });
   }
@@ -45,13 +50,13 @@ export class HostHealth {
     await this.store.transact(async (tx) => {
       const h = await tx.get('hosts', host.id);
       if (!h) return;
-      tx.put('hosts', {
+      tx.put('hosts', withHostConditions({
         ...h,
         missedHeartbeats: 0,
         status: h.drained ? 'DRAINING' : 'READY',
         statusReason: null,
         lastSeenAt: new Date().toISOString(),
-      });
+      }));
     }, { actor: PROVISIONER_ACTOR });
   }
 }

@@ -6,9 +6,9 @@
 // backoff and the pass pulls again, ERROR after MAX_STALLS. A pod the pass no longer wants pulled
 // (stopped, terminated, moved, another image) drops out; a pull nobody waits for is cancelled.
 import type { Logger } from 'pino';
-import type { HostRecord, PodRecord } from '../model/index.ts';
+import { podConditions as cond, type ConditionUpdate, type HostRecord, type PodConditionType, type PodRecord } from '../model/index.ts';
 import type { Services } from '../core/index.ts';
-import { writeObserved, type Intent } from './pod-status.ts';
+import { writeObserved, type Intent, type ObservedChange } from './pod-status.ts';
 import { recordPull } from './image-access.ts';
 import { startPull, type PullAuth } from './image-pull.ts';
 import { pullingReason } from './pull-progress.ts';
@@ -38,7 +38,8 @@ export interface PodPullHooks {
   kick(hostId: string): void;
   /** throws unless this replica still holds the host's lease (a pull adds to the host's cache) */
   beforeCreate(hostId: string): Promise<void>;
-  fail(podId: string, intent: Intent, reason: string): Promise<void>;
+  /** ERROR with the reason; `conditions` say what failed in our words (PodReconciler.fail) */
+  fail(podId: string, intent: Intent, reason: string, conditions: ConditionUpdate<PodConditionType>[]): Promise<void>;
   log?: Pick<Logger, 'warn' | 'info'> | undefined;
 }
 
@@ -135,7 +136,8 @@ export class PodPulls {
     const reason = state === 'queued' ? `waiting for a free pull slot on the host (image ${w.image})` : pullingReason(w.image, this.scheduler.summary(w.hostId, w.key));
     if (reason === w.reason) return;
     w.reason = reason;
-    await this.write(podId, w.intent, (p) => (p.status === 'PROVISIONING' || p.status === 'STARTING' ? { status: 'PROVISIONING', statusReason: reason } : {}));
+    const pulling = state === 'queued' ? cond.pullQueued() : cond.pulling();
+    await this.write(podId, w.intent, (p) => (p.status === 'PROVISIONING' || p.status === 'STARTING' ? { status: 'PROVISIONING', statusReason: reason, conditions: [pulling] } : {}));
   }
 
   private async ended(podId: string, w: Waiting, end: PullEnd): Promise<void> {
@@ -146,7 +148,7 @@ export class PodPulls {
       const stallS = Math.round(this.scheduler.settings.stallMs / 1000);
       if (w.stalls >= MAX_STALLS) {
         this.pods.delete(podId);
-        await this.hooks.fail(podId, w.intent, `image pull stalled ${w.stalls} times (${w.as}): no progress for ${stallS} s each time`);
+        await this.hooks.fail(podId, w.intent, `image pull stalled ${w.stalls} times (${w.as}): no progress for ${stallS} s each time`, [cond.pullStalledOut(w.stalls), cond.imageUnavailable()]);
         return;
       }
       const wait = BACKOFF_MS[Math.min(w.stalls - 1, BACKOFF_MS.length - 1)]!;
@@ -154,7 +156,7 @@ export class PodPulls {
       w.timer = setTimeout(() => this.hooks.kick(w.hostId), wait + 50);
       w.timer.unref();
       w.reason = `image pull stalled (no progress for ${stallS} s); trying again in ${Math.round(wait / 1000)} s`;
-      await this.write(podId, w.intent, () => ({ status: 'PROVISIONING', statusReason: w.reason }));
+      await this.write(podId, w.intent, () => ({ status: 'PROVISIONING', statusReason: w.reason, conditions: [cond.pullStalled(stallS, Math.round(wait / 1000))] }));
       return;
     }
     this.pods.delete(podId);
@@ -164,14 +166,15 @@ export class PodPulls {
     } else if (end.kind === 'failed') {
       // docker's words can carry what a registry (or anything it reached) said: never to the tenant
       this.hooks.log?.warn({ podId, hostId: w.hostId, output: end.output }, 'image pull failed');
-      await this.hooks.fail(podId, w.intent, `image pull failed (${w.as}): ${classifyPullError(end.output).reason}`);
+      const why = classifyPullError(end.output).reason;
+      await this.hooks.fail(podId, w.intent, `image pull failed (${w.as}): ${why}`, [cond.pullFailed(why), cond.imageUnavailable()]);
     } else if (end.kind === 'interrupted') {
       this.hooks.log?.info({ podId, hostId: w.hostId, err: end.cause }, 'image pull interrupted; the next pass asks again');
       this.hooks.kick(w.hostId);
     }
   }
 
-  private write(podId: string, intent: Intent, change: (p: PodRecord) => Partial<PodRecord>): Promise<boolean> {
+  private write(podId: string, intent: Intent, change: (p: PodRecord) => ObservedChange): Promise<boolean> {
     return writeObserved(this.s.store, podId, intent, change);
   }
 }

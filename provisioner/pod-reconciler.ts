@@ -4,11 +4,11 @@ import type { Logger } from 'pino';
 import type { HostRecord } from '../model/index.ts';
 import type { PodObserved, PodRecord, RuntimePort } from '../model/index.ts';
 import { pullRefusal, type ProvisionerObserver, type Services } from '../core/index.ts';
-import { GpufleetError, isGpufleetError } from '../model/index.ts';
+import { GpufleetError, isGpufleetError, podConditions as cond, type ConditionUpdate, type PodConditionType } from '../model/index.ts';
 import { GPU_METRICS_COMMAND, parseGpuMetrics } from '../fleet/index.ts';
 import { podStorageDir, runSpec, specKey } from './container-spec.ts';
 import type { HostDocker, ObservedContainer } from './host-docker.ts';
-import { intentOf, writeObserved, type Intent } from './pod-status.ts';
+import { intentOf, writeObserved, type Intent, type ObservedChange } from './pod-status.ts';
 import { refusedImages } from './image-access.ts';
 import { runFailureReason } from './pull-errors.ts';
 import type { PodPulls } from './pod-pulls.ts';
@@ -73,7 +73,11 @@ export class PodReconciler {
       const stoppedNow = container?.running === true;
       if (stoppedNow) await docker.stop(pod.id);
       if (stoppedNow || pod.observed || (pod.status === 'EXITED' && pod.statusReason === 'stopped by user'))
-        await this.write(pod, intent, () => ({ observed: null, statusReason: pod.status === 'EXITED' ? 'container stopped; GPUs released' : pod.statusReason }));
+        await this.write(pod, intent, () => ({
+          observed: null,
+          statusReason: pod.status === 'EXITED' ? 'container stopped; GPUs released' : pod.statusReason,
+          conditions: pod.status === 'EXITED' ? [cond.stopped()] : [],
+        }));
       return;
     }
     if (!pod.allocated) return;
@@ -106,7 +110,8 @@ export class PodReconciler {
         memoryUtil: m ? m.mem : (p.observed?.memoryUtil ?? null),
         observedAt: m ? new Date().toISOString() : (p.observed?.observedAt ?? new Date().toISOString()),
       };
-      return { status: 'RUNNING', statusReason: null, startedAt: c.startedAt, restartedGeneration: p.restartGeneration, observed };
+      const conditions = [cond.placed(host.id), cond.present(), cond.running()];
+      return { status: 'RUNNING', statusReason: null, startedAt: c.startedAt, restartedGeneration: p.restartGeneration, observed, conditions };
     });
   }
 
@@ -130,7 +135,7 @@ export class PodReconciler {
       // the status write and the command overlap: STARTING is true from the moment docker is asked;
       // a command that failed waits for the write, so the reason written after it is not overwritten
       const [written, ran] = await Promise.allSettled([
-        this.write(pod, intent, () => ({ status: 'STARTING', statusReason: 'starting container' })),
+        this.write(pod, intent, () => ({ status: 'STARTING', statusReason: 'starting container', conditions: [cond.starting()] })),
         image().then((i) => docker.runPod(spec, pod.id, i)),
       ]);
       if (ran.status === 'rejected') throw ran.reason;
@@ -141,7 +146,7 @@ export class PodReconciler {
         // the pull runs beside the pass; when it ends the host's pass is kicked and the run comes again
         // a registry on a private address, or a name leading to one, is never pulled from (core/registry-lookup.ts)
         const refused = await pullRefusal(pod.image, this.s.config.allowedRegistries ?? []);
-        if (refused !== null) return this.fail(pod, intent, `image pull failed: ${refused}`);
+        if (refused !== null) return this.fail(pod, intent, `image pull failed: ${refused}`, [cond.refusedByPolicy(), cond.imageUnavailable()]);
         const auth = await this.registryAuth(pod);
         // a digest the host caches privately for others must be shown to the registry (image-pull.ts)
         const verifyDigest = run.refused && pod.image.includes('@') ? { insecure: loopbackRegistry(pod.image) } : undefined;
@@ -152,7 +157,7 @@ export class PodReconciler {
       if (!run.ok && /already in use|Conflict/.test(run.error)) return null;
       r = run;
     }
-    if (!r.ok || !r.container) return this.fail(pod, intent, `container did not start: ${runFailureReason(r.error)}`);
+    if (!r.ok || !r.container) return this.fail(pod, intent, `container did not start: ${runFailureReason(r.error)}`, [cond.startFailed()]);
     if (!r.container.running) {
       await this.exitedOnItsOwn(docker, pod, intent, r.container);
       return null;
@@ -173,6 +178,7 @@ export class PodReconciler {
       statusReason: crashed
         ? `container crashed on start (exit code ${c.exitCode}${c.error ? `, ${c.error}` : ''})${logs ? `: ${logs}` : ''}`
         : `container exited on its own with code ${c.exitCode}`,
+      conditions: crashed ? [cond.crashed(c.exitCode), cond.released('failed')] : [cond.exited(c.exitCode), cond.released('exited')],
     }));
   }
 
@@ -184,23 +190,32 @@ export class PodReconciler {
   async failPod(pod: PodRecord, err: unknown): Promise<void> {
     if (pod.desiredStatus === 'TERMINATED') return;
     const why = isGpufleetError(err) ? err.message : `internal error: ${err instanceof Error ? err.message : String(err)}`;
-    await this.fail(pod, intentOf(pod), why);
+    await this.fail(pod, intentOf(pod), why, [cond.failed()]);
   }
 
   /** A step failed on the host and waits out a backoff (reconciler.ts): the reason says so; the status stays. */
   async retrying(pod: PodRecord, reason: string): Promise<void> {
-    await this.write(pod, intentOf(pod), () => ({ statusReason: reason }));
+    await this.write(pod, intentOf(pod), (p) => ({ statusReason: reason, conditions: [cond.retrying(p.status === 'RUNNING', reason)] }));
   }
 
-  /** ERROR with the reason, GPUs released (also for a pull that failed beside the pass, pod-pulls.ts). */
-  async fail(pod: Pick<PodRecord, 'id'>, intent: Intent, reason: string): Promise<null> {
-    await this.write(pod, intent, () => ({ status: 'ERROR', desiredStatus: 'EXITED', allocated: false, gpuUuids: [], observed: null, statusReason: reason }));
+  /**
+   * ERROR with the reason, GPUs released (also for a pull that failed beside the pass, pod-pulls.ts);
+   * `conditions` say what failed in our words (the reason may quote the tenant's container).
+   */
+  async fail(pod: Pick<PodRecord, 'id'>, intent: Intent, reason: string, conditions: ConditionUpdate<PodConditionType>[]): Promise<null> {
+    await this.write(pod, intent, () => ({
+      status: 'ERROR', desiredStatus: 'EXITED', allocated: false, gpuUuids: [], observed: null, statusReason: reason,
+      conditions: [...conditions, cond.released('failed')],
+    }));
     return null;
   }
 
   async finishTermination(docker: HostDocker, pod: PodRecord, storageDir: string | null): Promise<void> {
     if (storageDir) await docker.removeDir(storageDir);
-    await this.write(pod, intentOf(pod), () => ({ hostId: null, observed: null, allocated: false, gpuUuids: [], statusReason: 'terminated; container and storage removed' }));
+    await this.write(pod, intentOf(pod), () => ({
+      hostId: null, observed: null, allocated: false, gpuUuids: [], statusReason: 'terminated; container and storage removed',
+      conditions: [cond.released('terminated'), cond.terminated()],
+    }));
   }
 
   private async registryAuth(pod: PodRecord) {
@@ -209,7 +224,7 @@ export class PodReconciler {
     return { server: registryServer(pod.image), username, password };
   }
 
-  private write(pod: Pick<PodRecord, 'id'>, intent: Intent, change: (p: PodRecord) => Partial<PodRecord>): Promise<boolean> {
+  private write(pod: Pick<PodRecord, 'id'>, intent: Intent, change: (p: PodRecord) => ObservedChange): Promise<boolean> {
     return writeObserved(this.s.store, pod.id, intent, change);
   }
 

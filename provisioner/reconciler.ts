@@ -87,7 +87,7 @@ export class Reconciler {
     this.pulls = new PodPulls(s, scheduler, {
       kick: (hostId) => void this.kick(hostId),
       beforeCreate: confirm,
-      fail: async (podId, intent, reason) => void (await this.pods.fail({ id: podId }, intent, reason)),
+      fail: async (podId, intent, reason, conditions) => void (await this.pods.fail({ id: podId }, intent, reason, conditions)),
       log: opts.logger,
     });
     this.pods = new PodReconciler(s, opts.metricsIntervalMs ?? 10_000, opts.observer, opts.logger, confirm, this.pulls);

@@ -16,7 +16,8 @@ const validateDrain = compile<HostDrainInput>(hostDrainSchema);
 /** The host as the API shows it: never the (encrypted) private key. */
 export function hostView(h: HostRecord) {
   const { privateKeyEnc: _secret, ...rest } = h;
-  return rest;
+  // Reachable, Schedulable (docs/fleet.md "Conditions"); none yet on a host stored before them
+  return { ...rest, conditions: h.conditions ?? [] };
 }
 
 export function hostRoutes(fastify: FastifyInstance, s: Services): void {

@@ -2,7 +2,7 @@
 // remove, and accepting a changed host key. Progress is reported through a callback so the CLI can
 // show a spinner and the API can log it.
 import { randomUUID } from 'node:crypto';
-import { GpufleetError, OPERATOR_ACTOR } from '../../model/index.ts';
+import { GpufleetError, OPERATOR_ACTOR, podConditions, setConditions, withHostConditions } from '../../model/index.ts';
 import type { CloudTier, HostRecord } from '../../model/index.ts';
 import type { Store } from '../../store/index.ts';
 import type { SecretBox } from '../../store/index.ts';
@@ -88,7 +88,7 @@ export class HostService {
         facts,
         createdAt: now,
       };
-      await this.store.transact((tx) => tx.put('hosts', host), { actor: OPERATOR_ACTOR });
+      await this.store.transact((tx) => tx.put('hosts', withHostConditions(host, now)), { actor: OPERATOR_ACTOR });
       progress(`enrolled as ${id}`);
       return host;
     } finally {
@@ -134,8 +134,10 @@ export class HostService {
       if (live.length > 0 && !force)
         throw new GpufleetError('IN_USE', `Host ${id} still has ${live.length} pod(s): ${live.slice(0, 5).map((p) => p.id).join(', ')}. Drain it and move them, or remove with force.`);
       const now = new Date().toISOString();
-      for (const p of live)
-        tx.put('pods', { ...p, status: 'ERROR', desiredStatus: 'EXITED', allocated: false, gpuUuids: [], hostId: null, statusReason: `host ${id} was removed from the fleet`, updatedAt: now });
+      for (const p of live) {
+        const conditions = setConditions(p.conditions, [podConditions.hostRemoved(), podConditions.containerHostRemoved()], now);
+        tx.put('pods', { ...p, status: 'ERROR', desiredStatus: 'EXITED', allocated: false, gpuUuids: [], hostId: null, statusReason: `host ${id} was removed from the fleet`, conditions, updatedAt: now });
+      }
       tx.delete('hosts', id);
     }, { actor: OPERATOR_ACTOR });
     await this.pool.close(id);
@@ -145,7 +147,8 @@ export class HostService {
     return this.store.transact(async (tx) => {
       const host = await tx.get('hosts', id);
       if (!host) throw new GpufleetError('NOT_FOUND', `Host ${id} is not enrolled.`);
-      const next = fn(host);
+      // every change of an operator's is one of the fields the conditions are read from
+      const next = withHostConditions(fn(host));
       tx.put('hosts', next);
       return next;
     }, { actor: OPERATOR_ACTOR });

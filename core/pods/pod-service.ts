@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { canonicalJson, GpufleetError } from '../../model/index.ts';
 import type { PodCreateInput, PodUpdateInput } from '../../model/index.ts';
 import { validatePodAction, validatePodCreate, validatePodUpdate } from '../../model/index.ts';
-import { actionsFor, transition } from '../../model/index.ts';
+import { actionConditions, actionsFor, transition } from '../../model/index.ts';
 import type { PodAction, PodRecord, PodStatus } from '../../model/index.ts';
 import { userActor, type EventView } from '../../model/index.ts';
 import type { Store, StoreTx } from '../../store/index.ts';
@@ -121,6 +121,7 @@ export class PodService {
       ...placement,
       allocated: true,
       statusReason: `placed on host ${placement.hostId}; waiting for the provisioner to pull and start it`,
+      conditions: actionConditions({ hostId: placement.hostId }, 'create', now),
     };
     tx.put('pods', pod);
     await accruePod(tx, null, pod, now);
@@ -215,6 +216,7 @@ export class PodService {
         });
         next = { ...next, ...placement, allocated: true, statusReason: `placed on host ${placement.hostId}; waiting for the provisioner` };
       }
+      next.conditions = actionConditions(next, action, now);
       tx.put('pods', next);
       await accruePod(tx, pod, next, now);
       return next;

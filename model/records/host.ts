@@ -1,4 +1,6 @@
 // The fleet's host record: what enrollment learned about a machine and how to reach it.
+import type { HostCondition } from './condition.ts';
+
 export type CloudTier = 'SECURE' | 'COMMUNITY';
 
 export type HostStatus = 'READY' | 'DRAINING' | 'UNREACHABLE';
@@ -54,6 +56,8 @@ export interface HostRecord {
   drained: boolean;
   status: HostStatus;
   statusReason: string | null;
+  /** Reachable, Schedulable (model/rules/host-conditions.ts); absent on records from before them */
+  conditions?: HostCondition[];
   missedHeartbeats: number;
   lastSeenAt: string | null;
   facts: HostFacts;

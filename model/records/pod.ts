@@ -3,6 +3,7 @@ import type { CloudTier } from './host.ts';
 import { actionsFor, holdsCompute } from './pod-state-machine.ts';
 import type { WorkerFields } from './worker.ts';
 import type { EventView } from './event.ts';
+import type { PodCondition } from './condition.ts';
 
 export { POD_STATUSES, POD_ACTIONS, type PodStatus, type PodAction, type DesiredStatus } from './pod-status.ts';
 import type { PodStatus, PodAction, DesiredStatus } from './pod-status.ts';
@@ -70,6 +71,8 @@ export interface PodRecord extends PodSpec {
   status: PodStatus;
   /** why the pod is in its status (what it waits for, what failed); null when there is nothing to say */
   statusReason: string | null;
+  /** Scheduled, ImageReady, ContainerRunning (model/rules/pod-conditions.ts); absent on records from before them */
+  conditions?: PodCondition[];
   desiredStatus: DesiredStatus;
   /** placement constraints kept for the next start */
   dataCenterIds: string[];
@@ -137,6 +140,8 @@ export interface PodView {
   ssh: { proxy: null; direct: null };
   desiredStatus: DesiredStatus;
   statusReason: string | null;
+  /** docs/pods.md "Conditions"; [] for a pod stored before conditions existed */
+  conditions: PodCondition[];
   machineId: string | null;
   tags: Record<string, string>;
   /** one pod's answers (create, get, update, action): its last few events; not in lists (docs/events.md) */
@@ -190,6 +195,7 @@ export function toPodView(pod: PodRecord, now = Date.now()): PodView {
     ssh: { proxy: null, direct: null },
     desiredStatus: pod.desiredStatus,
     statusReason: pod.statusReason,
+    conditions: pod.conditions ?? [],
     machineId: pod.hostId,
     tags: pod.tags,
   };

@@ -31,6 +31,18 @@ export const runtimeSchema = {
   },
 } as const;
 
+export const conditionSchema = {
+  type: 'object',
+  required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'],
+  properties: {
+    type: { type: 'string' },
+    status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
+    reason: { type: 'string', pattern: '^[A-Z][A-Za-z0-9]*$' },
+    message: { type: 'string' },
+    lastTransitionTime: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
 export const podViewSchema = {
   type: 'object',
   required: [
@@ -76,6 +88,8 @@ export const podViewSchema = {
     ssh: { type: 'object' },
     desiredStatus: { type: 'string' },
     statusReason: nullableString,
+    /** docs/pods.md "Conditions": Scheduled, ImageReady, ContainerRunning, in the manner of Kubernetes */
+    conditions: { type: 'array', items: conditionSchema },
     machineId: nullableString,
     tags: { type: 'object', additionalProperties: { type: 'string' } },
     /** one pod's answers (create, get, update, action): its last few events, oldest first; not in lists (docs/events.md) */

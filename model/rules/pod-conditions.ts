@@ -1,0 +1,66 @@
+// The pod's conditions (docs/pods.md "Conditions"): Scheduled, ImageReady, ContainerRunning. Every
+// message is a fixed sentence of ours, with at most a host id, an exit code or a count in it: what
+// docker, a registry or the tenant's container printed stays in the operator's log or in the
+// statusReason, never here.
+import type { ConditionUpdate, PodCondition, PodConditionType } from '../records/condition.ts';
+import type { PodAction } from '../records/pod-status.ts';
+import { setConditions } from './conditions.ts';
+
+type Update = ConditionUpdate<PodConditionType>;
+
+const scheduled = (status: 'True' | 'False', reason: string, message: string): Update => ({ type: 'Scheduled', status, reason, message });
+const image = (status: 'True' | 'False', reason: string, message: string): Update => ({ type: 'ImageReady', status, reason, message });
+const running = (status: 'True' | 'False' | 'Unknown', reason: string, message: string): Update => ({ type: 'ContainerRunning', status, reason, message });
+
+/** Why a pod no longer holds its host's compute. */
+const RELEASED = {
+  stopped: 'stopped by user; its compute is released',
+  exited: 'the container exited; its compute is released',
+  failed: 'the pod failed; its compute is released',
+  terminated: 'terminated; its compute is released',
+} as const;
+
+export const podConditions = {
+  placed: (hostId: string) => scheduled('True', 'Placed', `placed on host ${hostId}; its compute is held for the pod`),
+  released: (why: keyof typeof RELEASED) => scheduled('False', 'Released', RELEASED[why]),
+  hostRemoved: () => scheduled('False', 'HostRemoved', 'its host was removed from the fleet'),
+
+  pullQueued: () => image('False', 'Pulling', 'waiting for a free pull slot on the host'),
+  pulling: () => image('False', 'Pulling', 'pulling the image onto the host'),
+  pullStalled: (stallS: number, retryS: number) => image('False', 'PullStalled', `the pull made no progress for ${stallS} s; trying again in ${retryS} s`),
+  pullStalledOut: (stalls: number) => image('False', 'PullStalled', `the pull stalled ${stalls} times; the pod is stopped`),
+  /** `why` is one of pull-errors.ts's fixed sentences, never docker's output */
+  pullFailed: (why: string) => image('False', 'PullFailed', `image pull failed: ${why}`),
+  refusedByPolicy: () => image('False', 'RefusedByPolicy', "the image's registry is not one this fleet pulls from"),
+  present: () => image('True', 'Present', 'the image is on the host'),
+
+  pending: () => running('False', 'Pending', 'waiting for the provisioner to start the container'),
+  starting: () => running('False', 'Starting', 'starting the container'),
+  running: () => running('True', 'Running', 'the container is running'),
+  restartRequested: () => running('True', 'RestartRequested', 'restart requested'),
+  stopped: () => running('False', 'Stopped', 'stopped by user'),
+  exited: (code: number) => running('False', 'Exited', `the container exited on its own with code ${code}`),
+  crashed: (code: number) => running('False', 'Crashed', `the container crashed on start with exit code ${code}`),
+  startFailed: () => running('False', 'StartFailed', 'the container could not be started; the status reason says why'),
+  imageUnavailable: () => running('False', 'ImageUnavailable', 'the image could not be pulled'),
+  failed: () => running('False', 'Failed', 'the pod could not be run; the status reason says why'),
+  /** `reason` is retryReason's (provisioner/pod-retry.ts): our words for the step and the wait */
+  retrying: (isRunning: boolean, reason: string) => running(isRunning ? 'True' : 'False', 'RetryBackoff', reason),
+  hostUnreachable: () => running('Unknown', 'HostUnreachable', 'its host does not answer; the container state is not known'),
+  containerHostRemoved: () => running('False', 'HostRemoved', 'its host was removed from the fleet'),
+  terminated: () => running('False', 'Terminated', 'terminated'),
+} as const;
+
+/** The conditions a user's action leaves (create is a start on the host it was placed on). */
+export function actionConditions(pod: { conditions?: PodCondition[] | undefined; hostId: string | null }, action: PodAction | 'create', now: string): PodCondition[] {
+  const c = podConditions;
+  const updates: Update[] =
+    action === 'create' || action === 'start'
+      ? [c.placed(pod.hostId ?? 'none'), c.pending()]
+      : action === 'stop'
+        ? [c.released('stopped'), c.stopped()]
+        : action === 'terminate'
+          ? [c.released('terminated'), c.terminated()]
+          : [c.restartRequested()];
+  return setConditions(pod.conditions, updates, now);
+}
