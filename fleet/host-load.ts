@@ -1,9 +1,12 @@
 // What a placed pod holds on its host, and whether a host's pods fit it, with the scheduler's own
-// accounting. The placer records `allocationOf` for every pod it knows; the PostgreSQL store re-checks
-// a host's whole load at commit with `overcommitOf` (store/pg/host-capacity.ts): one rule for both.
+// accounting: the one rule a plan is verified with before it is applied (docs/placement.md). The
+// placer records `allocationOf` for every pod it knows and verifies its plan with `verifyPlan` inside
+// the pod's transaction (both stores); the PostgreSQL store applies the same `hostLoadConflict` again
+// under the host's lock at commit (store/pg/host-capacity.ts).
 import type { HostRecord, PodRecord } from '../model/index.ts';
 import type { HostLoadRule } from '../store/index.ts';
-import type { Allocation } from './placement.ts';
+import type { Allocation, PlacementConstraint } from './placement.ts';
+import type { PlacementPlan } from './placement-plan.ts';
 import { Scheduler } from './scheduler.ts';
 
 /**
@@ -38,5 +41,65 @@ export function overcommitOf(host: HostRecord, pods: readonly PodRecord[]): 'cpu
   return new Scheduler([host], allocations).overcommit(host.id);
 }
 
+/** Why a host's placed pods do not fit it: a GPU held twice or not on the host, or too much vCPU/memory or disk. */
+export interface HostConflict {
+  hostId: string;
+  constraint: Extract<PlacementConstraint, 'gpu-count' | 'cpu-memory' | 'disk'>;
+  detail: string;
+}
+
+/**
+ * The one rule: whether `allocations` (every placed pod on the host, a plan's included) fit `host`.
+ * Each GPU is held by one pod at most and is on the host; vCPU, memory and disk as the scheduler counts them.
+ */
+export function allocationConflict(host: HostRecord, allocations: readonly Allocation[]): HostConflict | null {
+  const onHost = allocations.filter((a) => a.hostId === host.id);
+  const gpus = new Set(host.facts.gpus.map((g) => g.uuid));
+  const holder = new Map<string, string>();
+  for (const a of onHost)
+    for (const uuid of a.gpuUuids) {
+      const other = holder.get(uuid);
+      if (other !== undefined && other !== a.podId)
+        return { hostId: host.id, constraint: 'gpu-count', detail: `GPU ${uuid} of host ${host.id} is held by pods ${other} and ${a.podId}` };
+      if (!gpus.has(uuid)) return { hostId: host.id, constraint: 'gpu-count', detail: `GPU ${uuid} held by pod ${a.podId} is not on host ${host.id}` };
+      holder.set(uuid, a.podId);
+    }
+  const excess = new Scheduler([host], onHost.map((a) => ({ ...a, gpuUuids: [] }))).overcommit(host.id);
+  if (!excess) return null;
+  return { hostId: host.id, constraint: excess, detail: `the pods placed on host ${host.id} take more ${excess === 'disk' ? 'disk' : 'vCPU or memory'} than it has` };
+}
+
+/** `allocationConflict` over pod records (what the stores hold). */
+export function hostLoadConflict(host: HostRecord, pods: readonly PodRecord[]): HostConflict | null {
+  return allocationConflict(host, pods.map(allocationOf).filter((a): a is Allocation => a !== null));
+}
+
+/** What verifying a plan reads: a host, and the placed pods on it, as the applying transaction sees them. */
+export interface PlanView {
+  host(hostId: string): Promise<HostRecord | undefined>;
+  placedPods(hostId: string): Promise<readonly PodRecord[]>;
+}
+
+/**
+ * Re-checks every host the plan adds load to, as `view` sees it now, with the plan's placements in place
+ * of what their pods held before: the conflicts found (a host gone counts as one), none when it may apply.
+ */
+export async function verifyPlan(plan: PlacementPlan, view: PlanView): Promise<HostConflict[]> {
+  const conflicts: HostConflict[] = [];
+  const planned = new Set(plan.placements.map((p) => p.podId));
+  for (const hostId of [...new Set(plan.placements.map((p) => p.hostId))].sort()) {
+    const host = await view.host(hostId);
+    if (!host) {
+      conflicts.push({ hostId, constraint: 'gpu-count', detail: `host ${hostId} is no longer enrolled` });
+      continue;
+    }
+    const others = (await view.placedPods(hostId)).filter((p) => !planned.has(p.id)).map(allocationOf);
+    const allocations = [...others.filter((a): a is Allocation => a !== null), ...plan.placements];
+    const conflict = allocationConflict(host, allocations);
+    if (conflict) conflicts.push(conflict);
+  }
+  return conflicts;
+}
+
 /** The rule the PostgreSQL store re-checks a host with at commit (PgStoreOptions.hostLoad). */
-export const hostLoadRule: HostLoadRule = { holds: allocationOf, overcommit: overcommitOf };
+export const hostLoadRule: HostLoadRule = { holds: allocationOf, conflict: hostLoadConflict };

@@ -7,6 +7,7 @@ export * from './cpu-catalog.ts';
 export * from './stock.ts';
 export * from './host-probe.ts';
 export * from './placement.ts';
+export * from './placement-plan.ts';
 export * from './host-load.ts';
 export * from './scheduler.ts';
 export * from './ssh-pool.ts';

@@ -20,6 +20,7 @@ import {
   matchesCuda,
   matchesDataCenter,
 } from './placement.ts';
+import type { HostExclusion } from './placement-plan.ts';
 
 type Stage = {
   constraint: PlacementConstraint;
@@ -168,4 +169,30 @@ export function busyDiagnosis(fit: readonly HostState[], c: CompiledRequest): Pl
 export function diagnosePlacement(all: readonly HostState[], c: CompiledRequest): PlacementFailure {
   const fit = staticFit(all, c);
   return fit.failure ?? busyDiagnosis(fit.hosts, c);
+}
+
+/**
+ * Which constraint excludes each host of `all`: the first stage it fails, in the diagnosis's order
+ * (pin, hardware, location, status, then what is taken now), grouped by constraint with up to
+ * `shown` host ids each. For a refusal only: it visits every host.
+ */
+export function hostExclusions(all: readonly HostState[], c: CompiledRequest, failure: PlacementFailure, shown: number): HostExclusion[] {
+  const groups = new Map<PlacementConstraint, HostExclusion>();
+  const add = (constraint: PlacementConstraint, hostId: string) => {
+    let g = groups.get(constraint);
+    if (!g) groups.set(constraint, (g = { constraint, hostCount: 0, hostIds: [] }));
+    g.hostCount++;
+    if (g.hostIds.length < shown) g.hostIds.push(hostId);
+  };
+  const statics = c.count > 0 ? [...gpuStages, ...commonStages] : commonStages;
+  const busy = c.count > 0 ? busyStages : busyStages.slice(1);
+  for (const h of [...all].sort((a, b) => (a.host.id < b.host.id ? -1 : a.host.id > b.host.id ? 1 : 0))) {
+    if (!c.flavorKnown) add('cpu-flavor', h.host.id);
+    else if (c.req.pinnedHostId !== undefined && h.host.id !== c.req.pinnedHostId) add('pinned-host', h.host.id);
+    else {
+      const stage = statics.find((s) => !s.keep(h, c)) ?? (h.schedulable ? busy.find((s) => !s.keep(h, c)) : null);
+      add(stage ? stage.constraint : h.schedulable ? failure.constraint : 'host-status', h.host.id);
+    }
+  }
+  return [...groups.values()];
 }

@@ -63,10 +63,14 @@ export type PlacementFailure = {
 };
 export type PlacementResult = PlacementSuccess | PlacementFailure;
 
-/** The registry error for a failed placement: PLACEMENT_IMPOSSIBLE or CAPACITY_UNAVAILABLE. */
-export function placementError(f: PlacementFailure): GpufleetError {
+/**
+ * The registry error for a failed placement: PLACEMENT_IMPOSSIBLE or CAPACITY_UNAVAILABLE; a plan's
+ * refusal adds which constraint excluded which hosts as the structured field `hosts` (for logs and
+ * callers in process: the problem+json body carries the detail, not the fields).
+ */
+export function placementError(f: PlacementFailure, hosts?: readonly { constraint: PlacementConstraint; hostCount: number; hostIds: string[] }[]): GpufleetError {
   return new GpufleetError(f.reason === 'impossible' ? 'PLACEMENT_IMPOSSIBLE' : 'CAPACITY_UNAVAILABLE', f.detail, {
-    fields: { reason: f.reason, constraint: f.constraint },
+    fields: { reason: f.reason, constraint: f.constraint, ...(hosts ? { hosts } : {}) },
   });
 }
 

@@ -9,7 +9,8 @@
 // Only when nothing fits does `diagnosePlacement` scan everything to say why (impossible vs busy).
 import { GpufleetError } from '../model/index.ts';
 import type { HostRecord } from '../model/index.ts';
-import { busyDiagnosis, staticFit, type StaticFit } from './placement-diagnosis.ts';
+import { busyDiagnosis, hostExclusions, staticFit, type StaticFit } from './placement-diagnosis.ts';
+import { HOST_IDS_SHOWN, type PlacementPlan, type PlannedPlacement, type PlanRequest } from './placement-plan.ts';
 import { preference, SortedHosts } from './sorted-hosts.ts';
 import {
   type Allocation,
@@ -132,6 +133,46 @@ export class Scheduler {
     return res;
   }
 
+  /**
+   * A plan for `requests` from this index as it is now (docs/placement.md), records nothing: each
+   * request sees the ones before it placed. A refusal carries the diagnosis and every host's excluding
+   * constraint; placements cost what `find` costs.
+   */
+  plan(requests: readonly PlanRequest[]): PlacementPlan {
+    const plan: PlacementPlan = { placements: [], evictions: [], refusals: [] };
+    const held: string[] = [];
+    try {
+      for (let i = 0; i < requests.length; i++) {
+        const { podId, request } = requests[i]!;
+        const c = compileRequest(request);
+        const res = this.findCompiled(c);
+        if (!res.ok) {
+          plan.refusals.push({ podId, failure: res, hosts: hostExclusions([...this.states.values()], c, res, HOST_IDS_SHOWN) });
+          continue;
+        }
+        const p: PlannedPlacement = {
+          podId,
+          hostId: res.hostId,
+          dataCenterId: res.dataCenterId,
+          gpuUuids: res.gpuUuids,
+          gpuTypeId: res.gpuTypeId,
+          vcpu: c.vcpu,
+          memoryGb: c.memGb,
+          diskGb: c.diskGb,
+        };
+        plan.placements.push(p);
+        // the requests after this one see it placed; taken back before returning
+        if (i < requests.length - 1 && !this.allocs.has(podId)) {
+          this.record(p);
+          held.push(podId);
+        }
+      }
+    } finally {
+      for (const id of held) this.release(id);
+    }
+    return plan;
+  }
+
   private findCompiled(c: CompiledRequest): PlacementResult {
     const choice = this.choose(c);
     if (!choice) return this.diagnose(c);
@@ -178,6 +219,11 @@ export class Scheduler {
     const h = this.states.get(hostId);
     if (!h || roomOk(h, NOTHING)) return null;
     return hasFreeCpuMemory(h, NOTHING) ? 'disk' : 'cpu-memory';
+  }
+
+  /** the pods recorded on a host */
+  podsOn(hostId: string): string[] {
+    return [...(this.podsByHost.get(hostId) ?? [])];
   }
 
   allocation(podId: string): Allocation | null {

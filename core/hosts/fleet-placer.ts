@@ -1,20 +1,31 @@
-// The Placer backed by the fleet scheduler. The scheduler's in-memory index follows the store: every
-// change to a host or a pod marks it dirty with the version written, and the next placement folds
-// those in first. It follows what transactions see (onStage: a write is visible to the next
-// transaction before it is durable, and is taken back if its write fails), so with transactions
-// running one at a time the index is exact when `place` runs.
-import { Scheduler, placementError, type PlacementRequest as FleetRequest } from '../../fleet/index.ts';
+// The Placer backed by the fleet scheduler, as plan then apply (docs/placement.md): the scheduler
+// proposes a plan from its in-memory index, the plan is verified against the pod's transaction (every
+// host it touches: GPUs held once, vCPU, memory, disk; fleet's verifyPlan), and only a verified plan
+// is applied. A plan that went stale is planned again, a few times, after the index learns the hosts
+// it was wrong about; on PostgreSQL the commit verifies it once more under the host's lock.
+// The index follows the store: every change to a host or a pod marks it dirty with the version
+// written, and the next plan folds those in first. It follows what transactions see (onStage: a write
+// is visible to the next transaction before it is durable, and is taken back if its write fails).
+import { Scheduler, placementError, verifyPlan, type PlacementPlan, type PlacementRequest as FleetRequest } from '../../fleet/index.ts';
 import { priceFor, type PriceBook } from '../../fleet/index.ts';
 import { cpuPricePerHour } from '../../fleet/index.ts';
 import { allocationOf, podDiskGb, sameAllocation } from '../../fleet/index.ts';
 import type { HostRecord, PodRecord } from '../../model/index.ts';
 import type { Store, StoreReader, StoreTx } from '../../store/index.ts';
+import { GpufleetError } from '../../model/index.ts';
 import type { Placement, PodPlacementRequest, Placer } from './placer.ts';
+
+/** how often a pod is planned again after its plan failed verification, before it is refused */
+export const REPLANS = 3;
+
+/** Told of each plan between planning and applying it, inside the pod's transaction (tracing; tests). */
+export type PlanListener = (tx: StoreTx, plan: PlacementPlan) => Promise<void> | void;
 
 export class FleetPlacer implements Placer {
   /** changed ids and the version written (null: deleted; undefined: not told, read it) */
   private readonly dirtyHosts = new Map<string, HostRecord | null | undefined>();
   private readonly dirtyPods = new Map<string, PodRecord | null | undefined>();
+  private readonly planListeners = new Set<PlanListener>();
 
   private constructor(
     readonly scheduler: Scheduler,
@@ -69,8 +80,14 @@ export class FleetPlacer implements Placer {
     return this.scheduler;
   }
 
+  /** Hears every plan before it is verified and applied; answers the unsubscribe. */
+  onPlan(listener: PlanListener): () => void {
+    this.planListeners.add(listener);
+    return () => this.planListeners.delete(listener);
+  }
+
+  /** Plans the pod, verifies the plan inside `tx`, and answers the verified placement (or refuses). */
   async place(tx: StoreTx, req: PodPlacementRequest): Promise<Placement> {
-    await this.refresh(tx);
     const { pod } = req;
     // a GPU pod keeps what it reserved when it was first placed (a later start has no minimums of its own)
     const minVcpu = req.minVcpu ?? (pod.gpu ? pod.reservedVcpu : 0);
@@ -86,8 +103,50 @@ export class FleetPlacer implements Placer {
       ...(minVcpu ? { minVcpu } : {}),
       ...(minMemoryGb ? { minMemoryGb } : {}),
     };
-    const res = this.scheduler.find(request);
-    if (!res.ok) throw placementError(res);
+    /** pods and hosts the index learned from this transaction's view: read again by the next refresh */
+    const learned = { hosts: new Set<string>(), pods: new Set<string>() };
+    try {
+      for (let round = 0; ; round++) {
+        await this.refresh(tx);
+        const plan = this.scheduler.plan([{ podId: pod.id, request }]);
+        for (const listener of this.planListeners) await listener(tx, plan);
+        const refusal = plan.refusals[0];
+        if (refusal) throw placementError(refusal.failure, refusal.hosts);
+        const conflicts = await verifyPlan(plan, {
+          host: (id) => tx.get('hosts', id),
+          placedPods: async (id) => (await tx.list('pods', { hostId: id })).filter((p) => p.allocated),
+        });
+        if (conflicts.length === 0) return await this.placementOf(tx, pod, plan, minVcpu, minMemoryGb);
+        const first = conflicts[0]!;
+        if (round >= REPLANS)
+          throw new GpufleetError('CAPACITY_UNAVAILABLE', `The hosts this request was planned on kept being filled by concurrent requests (${first.detail}); none has room for it now.`, {
+            fields: { reason: 'busy', constraint: first.constraint },
+          });
+        for (const c of conflicts) await this.learn(tx, c.hostId, learned);
+      }
+    } finally {
+      // what was learned inside this transaction may be taken back with it: read it again next time
+      for (const id of learned.hosts) this.dirtyHosts.set(id, undefined);
+      for (const id of learned.pods) this.dirtyPods.set(id, undefined);
+    }
+  }
+
+  /** A stale plan's host: the index takes the host and its pods as the transaction sees them now. */
+  private async learn(tx: StoreTx, hostId: string, learned: { hosts: Set<string>; pods: Set<string> }): Promise<void> {
+    learned.hosts.add(hostId);
+    this.dirtyHosts.set(hostId, undefined);
+    for (const id of this.scheduler.podsOn(hostId)) {
+      learned.pods.add(id);
+      this.dirtyPods.set(id, undefined);
+    }
+    for (const p of await tx.list('pods', { hostId })) {
+      learned.pods.add(p.id);
+      this.dirtyPods.set(p.id, p);
+    }
+  }
+
+  private async placementOf(tx: StoreTx, pod: PodRecord, plan: PlacementPlan, minVcpu: number | undefined, minMemoryGb: number | undefined): Promise<Placement> {
+    const res = plan.placements[0]!;
     const host = await tx.get('hosts', res.hostId);
     const cloud = host?.cloud ?? pod.cloud;
     const costPerHr = pod.gpu

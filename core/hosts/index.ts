@@ -2,7 +2,7 @@
 // drain, remove), placement of pods on them (the Placer port and the fleet scheduler behind it), the
 // GPU offers they make (types, stock, data centers) and their CUDA versions.
 export { CUDA_VERSION, cudaVersionsAtLeast } from './cuda-versions.ts';
-export { FleetPlacer } from './fleet-placer.ts';
+export { FleetPlacer, type PlanListener, REPLANS } from './fleet-placer.ts';
 export { DEFAULT_DATA_CENTER, type EnrollInput, HostService, parseSshAddress, type Progress } from './host-service.ts';
 export { type GpuTypeInfo, OfferService } from './offer-service.ts';
 export { type PodPlacementRequest, type Placer } from './placer.ts';

@@ -1,5 +1,5 @@
-// What the pod service needs from the fleet: a placement for a pod, decided inside the pod's
-// transaction so two concurrent creates can never take the same GPU.
+// What the pod service needs from the fleet: a placement for a pod, planned and verified inside the
+// pod's transaction (plan then apply, docs/placement.md), so two concurrent creates never take the same GPU.
 import type { CloudTier } from '../../model/index.ts';
 import type { PodRecord } from '../../model/index.ts';
 import type { StoreTx } from '../../store/index.ts';
@@ -32,7 +32,8 @@ export interface PodPlacementRequest {
 
 export interface Placer {
   /**
-   * Chooses a host or throws PLACEMENT_IMPOSSIBLE (nothing in the fleet could ever fit, naming the
+   * Plans the pod on a host, verifies the plan against `tx` (planning again when it went stale) and
+   * answers the placement the caller writes with the pod, or throws PLACEMENT_IMPOSSIBLE (nothing in the fleet could ever fit, naming the
    * constraint) or CAPACITY_UNAVAILABLE (it fits, but the capacity is taken now).
    */
   place(tx: StoreTx, request: PodPlacementRequest): Promise<Placement>;

@@ -1,10 +1,11 @@
-// "No host is given more vCPU, memory or disk than it has" across replicas (docs/postgres.md). The
-// placer of each replica proposes from its own view; the transaction that gives a host a placed pod
-// (or more resources to one) re-checks the host at commit, from the database: under a per-host
-// advisory lock it reads every placed pod on the host, this transaction's included, and applies the
-// scheduler's own rule, which the layer that owns it gives the store (HostLoadRule: fleet/host-load.ts,
-// wired by core/store-wiring.ts). On excess it throws HostCapacityConflict: the store announces the host
-// and its pods to this replica and runs the transaction again (pg-store.ts).
+// The commit half of plan-then-apply on PostgreSQL (docs/placement.md, docs/postgres.md). The placer
+// of each replica plans from its own view and verifies its plan inside the transaction; replicas run
+// transactions at once, so the plan is verified again here, at commit, under a per-host advisory lock:
+// the transaction that gives a host a placed pod (or more resources to one) reads every placed pod on
+// the host, this transaction's included, and applies the placer's own rule (HostLoadRule: fleet's
+// hostLoadConflict, the same rule `verifyPlan` applies; wired by core/store-wiring.ts): GPUs held once,
+// vCPU, memory, disk. On a conflict it throws HostCapacityConflict: the store announces the host and its
+// pods to this replica and runs the transaction again, which plans again (pg-store.ts).
 import type pg from 'pg';
 import { GpufleetError, type HostRecord, type PodRecord } from '../../model/index.ts';
 import type { AnyRecord } from '../base/memory-table.ts';
@@ -22,20 +23,22 @@ const HOST_CAPACITY_LOCK = 0x67660c01;
 export class HostCapacityConflict extends GpufleetError {
   constructor(
     readonly hostId: string,
-    readonly constraint: 'cpu-memory' | 'disk',
+    readonly constraint: 'gpu-count' | 'cpu-memory' | 'disk',
   ) {
-    super('CAPACITY_UNAVAILABLE', `The host this request was placed on has no ${constraint === 'disk' ? 'disk' : 'vCPU or memory'} left for it: concurrent requests took it.`, {
+    super('CAPACITY_UNAVAILABLE', `The host this request was placed on has no ${RESOURCE[constraint]} left for it: concurrent requests took it.`, {
       fields: { reason: 'busy', constraint },
     });
   }
 }
 
+const RESOURCE = { 'gpu-count': 'free GPUs', 'cpu-memory': 'vCPU or memory', disk: 'disk' } as const;
+
 /** The placer's rule, as the store applies it at commit: what a placed pod holds, and whether a host's placed pods fit it. */
 export interface HostLoadRule {
   /** what the pod holds on its host, or null when it is not placed */
   holds(pod: PodRecord): { hostId: string; vcpu: number; memoryGb: number; diskGb: number } | null;
-  /** the resource the placed pods take more of than the host has, or null when they fit */
-  overcommit(host: HostRecord, pods: readonly PodRecord[]): 'cpu-memory' | 'disk' | null;
+  /** why the placed pods do not fit the host (a GPU held twice, too much vCPU/memory or disk), or null when they fit */
+  conflict(host: HostRecord, pods: readonly PodRecord[]): { constraint: 'gpu-count' | 'cpu-memory' | 'disk' } | null;
 }
 
 export const isCapacityConflict = (e: unknown): e is HostCapacityConflict => e instanceof HostCapacityConflict;
@@ -60,7 +63,7 @@ export function hostsGainingLoad(rule: HostLoadRule, pods: ReadonlyMap<string, A
 
 /**
  * Inside the transaction, after its rows are written: each host (in id order, so two transactions
- * never wait on each other crosswise) locked, then its placed pods summed against its capacity.
+ * never wait on each other crosswise) locked, then the plan verified on it: its placed pods against its capacity.
  */
 export async function checkHostCapacity(rule: HostLoadRule, q: Query, hostIds: readonly string[]): Promise<void> {
   if (hostIds.length === 0) return;
@@ -73,7 +76,7 @@ export async function checkHostCapacity(rule: HostLoadRule, q: Query, hostIds: r
   const placed = (pods.rows as DataRow[]).map((r) => JSON.parse(r.data) as PodRecord);
   for (const row of hosts.rows as DataRow[]) {
     const host = JSON.parse(row.data) as HostRecord;
-    const excess = rule.overcommit(host, placed);
-    if (excess) throw new HostCapacityConflict(host.id, excess);
+    const conflict = rule.conflict(host, placed);
+    if (conflict) throw new HostCapacityConflict(host.id, conflict.constraint);
   }
 }
