@@ -182,12 +182,21 @@ describe('faults', () => {
     await gpuHost.stop();
     const down = await waitFor('host unreachable', async () => ((await host(hostIds.gpu!)).status === 'UNREACHABLE' ? host(hostIds.gpu!) : null));
     expect(down.statusReason).toMatch(/missed \d+ heartbeats/);
+    // conditions say it in our words (docs/fleet.md, docs/pods.md "Conditions"); the SSH error stays in statusReason
+    const reachable = down.conditions.find((c: { type: string }) => c.type === 'Reachable');
+    expect(reachable).toMatchObject({ status: 'False', reason: 'HeartbeatsMissed' });
+    expect(down.conditions.find((c: { type: string }) => c.type === 'Schedulable')).toMatchObject({ status: 'False', reason: 'Unreachable' });
     const p = await pod(id);
     expect(p.status).toBe('RUNNING');
     expect(p.statusReason).toMatch(/unreachable/);
+    expect(p.conditions.find((c: { type: string }) => c.type === 'ContainerRunning')).toMatchObject({ status: 'Unknown', reason: 'HostUnreachable' });
     await gpuHost.start();
     await waitFor('host ready', async () => (await host(hostIds.gpu!)).status === 'READY');
     await waitFor('pod reason cleared', async () => (await pod(id)).statusReason === null);
+    expect((await pod(id)).conditions.find((c: { type: string }) => c.type === 'ContainerRunning')).toMatchObject({ status: 'True', reason: 'Running' });
+    const up = (await host(hostIds.gpu!)).conditions.find((c: { type: string }) => c.type === 'Reachable');
+    expect(up).toMatchObject({ status: 'True', reason: 'HeartbeatAnswered' });
+    expect(Date.parse(up.lastTransitionTime)).toBeGreaterThan(Date.parse(reachable.lastTransitionTime));
     // a few more passes over the returned host: nothing was recreated (or restarted) meanwhile
     await new Promise((r) => setTimeout(r, 1500));
     const after = await listContainers(`gpufleet.pod=${id}`);
