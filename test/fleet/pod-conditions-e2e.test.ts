@@ -175,3 +175,10 @@ describe('a drained host', () => {
     expect((await cp.api(`/v2/pods/${id}`, { method: 'DELETE' })).status).toBe(204);
   });
 });
+
+test('/v2/openapi.json: the pod view names conditions and their shape', async () => {
+  const doc = (await (await cp.api('/v2/openapi.json', { key: null })).json()) as Json;
+  const view = doc.paths['/v2/pods/{id}'].get.responses['200'].content['application/json'].schema;
+  expect(view.properties.conditions.items.required).toEqual(['type', 'status', 'reason', 'message', 'lastTransitionTime']);
+  expect(view.properties.conditions.items.properties.status.enum).toEqual(['True', 'False', 'Unknown']);
+});
