@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { HostRecord, PodRecord } from '../model/index.ts';
 import { allocationConflict, hostLoadConflict, verifyPlan, type PlanView } from './host-load.ts';
-import { Scheduler, type PlacementRequest } from './scheduler.ts';
+import { placementError, Scheduler, type PlacementRequest } from './scheduler.ts';
 
 const H100 = 'NVIDIA H100 80GB HBM3';
 const A100 = 'NVIDIA A100-SXM4-80GB';
@@ -101,6 +101,12 @@ describe('Scheduler.plan', () => {
       'gpu-count': ['busy'],
     });
     expect(refusal!.hosts.reduce((n, g) => n + g.hostCount, 0)).toBe(6);
+    // the 400 keeps its code, detail and fields; the per-host summary is one more structured field
+    const e = placementError(refusal!.failure, refusal!.hosts);
+    expect(e.code).toBe('CAPACITY_UNAVAILABLE');
+    expect(e.message).toBe(refusal!.failure.detail);
+    expect(e.fields).toEqual({ reason: 'busy', constraint: refusal!.failure.constraint, hosts: refusal!.hosts });
+    expect(placementError(refusal!.failure).fields).toEqual({ reason: 'busy', constraint: refusal!.failure.constraint });
   });
 
   it('a refusal names at most 20 host ids per constraint and counts them all', () => {
