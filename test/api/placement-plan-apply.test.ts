@@ -17,7 +17,7 @@ let intruders = 0;
 
 beforeAll(async () => {
   cp = await startTestControlPlane();
-  [{ id: hostId }] = (await seedHosts(cp.services.store, [{ gpus: 4 }])) as [{ id: string }];
+  hostId = (await seedHosts(cp.services.store, [{ gpus: 4 }]))[0]!.id;
   const r = await cp.api('/v2/pods', { method: 'POST', json: { name: 'first', image: 'img', disk: 1, gpu: { id: H100 } } });
   expect(r.status).toBe(201);
   template = (await cp.services.store.get('pods', ((await r.json()) as { id: string }).id))!;
