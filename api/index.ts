@@ -54,6 +54,11 @@ export async function startControlPlane(config: ServerConfig, opts: StartOptions
   const bootstrapKey = await services.keys.bootstrap(config.bootstrapKey);
   // after an upgrade: registries that stored pods, templates and endpoints name and the image rule now refuses
   if (log) warnRefusedRegistries(services, config, log);
+  // a refused placement's per-host reasons (docs/placement.md): the 400 carries the diagnosis, the log the hosts
+  if (log)
+    services.placer.onPlan((_tx, plan) => {
+      for (const r of plan.refusals) log.debug({ podId: r.podId, reason: r.failure.reason, constraint: r.failure.constraint, hosts: r.hosts }, 'placement refused');
+    });
   const app = await buildServer({ services, logger: opts.logger ?? false, mounts: (opts.mounts ?? []).map((m) => m(services)) });
   await app.listen({ port: config.port, host: config.host });
   const addr = app.server.address();

@@ -173,8 +173,8 @@ export function diagnosePlacement(all: readonly HostState[], c: CompiledRequest)
 
 /**
  * Which constraint excludes each host of `all`: the first stage it fails, in the diagnosis's order
- * (pin, hardware, location, status, then what is taken now), grouped by constraint with up to
- * `shown` host ids each. For a refusal only: it visits every host.
+ * (pin, hardware, location, status, then what is taken now), grouped by constraint (groups in the
+ * diagnosis's order, hosts in id order) with up to `shown` host ids each. For a refusal only: it visits every host.
  */
 export function hostExclusions(all: readonly HostState[], c: CompiledRequest, failure: PlacementFailure, shown: number): HostExclusion[] {
   const groups = new Map<PlacementConstraint, HostExclusion>();
@@ -194,5 +194,10 @@ export function hostExclusions(all: readonly HostState[], c: CompiledRequest, fa
       add(stage ? stage.constraint : h.schedulable ? failure.constraint : 'host-status', h.host.id);
     }
   }
-  return [...groups.values()];
+  return [...groups.values()].sort((a, b) => EXCLUSION_ORDER.indexOf(a.constraint) - EXCLUSION_ORDER.indexOf(b.constraint));
 }
+
+/** the order a refusal lists its groups in: the diagnosis's, hardware first */
+const EXCLUSION_ORDER: readonly PlacementConstraint[] = [
+  'no-hosts', 'cpu-flavor', 'pinned-host', 'gpu-type', 'gpu-count', 'cloud', 'data-center', 'cuda-version', 'cpu-memory', 'disk', 'host-status',
+];

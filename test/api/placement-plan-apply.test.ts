@@ -3,6 +3,8 @@
 // request is refused; a GPU is never held twice. The fault: at the placer's seam between plan and
 // apply (FleetPlacer.onPlan), a placement of another pod onto the planned GPUs is written into the
 // applying transaction, as another replica's commit lands on PostgreSQL.
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import type { PodRecord } from '../../model/index.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
@@ -114,4 +116,36 @@ test('a plan that keeps going stale is re-planned a bounded number of times, the
   expect(await cp.services.store.list('pods')).toEqual(before);
   stopListening?.();
   expect((await create('fourth')).status).toBe(201);
+});
+
+test('a refused placement logs, at debug, which constraint excluded which hosts; the 400 is as before', async () => {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const l of chunk.toString().split('\n')) if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
+      done();
+    },
+  });
+  const own = await startTestControlPlane({ logger: pino({ level: 'debug' }, sink) });
+  try {
+    const [full, cpu] = await seedHosts(own.services.store, [{ gpus: 1 }, { gpus: 0 }]);
+    expect((await own.api('/v2/pods', { method: 'POST', json: { name: 'a', image: 'img', disk: 1, gpu: { id: H100 } } })).status).toBe(201);
+    const r = await own.api('/v2/pods', { method: 'POST', json: { name: 'b', image: 'img', disk: 1, gpu: { id: H100 } } });
+    expect(r.status).toBe(400);
+    const problem = (await r.json()) as Record<string, unknown>;
+    expect(Object.keys(problem).sort()).toEqual(['code', 'detail', 'status', 'title']);
+    expect(problem.code).toBe('CAPACITY_UNAVAILABLE');
+    const refused = lines.find((l) => l.msg === 'placement refused');
+    expect(refused).toMatchObject({
+      level: 20,
+      reason: 'busy',
+      constraint: 'gpu-count',
+      hosts: [
+        { constraint: 'gpu-type', hostCount: 1, hostIds: [cpu!.id] },
+        { constraint: 'gpu-count', hostCount: 1, hostIds: [full!.id] },
+      ],
+    });
+  } finally {
+    await own.close();
+  }
 });
