@@ -41,7 +41,7 @@ export function overcommitOf(host: HostRecord, pods: readonly PodRecord[]): 'cpu
   return new Scheduler([host], allocations).overcommit(host.id);
 }
 
-/** Why a host's placed pods do not fit it: a GPU held twice or not on the host, or too much vCPU/memory or disk. */
+/** Why a host's placed pods do not fit it: a GPU held twice or not on the host, or too much vCPU/memory or disk. `detail` names no pod (it may reach another account). */
 export interface HostConflict {
   hostId: string;
   constraint: Extract<PlacementConstraint, 'gpu-count' | 'cpu-memory' | 'disk'>;
@@ -60,8 +60,8 @@ export function allocationConflict(host: HostRecord, allocations: readonly Alloc
     for (const uuid of a.gpuUuids) {
       const other = holder.get(uuid);
       if (other !== undefined && other !== a.podId)
-        return { hostId: host.id, constraint: 'gpu-count', detail: `GPU ${uuid} of host ${host.id} is held by pods ${other} and ${a.podId}` };
-      if (!gpus.has(uuid)) return { hostId: host.id, constraint: 'gpu-count', detail: `GPU ${uuid} held by pod ${a.podId} is not on host ${host.id}` };
+        return { hostId: host.id, constraint: 'gpu-count', detail: `GPU ${uuid} of host ${host.id} is held by another pod` };
+      if (!gpus.has(uuid)) return { hostId: host.id, constraint: 'gpu-count', detail: `GPU ${uuid} is not on host ${host.id}` };
       holder.set(uuid, a.podId);
     }
   const excess = new Scheduler([host], onHost.map((a) => ({ ...a, gpuUuids: [] }))).overcommit(host.id);

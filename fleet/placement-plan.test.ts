@@ -132,7 +132,7 @@ describe('verifyPlan: the commit re-checks every host the plan touches', () => {
     // committed meanwhile (another request, another replica): one of those GPUs
     const other = placed('early', 'h1', ['h1-gpu1']);
     expect(await verifyPlan(plan, view(hosts, [other]))).toEqual([
-      { hostId: 'h1', constraint: 'gpu-count', detail: 'GPU h1-gpu1 of host h1 is held by pods early and late' },
+      { hostId: 'h1', constraint: 'gpu-count', detail: 'GPU h1-gpu1 of host h1 is held by another pod' },
     ]);
     // planned again from a snapshot that knows it: refused (busy), never the GPU twice
     snapshot.record({ podId: 'early', hostId: 'h1', gpuUuids: ['h1-gpu1'], vcpu: 0, memoryGb: 0, diskGb: 20 });

@@ -119,8 +119,8 @@ export class FleetPlacer implements Placer {
         if (conflicts.length === 0) return await this.placementOf(tx, pod, plan, minVcpu, minMemoryGb);
         const first = conflicts[0]!;
         if (round >= REPLANS)
-          throw new GpufleetError('CAPACITY_UNAVAILABLE', `The hosts this request was planned on kept being filled by concurrent requests (${first.detail}); none has room for it now.`, {
-            fields: { reason: 'busy', constraint: first.constraint },
+          throw new GpufleetError('CAPACITY_UNAVAILABLE', 'The hosts this request was planned on kept being filled by concurrent requests; none has room for it now.', {
+            fields: { reason: 'busy', constraint: first.constraint, hostId: first.hostId, conflict: first.detail },
           });
         for (const c of conflicts) await this.learn(tx, c.hostId, learned);
       }
