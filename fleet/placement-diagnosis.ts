@@ -26,6 +26,8 @@ type Stage = {
   constraint: PlacementConstraint;
   keep: (h: HostState, c: CompiledRequest) => boolean;
   why: (survivors: HostState[], c: CompiledRequest) => string;
+  /** what of the request `keep` reads (static stages): the key under which its survivors may be kept */
+  reads?: (c: CompiledRequest) => unknown;
 };
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -36,11 +38,13 @@ const gpuStages: Stage[] = [
   {
     constraint: 'gpu-type',
     keep: hasGpuType,
+    reads: (c) => c.typeIds,
     why: (_, c) => `no enrolled host has a GPU of type ${typeList(c)}`,
   },
   {
     constraint: 'gpu-count',
     keep: hasGpuCount,
+    reads: (c) => c.count,
     why: (hs, c) => {
       const most = Math.max(0, ...hs.map((h) => Math.max(0, ...c.typeIds.map((t) => h.typeTotal.get(t) ?? 0))));
       return `no host has ${c.count} GPUs of type ${typeList(c)}; the most on one host is ${most}`;
@@ -52,11 +56,13 @@ const commonStages: Stage[] = [
   {
     constraint: 'cloud',
     keep: matchesCloud,
+    reads: (c) => c.req.cloud,
     why: (hs, c) => `none of the ${plural(hs.length, 'host')} with the requested hardware is in the ${c.req.cloud} cloud`,
   },
   {
     constraint: 'data-center',
     keep: matchesDataCenter,
+    reads: (c) => (c.dcs ? [...c.dcs].sort() : null),
     why: (hs, c) =>
       `none of the ${plural(hs.length, 'host')} that fit is in data center ${[...(c.dcs ?? [])].join(', ')} ` +
       `(they are in ${distinct(hs.map((h) => h.host.dataCenterId))})`,
@@ -64,6 +70,7 @@ const commonStages: Stage[] = [
   {
     constraint: 'cuda-version',
     keep: matchesCuda,
+    reads: (c) => [c.cudaAllowed ? [...c.cudaAllowed].sort() : null, c.cudaMin],
     why: (hs, c) => {
       const wanted = [
         c.req.allowedCudaVersions?.length ? `one of ${c.req.allowedCudaVersions.join(', ')}` : '',
@@ -76,6 +83,7 @@ const commonStages: Stage[] = [
   {
     constraint: 'cpu-memory',
     keep: hasCpuMemoryCapacity,
+    reads: (c) => [c.vcpu, c.memGb],
     why: (hs, c) =>
       `no host that fits has ${c.vcpu} vCPUs and ${c.memGb} GB memory ` +
       `(largest: ${Math.max(0, ...hs.map((h) => h.host.facts.cpuCount))} vCPUs, ${Math.max(0, ...hs.map((h) => h.host.facts.memoryGb))} GB)`,
@@ -83,6 +91,7 @@ const commonStages: Stage[] = [
   {
     constraint: 'disk',
     keep: hasDiskCapacity,
+    reads: (c) => c.diskGb,
     why: (hs, c) =>
       `no host that fits has ${c.diskGb} GB of disk (largest: ${Math.max(0, ...hs.map((h) => h.host.facts.diskFreeGb))} GB)`,
   },
@@ -139,7 +148,33 @@ function runStages(cand: readonly HostState[], stages: readonly Stage[], c: Comp
  */
 export type StaticFit = { failure: PlacementFailure; hosts?: undefined } | { failure?: undefined; hosts: readonly HostState[] };
 
-export function staticFit(all: readonly HostState[], c: CompiledRequest): StaticFit {
+/**
+ * What a scheduler keeps of static diagnoses while its hosts do not change: the hosts left after each
+ * prefix of the static stages, under a key of what those stages read of the request. Requests that
+ * differ late in the chain share the filtering of its start.
+ */
+export type StaticMemo = Map<string, HostState[]>;
+const MEMO_LIMIT = 50_000;
+
+/** The static stages in order, each filtering what the last kept (kept in `memo` per request prefix). */
+function runStaticStages(cand: readonly HostState[], stages: readonly Stage[], c: CompiledRequest, memo: StaticMemo): { failed: Stage | null; hosts: HostState[] } {
+  let key = c.count > 0 ? 'gpu' : 'cpu';
+  let hosts = cand as HostState[];
+  for (const stage of stages) {
+    key += `|${JSON.stringify(stage.reads!(c))}`;
+    let next = memo.get(key);
+    if (!next) {
+      if (memo.size >= MEMO_LIMIT) memo.clear();
+      next = hosts.filter((h) => stage.keep(h, c));
+      memo.set(key, next);
+    }
+    if (next.length === 0) return { failed: stage, hosts };
+    hosts = next;
+  }
+  return { failed: null, hosts };
+}
+
+export function staticFit(all: readonly HostState[], c: CompiledRequest, memo?: StaticMemo): StaticFit {
   if (!c.flavorKnown) return { failure: fail('impossible', 'cpu-flavor', `unknown CPU flavor ${c.req.cpu?.flavorId ?? ''}`) };
   if (all.length === 0) return { failure: fail('impossible', 'no-hosts', 'no hosts are enrolled') };
   let cand: readonly HostState[] = all;
@@ -148,7 +183,9 @@ export function staticFit(all: readonly HostState[], c: CompiledRequest): Static
     cand = cand.filter((h) => h.host.id === pin);
     if (cand.length === 0) return { failure: fail('impossible', 'pinned-host', `host ${pin} is not enrolled`) };
   }
-  const fit = runStages(cand, c.count > 0 ? [...gpuStages, ...commonStages] : commonStages, c);
+  const stages = c.count > 0 ? [...gpuStages, ...commonStages] : commonStages;
+  // a pinned request looks at one host: nothing worth keeping
+  const fit = memo && pin === undefined ? runStaticStages(cand, stages, c, memo) : runStages(cand, stages, c);
   return fit.failed ? { failure: fail('impossible', fit.failed.constraint, fit.failed.why(fit.hosts, c)) } : { hosts: fit.hosts };
 }
 

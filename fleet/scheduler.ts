@@ -9,7 +9,7 @@
 // Only when nothing fits does `diagnosePlacement` scan everything to say why (impossible vs busy).
 import { GpufleetError } from '../model/index.ts';
 import type { HostRecord } from '../model/index.ts';
-import { busyDiagnosis, hostExclusions, staticFit, type StaticFit } from './placement-diagnosis.ts';
+import { busyDiagnosis, hostExclusions, staticFit, type StaticMemo } from './placement-diagnosis.ts';
 import { HOST_IDS_SHOWN, type PlacementPlan, type PlannedPlacement, type PlanRequest } from './placement-plan.ts';
 import { preference, SortedHosts } from './sorted-hosts.ts';
 import {
@@ -49,8 +49,8 @@ export class Scheduler {
   private byType: Map<string, HostState[]> | null = null;
   /** the union of several types' lists, per `typeIds` joined */
   private readonly byTypes = new Map<string, HostState[]>();
-  /** what hosts could run a request were they empty, per the request's static shape (staticFit), while hosts do not change */
-  private readonly fits = new Map<string, StaticFit>();
+  /** what hosts could run a request were they empty, per prefix of its static shape (staticFit), while hosts do not change */
+  private readonly staticMemo: StaticMemo = new Map();
   private everyHost: HostState[] | null = null;
 
   constructor(hosts: readonly HostRecord[] = [], allocations: readonly Allocation[] = []) {
@@ -236,22 +236,16 @@ export class Scheduler {
 
   // ---- internals ----------------------------------------------------------------------------------
 
-  /** Why nothing fits: the static part kept per request shape while hosts are unchanged, the rest from now. */
+  /** Why nothing fits: the static part kept per request prefix while hosts are unchanged, the rest from now. */
   private diagnose(c: CompiledRequest): PlacementFailure {
-    const r = c.req;
-    const key = JSON.stringify([c.typeIds, c.count, r.cloud, r.dataCenterIds, r.allowedCudaVersions, r.minCudaVersion, r.pinnedHostId, c.vcpu, c.memGb, c.diskGb, c.flavorKnown, r.cpu?.flavorId]);
-    let fit = this.fits.get(key);
-    if (!fit) {
-      if (this.fits.size >= 10_000) this.fits.clear();
-      this.fits.set(key, (fit = staticFit(this.diagnosisHosts(c), c)));
-    }
+    const fit = staticFit(this.diagnosisHosts(c), c, this.staticMemo);
     return fit.failure ?? busyDiagnosis(fit.hosts, c);
   }
 
   private hostsChanged(): void {
     this.byType = null;
     this.byTypes.clear();
-    this.fits.clear();
+    this.staticMemo.clear();
     this.everyHost = null;
   }
 
@@ -317,9 +311,9 @@ export class Scheduler {
   /** Subtract an allocation from a host; GPUs that are gone or already claimed are skipped. */
   private apply(h: HostState, a: Allocation): void {
     h.pods.add(a.podId);
-    const wanted = new Set(a.gpuUuids);
+    // a pod holds a host's handful of GPUs at most: a scan, no Set per allocation
     for (const s of h.slots) {
-      if (!wanted.has(s.uuid) || s.podId !== null) continue;
+      if (s.podId !== null || !a.gpuUuids.includes(s.uuid)) continue;
       s.podId = a.podId;
       h.freeGpus--;
       if (s.typeId !== null) h.typeFree.set(s.typeId, (h.typeFree.get(s.typeId) ?? 0) - 1);
