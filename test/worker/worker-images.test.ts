@@ -3,6 +3,7 @@
 // environment against the same kind of test double, get the same jobs and must send the same calls.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dockerBridgeGateway } from '../harness/bridge-gateway.ts';
 import { dockerAvailable, removeContainersByLabel, runDocker } from '../harness/docker.ts';
 import { ensureNodeWorkerImage, ensurePythonWorkerImage } from '../harness/worker-images.ts';
 import { startFakePlatform, type FakePlatform, type RecordedCall } from './fake-platform.ts';
@@ -23,14 +24,9 @@ const CASES: Array<{ id: string; input: Record<string, unknown> }> = [
 ];
 const STREAM = { id: 'stream', input: { stream: ['a', { b: 2 }], stream_delay_ms: 10 } };
 
-async function bridgeGateway(): Promise<string> {
-  const { stdout } = await runDocker(['network', 'inspect', 'bridge', '-f', '{{(index .IPAM.Config 0).Gateway}}']);
-  return stdout.trim();
-}
-
 /** Starts `image` as a worker of `fake` (reached through the bridge gateway). */
 async function startContainer(image: string, fake: FakePlatform, workerId: string, extra: Record<string, string> = {}): Promise<void> {
-  const env = fake.workerEnv(workerId, `http://${await bridgeGateway()}:${fake.port}`, { RUNPOD_PING_INTERVAL: '1000', ...extra });
+  const env = fake.workerEnv(workerId, `http://${await dockerBridgeGateway()}:${fake.port}`, { RUNPOD_PING_INTERVAL: '1000', ...extra });
   delete env.RUNPOD_LOG_LEVEL;
   const args = ['run', '-d', '--rm', '--label', LABEL, '--name', `gf-wk-${workerId}-${randomUUID().slice(0, 6)}`];
   for (const [k, v] of Object.entries(env)) args.push('-e', `${k}=${v}`);
