@@ -3,8 +3,9 @@ import { Command } from 'commander';
 
 export function serveCommand(): Command {
   return new Command('serve').description('serve the control plane (PORT, HOST, GPUFLEET_DATA_DIR, …)').action(async () => {
-    // loaded here, not at the top: every other command is a small API client and starts faster without
-    // them (test/architecture/cli-start.test.ts holds cli/main.ts's static imports to cli/ and client/)
+    // loaded here, not at the top: each command loads what it needs when it runs (most are small API
+    // clients and start faster without these); test/architecture/cli-start.test.ts holds cli/main.ts's
+    // static imports to cli/ and client/
     const [{ configFromEnv }, { serveLogger }, { startControlPlane }, { provisioner }, { loadBalancerGateway }] = await Promise.all([
       import('../core/index.ts'),
       import('./serve-logger.ts'),

@@ -1,5 +1,7 @@
-// The declarative layer's public surface: constructs for stacks, and the engine the CLI drives
-// (the CLI itself imports the engine modules directly, so it never loads cdktf).
+// The declarative layer's public surface: constructs for stacks, and the engine the CLI drives. The
+// CLI loads it, and so cdktf, only when a stack command runs (cli/stack-commands.ts imports it
+// dynamically); `gpufleet --help` and the API client commands never load it
+// (test/architecture/cli-start.test.ts).
 // cdktf's App, so a stack outside this repository uses the very cdktf copy the constructs were built with
 export { App } from 'cdktf';
 export { GpufleetStack } from './constructs/stack.ts';

@@ -1,7 +1,7 @@
-// Serverless endpoint records (v1 /endpoints, GraphQL saveEndpoint). Workers come later: the record is
-// what the autoscaler reads (docs/endpoints.md): bounds (workersMin/Max), the scaler, idleTimeout in
-// seconds, GPU types already expanded from pools in priority order, and `version`, bumped whenever a
-// change needs new workers.
+// Serverless endpoint records (v1 /endpoints, GraphQL saveEndpoint). The record is what the autoscaler
+// (core/workers/autoscaler.ts) reads to make and retire the endpoint's workers (docs/endpoints.md):
+// bounds (workersMin/Max), the scaler, idleTimeout in seconds, GPU types already expanded from pools in
+// priority order, and `version`, bumped whenever a change needs new workers.
 import { randomBytes } from 'node:crypto';
 import { resolveGpuIdOrPool } from '../../fleet/index.ts';
 import { GpufleetError } from '../../model/index.ts';

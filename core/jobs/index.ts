@@ -1,6 +1,8 @@
-// core/jobs: the durable job queue of serverless queue endpoints (embedded and PostgreSQL), the job
-// and worker-protocol services, and the port it declares for reaching workers (worker-ports.ts). The job
-// record is model's (model/records/job.ts). No HTTP here. See docs/jobs.md.
+// core/jobs: the durable job queue of serverless queue endpoints (embedded: its own group-committed log,
+// job-log.ts; PostgreSQL: its own tables, pg/schema.ts), the job and worker-protocol services, webhook
+// delivery (webhook.ts, the one outbound HTTP call here), and the port it declares for reaching workers
+// (worker-ports.ts). The job record is model's (model/records/job.ts). No routes here (api/jobs/ serves
+// them). JobTable and encodeRecord are exported for bench/. See docs/jobs.md.
 export { EmbeddedJobQueue } from './embedded-queue.ts';
 export { type CompleteRequest, type JobQueue, type QueueDepth, type RecycleEvent } from './job-queue.ts';
 export { JobService, parseStatusTtl, parseWait } from './job-service.ts';

@@ -1,6 +1,7 @@
-// The port of the durable job queue. The embedded implementation (embedded-queue.ts) keeps its own
-// append-only log; a PostgreSQL one (`FOR UPDATE SKIP LOCKED` for take) can implement the same
-// interface. Every mutating call resolves only once its change is durable.
+// The port of the durable job queue, with two implementations: embedded-queue.ts keeps its own
+// append-only log in the data directory (job-log.ts), postgres-queue.ts keeps its own tables in the
+// database and takes with `FOR UPDATE SKIP LOCKED` (pg/, docs/postgres-queue.md). Every mutating call
+// resolves only once its change is durable.
 //
 // Errors are GpufleetError (model/base/errors.ts): NOT_FOUND for an unknown or expired job,
 // JOB_LEASE_LOST / JOB_ALREADY_FINAL for worker calls on a job the worker no longer holds,
