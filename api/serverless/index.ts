@@ -1,5 +1,5 @@
 // The public v2 serverless endpoint routes (`/v2/serverless`, runpod-compat.md 4.2) over the same
-// records as `/v1/endpoints`; core/endpoint-v2.ts maps the shapes. Lists are wrapped
+// records as `/v1/endpoints`; core/endpoints/endpoint-v2.ts maps the shapes. Lists are wrapped
 // (`{"endpoints": []}`), create answers 201, delete 204 (and cancels the endpoint's jobs).
 // `GET /v2/serverless/{id}/workers` lists the endpoint's workers (core/workers/worker-service.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
