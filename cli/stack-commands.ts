@@ -1,11 +1,13 @@
 // `gpufleet plan | apply | destroy | import | force-unlock`: the declarative workflow over a cdktf app
 // (a folder with cdktf.json, --app, default the cwd) or one synthesized cdk.tf.json (--tf-json, what
-// the Terraform provisioners pass). Exit codes: 0 done, 1 error, 2 (plan --detailed-exitcode) changes.
+// the Terraform provisioners pass). Exit codes: 0 done, 1 error (a prompt answered other than "yes",
+// or not at all), 2 (plan --detailed-exitcode) changes, 130/143 interrupted (the stack lock released).
 import path from 'node:path';
-import readline from 'node:readline/promises';
 import { Command, Option } from 'commander';
 import { ApiClient, ApiError } from '../client/index.ts';
 import type { DesiredStack, Reporter, RunOptions } from '../provider/index.ts';
+import { watchInterrupts } from './interrupt.ts';
+import { askYes } from './prompt.ts';
 
 /** provider/ (cdktf, constructs, the engine) is loaded when a stack command runs, not for every `gpufleet` */
 type Provider = typeof import('../provider/index.ts');
@@ -19,6 +21,8 @@ export interface StackCliIo {
   confirm?(question: string): Promise<boolean>;
   api(p: Provider): ApiClient;
   setExitCode(code: number): void;
+  /** ends the process now (after an interrupt: a prompt or requests may still be pending) */
+  exit(code: number): never;
 }
 
 export function processIo(): StackCliIo {
@@ -26,16 +30,7 @@ export function processIo(): StackCliIo {
     out: (t) => void process.stdout.write(t),
     err: (t) => void process.stderr.write(t),
     reporter: (p) => p.terminalReporter(),
-    async confirm(question) {
-      const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
-      try {
-        return (await rl.question(question)).trim() === 'yes';
-      } catch {
-        return false; // stdin closed without an answer
-      } finally {
-        rl.close();
-      }
-    },
+    confirm: (question) => askYes(question),
     api: (p) => {
       try {
         return new p.RetryingApiClient();
@@ -44,6 +39,7 @@ export function processIo(): StackCliIo {
       }
     },
     setExitCode: (code) => void (process.exitCode = code),
+    exit: (code) => process.exit(code),
   };
 }
 
@@ -103,8 +99,9 @@ interface ApplyFlags extends SourceOpts {
   tfReplacedHash?: string;
 }
 
-function runOptions(p: Provider, io: StackCliIo, f: ApplyFlags): RunOptions {
+function runOptions(p: Provider, io: StackCliIo, f: ApplyFlags, signal?: AbortSignal): RunOptions {
   return {
+    ...(signal ? { signal } : {}),
     api: io.api(p),
     reporter: io.reporter(p),
     out: io.out,
@@ -155,14 +152,15 @@ export function stackCommands(io: StackCliIo = processIo()): Command[] {
     .addOption(new Option('--interval <seconds>', 'seconds between reconcile passes with --watch').default('30'))
     .action(
       action(io, async (p, f: ApplyFlags) => {
-        const stacks = await loadStacks(p, f);
-        if (f.watch) return watch(p, io, stacks, f);
-        let ok = true;
-        for (const stack of stacks) {
-          const r = await p.runApply(stack, runOptions(p, io, f));
-          ok &&= r.applied?.ok ?? true;
-        }
-        return ok ? 0 : 1;
+        if (f.watch) return watch(p, io, await loadStacks(p, f), f);
+        return untilInterrupted(io, async (signal) => {
+          let ok = true;
+          for (const stack of await loadStacks(p, f)) {
+            const r = await p.runApply(stack, runOptions(p, io, f, signal));
+            ok &&= r.applied?.ok ?? true;
+          }
+          return ok ? 0 : 1;
+        });
       }),
     );
 
@@ -170,21 +168,23 @@ export function stackCommands(io: StackCliIo = processIo()): Command[] {
     .description('delete every resource the stacks own (only those tagged with their stack)')
     .option('--tf-replaced-hash <hash>', 'Terraform provisioners: skip when the declared spec no longer has this hash (an update)')
     .action(
-      action(io, async (p, f: ApplyFlags) => {
-        let ok = true;
-        for (const stack of await loadStacks(p, f)) {
-          if (f.tfReplacedHash && f.resource?.length) {
-            const declared = stack.resources.find((r) => r.path === f.resource![0]);
-            if (declared && declared.hash !== f.tfReplacedHash) {
-              io.out(`${declared.path}: spec changed; Terraform is replacing its null_resource for an update, so the resource is kept for the create step.\n`);
-              continue;
+      action(io, async (p, f: ApplyFlags) =>
+        untilInterrupted(io, async (signal) => {
+          let ok = true;
+          for (const stack of await loadStacks(p, f)) {
+            if (f.tfReplacedHash && f.resource?.length) {
+              const declared = stack.resources.find((r) => r.path === f.resource![0]);
+              if (declared && declared.hash !== f.tfReplacedHash) {
+                io.out(`${declared.path}: spec changed; Terraform is replacing its null_resource for an update, so the resource is kept for the create step.\n`);
+                continue;
+              }
             }
+            const r = await p.runDestroy(stack, runOptions(p, io, f, signal));
+            ok &&= r.applied?.ok ?? true;
           }
-          const r = await p.runDestroy(stack, runOptions(p, io, f));
-          ok &&= r.applied?.ok ?? true;
-        }
-        return ok ? 0 : 1;
-      }),
+          return ok ? 0 : 1;
+        }),
+      ),
     );
 
   const importCmd = withSource(new Command('import'))
@@ -215,6 +215,25 @@ export function stackCommands(io: StackCliIo = processIo()): Command[] {
     );
 
   return [plan, apply, destroy, importCmd, unlock];
+}
+
+/**
+ * Runs an apply or destroy with SIGINT/SIGTERM turned into an abort: the engine releases the stack lock
+ * and throws, and the command exits 130/143 at once, whatever it was waiting on (the prompt included).
+ */
+async function untilInterrupted(io: StackCliIo, fn: (signal: AbortSignal) => Promise<number>): Promise<number> {
+  const interrupts = watchInterrupts();
+  try {
+    return await fn(interrupts.signal);
+  } catch (e) {
+    const code = interrupts.exitCode();
+    if (code === null) throw e;
+    // any failure after a signal is the signal's doing (InterruptedError, an app synth killed by the same Ctrl-C)
+    io.err(`\nInterrupted: stopped before finishing; the stack lock is released. \`gpufleet plan\` shows where the stack stands.\n`);
+    return io.exit(code);
+  } finally {
+    interrupts.dispose();
+  }
 }
 
 async function watch(p: Provider, io: StackCliIo, stacks: DesiredStack[], f: ApplyFlags): Promise<number> {

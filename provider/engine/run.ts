@@ -14,8 +14,10 @@ export interface RunOptions {
   reporter: Reporter;
   /** where the plan and the summary go (stdout) */
   out: (text: string) => void;
-  /** asks the question and resolves true only for the answer `yes`; absent when nobody can answer */
+  /** asks the question and resolves true only for the answer `yes` (end of input is no); absent when nobody can answer */
   confirm?: (question: string) => Promise<boolean>;
+  /** aborted (Ctrl-C, SIGTERM): apply and destroy stop where they are, release the lock and throw InterruptedError */
+  signal?: AbortSignal;
   autoApprove?: boolean;
   allowDataLoss?: boolean;
   wait?: boolean;
@@ -33,6 +35,11 @@ export class RefusedError extends Error {
   override readonly name = 'RefusedError';
 }
 
+/** apply or destroy gave up on opts.signal (a prompt unanswered, requests in flight); the lock is released */
+export class InterruptedError extends Error {
+  override readonly name = 'InterruptedError';
+}
+
 export interface RunResult {
   plan: Plan;
   applied: ApplyResult | null;
@@ -43,12 +50,26 @@ export async function makePlan(stack: DesiredStack, api: ApiClient, opts: PlanOp
 }
 
 export async function runApply(stack: DesiredStack, opts: RunOptions): Promise<RunResult> {
-  return locked(stack, opts, 'apply', () => planAndApply(stack, opts, {}));
+  return locked(stack, opts, 'apply', () => interruptible(() => planAndApply(stack, opts, {}), opts.signal));
 }
 
 export async function runDestroy(stack: DesiredStack, opts: RunOptions): Promise<RunResult> {
   // `destroy --auto-approve` is itself the request to delete data-holding resources
-  return locked(stack, opts, 'destroy', () => planAndApply(stack, { ...opts, allowDataLoss: opts.allowDataLoss || opts.autoApprove }, { destroy: true }));
+  const destroyOpts = { ...opts, allowDataLoss: opts.allowDataLoss || opts.autoApprove };
+  return locked(stack, opts, 'destroy', () => interruptible(() => planAndApply(stack, destroyOpts, { destroy: true }), opts.signal));
+}
+
+/** `work()`, or InterruptedError as soon as `signal` aborts (what work started may still run: the caller exits) */
+function interruptible<T>(work: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work();
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(new InterruptedError(`Interrupted (${String(signal.reason ?? 'aborted')}).`));
+    if (signal.aborted) return stop();
+    signal.addEventListener('abort', stop, { once: true });
+    work()
+      .then(resolve, reject)
+      .finally(() => signal.removeEventListener('abort', stop));
+  });
 }
 
 async function locked<T>(stack: DesiredStack, opts: RunOptions, operation: string, fn: (lock: StackLock | null) => Promise<T>): Promise<T> {
@@ -69,7 +90,7 @@ export async function planAndApply(stack: DesiredStack, opts: RunOptions, planOp
   const plan = await makePlan(stack, opts.api, { ...planOpts, ...(opts.only ? { only: opts.only } : {}) });
   opts.out(formatPlan(plan));
   if (!hasChanges(plan)) return { plan, applied: null };
-  await approve(plan, opts);
+  await approve(plan, opts, planOpts.destroy ? 'Destroy' : 'Apply');
   const applied = await applyPlan(plan, opts);
   const s = plan.summary;
   opts.out(
@@ -81,7 +102,7 @@ export async function planAndApply(stack: DesiredStack, opts: RunOptions, planOp
 }
 
 /** Resolves when the plan may go ahead; throws RefusedError otherwise. */
-async function approve(plan: Plan, opts: RunOptions): Promise<void> {
+async function approve(plan: Plan, opts: RunOptions, what: 'Apply' | 'Destroy'): Promise<void> {
   const loss = plan.changes.filter((c) => c.dataLoss);
   const lossList = loss.map((c) => `  - ${c.address} [id=${c.id}] (${c.action === 'delete' ? 'destroyed' : 'replaced'})`).join('\n');
   if (opts.autoApprove) {
@@ -95,7 +116,7 @@ async function approve(plan: Plan, opts: RunOptions): Promise<void> {
   if (!opts.confirm) throw new RefusedError('No terminal to confirm the plan; pass --auto-approve.');
   const warning = loss.length ? `Warning: the data of these resources will be lost:\n${lossList}\n\n` : '';
   const ok = await opts.confirm(`${warning}Do you want to perform these actions?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: `);
-  if (!ok) throw new RefusedError('Apply cancelled.');
+  if (!ok) throw new RefusedError(`${what} cancelled.`);
 }
 
 export interface WatchOptions extends RunOptions {
