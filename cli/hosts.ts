@@ -20,8 +20,17 @@ interface HostRow {
 
 /** POST /v2/hosts with progress streamed as NDJSON lines, shown on a spinner. */
 async function enroll(ssh: string, o: { identity: string; datacenter?: string; cloud?: string; json?: boolean }): Promise<void> {
+  let privateKey: string;
+  try {
+    privateKey = await readFile(o.identity, 'utf8');
+  } catch (e) {
+    // wrong usage, like a bad option value: one line naming the file, exit 2, nothing sent
+    const why = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message;
+    process.stderr.write(`error: --identity ${o.identity}: ${why}\n`);
+    process.exitCode = 2;
+    return;
+  }
   const client = new ApiClient();
-  const privateKey = await readFile(o.identity, 'utf8');
   const { default: ora } = await import('ora'); // loaded when enrolling, not at every start
   const spinner = ora({ text: `enrolling ${ssh}`, isEnabled: !o.json && process.stderr.isTTY }).start();
   const res = await fetch(`${client.url}/v2/hosts`, {

@@ -11,8 +11,9 @@ import { podsCommand } from './pods.ts';
 import { endpointsCommand } from './endpoints.ts';
 import { jobsCommand } from './jobs.ts';
 import { ApiError } from '../client/index.ts';
+import { packageVersion } from './version.ts';
 
-const program = new Command('gpufleet').description('Your own GPU cloud on your own hosts').showHelpAfterError();
+const program = new Command('gpufleet').description('Your own GPU cloud on your own hosts').version(packageVersion(), '-V, --version').showHelpAfterError();
 program.addCommand(serveCommand());
 program.addCommand(keysCommand());
 program.addCommand(accountsCommand());

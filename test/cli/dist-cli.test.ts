@@ -94,6 +94,14 @@ describe('the built CLI (no GPUFLEET_DEV)', () => {
     expect(heavy(r.loaded)).toEqual([]);
   });
 
+  test("--version prints package.json's version from dist/, loading nothing of core, provider or tsx", async () => {
+    const { version } = JSON.parse(await readFile(path.join(pkg, 'package.json'), 'utf8')) as { version: string };
+    const r = await distCli(['--version']);
+    expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    expect(r.loaded).toEqual(expect.arrayContaining(['dist/cli/main.js', 'dist/cli/version.js']));
+    expect(heavy(r.loaded)).toEqual([]);
+  });
+
   test('a client command answers from a listening control plane, with only the client loaded', async () => {
     const r = await distCli(['accounts', 'list', '--json'], { GPUFLEET_URL: cp.url, GPUFLEET_API_KEY: ADMIN_KEY });
     expect(r.stderr).toBe('');
