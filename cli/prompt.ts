@@ -11,7 +11,9 @@ export function askYes(question: string, input: NodeJS.ReadableStream = process.
     rl.on('SIGINT', () => {
       rl.removeAllListeners('close'); // not a "no": the signal's way out says what happened
       rl.close();
-      process.kill(process.pid, 'SIGINT');
+      // the handlers now, not a signal delivered later: with stdin closed nothing may keep the process up till then
+      if (process.listenerCount('SIGINT') > 0) process.emit('SIGINT', 'SIGINT');
+      else process.kill(process.pid, 'SIGINT');
     });
     rl.question(question, (answer) => {
       resolve(answer.trim() === 'yes');

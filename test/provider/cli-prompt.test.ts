@@ -1,9 +1,9 @@
 // The confirmation prompt of `apply` and `destroy` (docs/cli.md, "The prompt of apply and destroy"),
 // run as a user runs it: `node bin/gpufleet.js` in a child process against a listening control plane.
 // End of input (stdin closed, as `</dev/null`) is the answer "no"; SIGINT or SIGTERM sent while the
-// command waits at the prompt exits 130/143. Either way nothing is applied and the stack lock is free
+// command waits at the prompt exits 130/143, and so does Ctrl-C typed on a terminal (under `script`). Either way nothing is applied and the stack lock is free
 // at once: the next `--auto-approve` run goes ahead without `force-unlock`.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -144,4 +144,24 @@ test('SIGTERM sent while destroy waits at the prompt: exit 143, nothing destroye
   const destroyed = await run(key, ['destroy', '--tf-json', tfJson, '--auto-approve']);
   expect(destroyed.code, destroyed.stderr).toBe(0);
   expect(await owned(api)).toEqual({ pods: 0, volumes: 0 });
+});
+
+/** util-linux `script` gives the child a terminal: readline then reads Ctrl-C as a key, not a signal */
+const hasScript = spawnSync('script', ['--version']).status === 0;
+
+test.skipIf(!hasScript)('Ctrl-C typed on a terminal at the prompt: exit 130, the lock released', SLOW, async () => {
+  const { key } = await cp.newAccount('read_write', 100_000);
+  const api = new ApiClient({ url: cp.url, apiKey: key });
+  const command = `${JSON.stringify(process.execPath)} bin/gpufleet.js apply --tf-json ${JSON.stringify(tfJson)} --no-wait; echo "exit=$?"`;
+  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: REPO_ROOT, env: { ...process.env, GPUFLEET_URL: cp.url, GPUFLEET_API_KEY: key } });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  const done = new Promise<Run>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout: output, stderr: '' })));
+  await atPrompt({ done, output: () => output });
+  child.stdin.write('\x03');
+  await done;
+  expect(output).toContain('Interrupted: stopped before finishing; the stack lock is released.');
+  expect(output).toMatch(/exit=130\r?\n/);
+  expect(await owned(api)).toEqual({ pods: 0, volumes: 0 });
+  expect(await lockHolder(api)).toBeNull();
 });
