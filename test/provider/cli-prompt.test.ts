@@ -1,8 +1,9 @@
 // The confirmation prompt of `apply` and `destroy` (docs/cli.md, "The prompt of apply and destroy"),
 // run as a user runs it: `node bin/gpufleet.js` in a child process against a listening control plane.
 // End of input (stdin closed, as `</dev/null`) is the answer "no"; SIGINT or SIGTERM sent while the
-// command waits at the prompt exits 130/143, and so does Ctrl-C typed on a terminal (under `script`). Either way nothing is applied and the stack lock is free
-// at once: the next `--auto-approve` run goes ahead without `force-unlock`.
+// command waits at the prompt exits 130/143, and so does Ctrl-C typed on a terminal (under `script`).
+// Either way nothing is applied and the stack lock is free at once: the next `--auto-approve` run goes
+// ahead without `force-unlock`.
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
