@@ -26,6 +26,7 @@ import { creditRoutes } from './rest/credits.ts';
 import { jobInterface } from './jobs/index.ts';
 import { serverlessV2Routes, workerLogRoutes } from './serverless/index.ts';
 import { registerHttpMetrics } from './observability/http-metrics.ts';
+import { aboutRoute } from './about-route.ts';
 import { healthRoutes } from './observability/health-routes.ts';
 import { podLogRoutes } from './rest/pod-logs.ts';
 import { podExecRoutes } from './rest/pod-exec.ts';
@@ -139,6 +140,7 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
     docs.get('/v2/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   });
   app.get('/healthz', { config: { public: true }, schema: { hide: true } }, async () => ({ ok: true }));
+  aboutRoute(app); // GET /, public: the version and where the docs are
   healthRoutes(app, services); // /metrics, /readyz
 
   podRoutes(app, services.pods);

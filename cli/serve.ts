@@ -21,6 +21,7 @@ export function serveCommand(): Command {
     if (cp.bootstrapKey && !config.bootstrapKey)
       process.stdout.write(`\nNo API key existed, so an admin key was created. It is shown this once:\n\n  ${cp.bootstrapKey}\n\n`);
     logger.info({ url: cp.url, dataDir: config.dataDir, replicaId: cp.services.replicaId }, 'gpufleet control plane listening');
+    process.stdout.write(nextSteps(cp.url, cp.bootstrapKey !== null && !config.bootstrapKey));
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;
@@ -32,4 +33,20 @@ export function serveCommand(): Command {
     process.on('SIGINT', () => void stop('SIGINT'));
     process.on('SIGTERM', () => void stop('SIGTERM'));
   });
+}
+
+/**
+ * What to do after `npm start`: the URL, the docs, and how to enrol a first host. Never the key itself:
+ * it is printed once, above, at first start only (docs/auth.md).
+ */
+export function nextSteps(url: string, keyShownAbove: boolean): string {
+  // a wildcard address is where the server listens, not one a client can call
+  const local = url.replace(/^http:\/\/(0\.0\.0\.0|\[::\])(?=:)/, 'http://127.0.0.1');
+  const key = keyShownAbove ? '<the key above>' : '<an admin key>';
+  return (
+    `\ngpufleet is listening on ${local}; API docs: ${local}/v2/docs\n` +
+    `Next, enrol a GPU host:\n` +
+    `  export GPUFLEET_URL=${local} GPUFLEET_API_KEY=${key}\n` +
+    `  npx gpufleet hosts enroll root@<host> --identity <ssh key file> --datacenter <dc>\n\n`
+  );
 }

@@ -27,9 +27,10 @@ afterAll(async () => cp?.close());
 const concrete = (url: string) => url.replace(/:[^/]+/g, 'x1').replace(/\*/g, 'x');
 /** every letter and digit percent-encoded (`/v2/pods` → `/%76%32/%70%6f%64%73`) */
 const percentEncoded = (p: string) => p.replace(/[A-Za-z0-9]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-// `/v2/media/:key`: signed media URLs, whose signature is the credential (docs/media.md)
+// `/v2/media/:key`: signed media URLs, whose signature is the credential (docs/media.md); `/`: the
+// server's name, version and the links to its docs
 const isPublicUrl = (url: string) =>
-  url === '/healthz' || url === '/readyz' || url === '/v2/openapi.json' || url === '/v2/docs' || url.startsWith('/v2/docs/') || url === '/v2/media/:key';
+  url === '/' || url === '/healthz' || url === '/readyz' || url === '/v2/openapi.json' || url === '/v2/docs' || url.startsWith('/v2/docs/') || url === '/v2/media/:key';
 
 function spellings(p: string, url: string): [string, string][] {
   const forms: [string, string][] = [
@@ -50,7 +51,7 @@ describe('the route table', () => {
   test('plugin routes are in it; only health and the docs are public; every other route names a scope', () => {
     const key = (r: RegisteredRoute) => `${r.method} ${r.url}`;
     const all = new Set(routes.map(key));
-    for (const r of ['GET /healthz', 'GET /v2/openapi.json', 'GET /v2/docs', 'GET /v2/docs/static/*', 'POST /graphql', 'GET /v2/accounts', 'POST /v2/hosts', 'HEAD /v2/pods'])
+    for (const r of ['GET /', 'GET /healthz', 'GET /v2/openapi.json', 'GET /v2/docs', 'GET /v2/docs/static/*', 'POST /graphql', 'GET /v2/accounts', 'POST /v2/hosts', 'HEAD /v2/pods'])
       expect(all, r).toContain(r);
     const publicOnes = routes.filter((r) => r.public);
     expect(publicOnes.map(key).filter((k) => !isPublicUrl(k.split(' ')[1]!))).toEqual([]);
@@ -100,7 +101,7 @@ describe('anonymous requests to protected routes', () => {
   });
 
   test('public routes answer without a key in the same spellings', async () => {
-    for (const target of ['/healthz', 'http://x/healthz', '/%68ealthz', '/healthz/', '/readyz', 'http://x/readyz', '/v2/openapi.json', 'http://x/v2/docs/json']) {
+    for (const target of ['/', 'http://x/', '/healthz', 'http://x/healthz', '/%68ealthz', '/healthz/', '/readyz', 'http://x/readyz', '/v2/openapi.json', 'http://x/v2/docs/json']) {
       const a = await sendRaw(cp.url, { method: 'GET', target });
       expect(a.status, target).toBe(200);
     }
