@@ -10,7 +10,7 @@ import { dbCommand } from './db.ts';
 import { podsCommand } from './pods.ts';
 import { endpointsCommand } from './endpoints.ts';
 import { jobsCommand } from './jobs.ts';
-import { ApiError } from '../client/index.ts';
+import { ApiError, MissingApiKeyError } from '../client/index.ts';
 import { packageVersion } from './version.ts';
 
 const program = new Command('gpufleet').description('Your own GPU cloud on your own hosts').version(packageVersion(), '-V, --version').showHelpAfterError();
@@ -38,6 +38,10 @@ try {
   if (e instanceof ApiError) {
     process.stderr.write(`error: ${e.message} (HTTP ${e.status} ${e.code})\n`);
     process.exitCode = 1;
+  } else if (e instanceof MissingApiKeyError) {
+    // wrong usage, like a missing --identity file: one line, exit 2, nothing sent
+    process.stderr.write(`error: ${e.message}\n`);
+    process.exitCode = 2;
   } else if (e instanceof CommanderError) {
     // commander has printed the message (or the help) already
     process.exitCode = e.exitCode === 0 ? 0 : 2;

@@ -19,6 +19,14 @@ export class ApiError extends Error {
   }
 }
 
+/** No API key given and GPUFLEET_API_KEY unset: the CLI prints the message on one line and exits 2 (wrong usage). */
+export class MissingApiKeyError extends Error {
+  constructor() {
+    super('GPUFLEET_API_KEY is not set: set it to an API key (gpufleet keys create, or the admin key printed at first start)');
+    this.name = 'MissingApiKeyError';
+  }
+}
+
 export interface ApiClientOptions {
   url?: string;
   apiKey?: string;
@@ -31,7 +39,7 @@ export class ApiClient {
   constructor(opts: ApiClientOptions = {}) {
     this.url = (opts.url ?? process.env.GPUFLEET_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
     const key = opts.apiKey ?? process.env.GPUFLEET_API_KEY;
-    if (!key) throw new Error('Set GPUFLEET_API_KEY to an API key (gpufleet keys create, or the key printed at first start).');
+    if (!key) throw new MissingApiKeyError();
     this.apiKey = key;
   }
 
