@@ -11,7 +11,7 @@ import { GpufleetError } from '../model/index.ts';
 import type { HostRecord } from '../model/index.ts';
 import { busyDiagnosis, hostExclusions, staticFit, type StaticMemo } from './placement-diagnosis.ts';
 import { HOST_IDS_SHOWN, type PlacementPlan, type PlannedPlacement, type PlanRequest } from './placement-plan.ts';
-import { preference, SortedHosts } from './sorted-hosts.ts';
+import { fits, preference, SortedHosts } from './sorted-hosts.ts';
 import {
   type Allocation,
   type CompiledRequest,
@@ -24,7 +24,6 @@ import {
   cudaKey,
   hasFreeCpuMemory,
   roomOk,
-  staticOk,
 } from './placement.ts';
 
 export * from './placement.ts';
@@ -105,14 +104,21 @@ export class Scheduler {
 
   /** Record an existing allocation (control-plane restart). On a GPU claimed twice, the first claim wins. */
   record(a: Allocation): void {
+    this.recordOwned({ ...a, gpuUuids: [...a.gpuUuids] });
+  }
+
+  /** `record` of an allocation nobody else holds (no copy: the hot path of `place`). */
+  private recordOwned(a: Allocation): void {
     if (this.allocs.has(a.podId)) this.release(a.podId);
-    const copy = { ...a, gpuUuids: [...a.gpuUuids] };
-    this.allocs.set(a.podId, copy);
+    this.allocs.set(a.podId, a);
     let onHost = this.podsByHost.get(a.hostId);
     if (!onHost) this.podsByHost.set(a.hostId, (onHost = new Set()));
     onHost.add(a.podId);
     const h = this.states.get(a.hostId);
-    if (h) this.withReindex(h, () => this.apply(h, copy));
+    if (!h) return;
+    this.unindex(h);
+    this.apply(h, a);
+    this.index(h);
   }
 
   /** Choose a host without recording anything. */
@@ -127,9 +133,8 @@ export class Scheduler {
     }
     const c = compileRequest(request);
     const res = this.findCompiled(c);
-    if (res.ok) {
-      this.record({ podId, hostId: res.hostId, gpuUuids: res.gpuUuids, vcpu: c.vcpu, memoryGb: c.memGb, diskGb: c.diskGb });
-    }
+    // the allocation's own array: the caller's result keeps gpuUuids of its own
+    if (res.ok) this.recordOwned({ podId, hostId: res.hostId, gpuUuids: [...res.gpuUuids], vcpu: c.vcpu, memoryGb: c.memGb, diskGb: c.diskGb });
     return res;
   }
 
@@ -195,18 +200,18 @@ export class Scheduler {
     if (onHost?.size === 0) this.podsByHost.delete(a.hostId);
     const h = this.states.get(a.hostId);
     if (h && h.pods.has(podId)) {
-      this.withReindex(h, () => {
-        h.pods.delete(podId);
-        for (const s of h.slots) {
-          if (s.podId !== podId) continue;
-          s.podId = null;
-          h.freeGpus++;
-          if (s.typeId !== null) h.typeFree.set(s.typeId, (h.typeFree.get(s.typeId) ?? 0) + 1);
-        }
-        h.freeVcpu += a.vcpu;
-        h.freeMemGb += a.memoryGb;
-        h.freeDiskGb += a.diskGb;
-      });
+      this.unindex(h);
+      h.pods.delete(podId);
+      for (const s of h.slots) {
+        if (s.podId !== podId) continue;
+        s.podId = null;
+        h.freeGpus++;
+        if (s.typeId !== null) h.typeFree.set(s.typeId, (h.typeFree.get(s.typeId) ?? 0) + 1);
+      }
+      h.freeVcpu += a.vcpu;
+      h.freeMemGb += a.memoryGb;
+      h.freeDiskGb += a.diskGb;
+      this.index(h);
     }
     return true;
   }
@@ -278,9 +283,8 @@ export class Scheduler {
 
   private choose(c: CompiledRequest): Choice | null {
     if (!c.flavorKnown) return null;
-    const fits = (h: HostState) => staticOk(h, c) && roomOk(h, c);
     const pinned = c.req.pinnedHostId === undefined ? null : this.states.get(c.req.pinnedHostId);
-    if (c.req.pinnedHostId !== undefined && (!pinned || !pinned.schedulable || !fits(pinned))) return null;
+    if (c.req.pinnedHostId !== undefined && (!pinned || !pinned.schedulable || !fits(pinned, c))) return null;
     if (c.count > 0) {
       for (const typeId of c.typeIds) {
         let best: HostState | null = null;
@@ -288,7 +292,7 @@ export class Scheduler {
           if ((pinned.typeFree.get(typeId) ?? 0) >= c.count) best = pinned;
         } else {
           const bs = this.buckets.get(typeId);
-          for (let k = c.count; bs && k < bs.length && !best; k++) best = bs[k]!.first(c, fits);
+          for (let k = c.count; bs && k < bs.length && !best; k++) best = bs[k]!.first(c);
         }
         if (best) {
           const slots: GpuSlot[] = [];
@@ -302,9 +306,9 @@ export class Scheduler {
       return null;
     }
     if (pinned) return { h: pinned, typeId: null, slots: [] };
-    let best = this.cpuOnly.first(c, fits);
+    let best = this.cpuOnly.first(c);
     // GPU hosts take CPU pods only when no GPU-less host can: scanned whole then, not kept in order
-    if (!best) for (const h of this.withGpus) if (fits(h) && (best === null || preference(h, best) < 0)) best = h;
+    if (!best) for (const h of this.withGpus) if (fits(h, c) && (best === null || preference(h, best) < 0)) best = h;
     return best ? { h: best, typeId: null, slots: [] } : null;
   }
 
@@ -321,12 +325,6 @@ export class Scheduler {
     h.freeVcpu -= a.vcpu;
     h.freeMemGb -= a.memoryGb;
     h.freeDiskGb -= a.diskGb;
-  }
-
-  private withReindex(h: HostState, mutate: () => void): void {
-    this.unindex(h);
-    mutate();
-    this.index(h);
   }
 
   private index(h: HostState): void {

@@ -2,7 +2,10 @@
 // so the best fitting host is the first one that fits: a scan stops at its first hit instead of
 // visiting every host. Positions are found by binary search; a host must be removed before its free
 // counts change and inserted again after (Scheduler.withReindex).
-import type { CompiledRequest, HostState } from './placement.ts';
+import { type CompiledRequest, type HostState, roomOk, staticOk } from './placement.ts';
+
+/** whether a host may take the request and has room for it now (its GPUs are the bucket's business) */
+export const fits = (h: HostState, c: CompiledRequest): boolean => staticOk(h, c) && roomOk(h, c);
 
 /** <0 when a is preferred to b; the order `better` in scheduler.ts states */
 export function preference(a: HostState, b: HostState): number {
@@ -43,10 +46,10 @@ export class SortedHosts {
   }
 
   /**
-   * The first host in preference order that passes `ok` and has the request's vCPU: hosts with fewer
-   * free vCPUs than asked are jumped over a whole run at a time (within each free-GPU count they come first).
+   * The first host in preference order that `fits` the request: hosts with fewer free vCPUs than asked
+   * are jumped over a whole run at a time (within each free-GPU count they come first).
    */
-  first(c: CompiledRequest, ok: (h: HostState) => boolean): HostState | null {
+  first(c: CompiledRequest): HostState | null {
     const items = this.items;
     let i = 0;
     while (i < items.length) {
@@ -55,7 +58,7 @@ export class SortedHosts {
         i = this.enoughVcpu(i, h.freeGpus, c.vcpu);
         continue;
       }
-      if (ok(h)) return h;
+      if (fits(h, c)) return h;
       i++;
     }
     return null;
