@@ -25,9 +25,12 @@ import { connect as netConnect } from 'node:net';
 import PQueue from 'p-queue';
 import { Client, type ClientChannel } from 'ssh2';
 import { GpufleetError, isGpufleetError } from '../model/index.ts';
+import { type Conn, openExec, openForward, type PtySize, retire } from './ssh-channels.ts';
 import { openStream, type SshStream, type StreamHandlers } from './ssh-stream.ts';
 
 export type { SshStream, StreamHandlers } from './ssh-stream.ts';
+export { shellJoin } from './shell-join.ts';
+import { shellJoin } from './shell-join.ts';
 
 export interface SshTarget {
   hostId: string;
@@ -56,7 +59,7 @@ export interface ExecResult {
 
 export interface StreamOptions {
   /** a pseudo-terminal on the host for the command (interactive exec, `docker exec -t`) */
-  pty?: { cols: number; rows: number; term?: string };
+  pty?: PtySize;
 }
 
 export interface HostKeyReport {
@@ -91,13 +94,12 @@ export interface SshObserver {
   failed(hostId: string): void;
 }
 
-interface Conn {
-  client: Client;
-  identity: string;
-  fingerprint: string;
-  alive: boolean;
-  closed: Promise<void>;
-}
+/**
+ * The connections the pool keeps to a host, one each: commands (exec); streams (stream(): logs and
+ * exec sessions, capped per host); forwards (forward(): the gateway's channels to containers);
+ * background (background(): long commands the caller bounds, the provisioner's image pulls).
+ */
+type Lane = 'command' | 'stream' | 'forward' | 'background';
 
 interface Entry {
   queue: PQueue;
@@ -110,30 +112,13 @@ export function hostKeyFingerprint(key: Buffer): string {
   return `SHA256:${createHash('sha256').update(key).digest('base64').replace(/=+$/, '')}`;
 }
 
-/** POSIX-shell quoting of an argv; safe words stay bare for readable logs. */
-export function shellJoin(argv: string[]): string {
-  return argv
-    .map((a, i) => {
-      if (a.includes('\0')) throw new GpufleetError('BAD_REQUEST', 'command argument contains a NUL byte');
-      // '=' in the first word would make it a variable assignment
-      const safe = i === 0 ? /^[A-Za-z0-9_/.,:@%+-]+$/ : /^[A-Za-z0-9_/.,:@%+=-]+$/;
-      return safe.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
-    })
-    .join(' ');
-}
-
 const OPEN_RETRIES = 6;
 const ABORT_GRACE_MS = 5_000;
 const tail = (s: string, n = 4096): string => (s.length > n ? `…${s.slice(-n)}` : s);
 
 export class SshPool {
-  private readonly entries = new Map<string, Entry>();
-  /** the hosts' stream connections, apart from the command ones */
-  private readonly streamEntries = new Map<string, Entry>();
-  /** the hosts' forwarding connections (forward()), apart from the command and stream ones */
-  private readonly forwardEntries = new Map<string, Entry>();
-  /** the hosts' background connections (background()), apart from all the others */
-  private readonly backgroundEntries = new Map<string, Entry>();
+  /** each lane's connection per host: a command never waits behind a stream, a forward or a pull */
+  private readonly lanes: Record<Lane, Map<string, Entry>> = { command: new Map(), stream: new Map(), forward: new Map(), background: new Map() };
   private readonly streamsOpen = new Map<string, number>();
   private readonly opts: Required<Omit<SshPoolOptions, 'observer'>>;
   private readonly observer: SshObserver | undefined;
@@ -159,7 +144,7 @@ export class SshPool {
 
   /** The fingerprint the host presented on the current connection, if any. */
   presentedFingerprint(hostId: string): string | null {
-    return this.entries.get(hostId)?.conn?.fingerprint ?? null;
+    return this.lanes.command.get(hostId)?.conn?.fingerprint ?? null;
   }
 
   exec(target: SshTarget, command: string | string[], opts: ExecOptions = {}): Promise<ExecResult> {
@@ -171,7 +156,7 @@ export class SshPool {
       };
       // the queue slot is held until the host has closed the channel, which can be after the
       // caller got its answer (a timed-out command keeps its session on the host for a while)
-      this.entry(target.hostId).queue.add(async () => {
+      this.entry(target.hostId, 'command').queue.add(async () => {
         const started = performance.now();
         const done = (): void => this.observer?.commandDone(target.hostId, (performance.now() - started) / 1000);
         const { conn, ch } = await this.open(target, cmd);
@@ -197,7 +182,7 @@ export class SshPool {
     this.streamsOpen.set(target.hostId, open + 1);
     const release = (): void => void this.streamsOpen.set(target.hostId, Math.max(0, (this.streamsOpen.get(target.hostId) ?? 1) - 1));
     try {
-      const { ch } = await this.open(target, cmd, this.streamEntries, opts.pty);
+      const { ch } = await this.open(target, cmd, 'stream', opts.pty);
       const s = openStream(ch, handlers, opts.pty !== undefined);
       void s.done.finally(release);
       return s;
@@ -218,7 +203,7 @@ export class SshPool {
   async background(target: SshTarget, command: string | string[], handlers: StreamHandlers, opts: StreamOptions = {}): Promise<SshStream> {
     const cmd = Array.isArray(command) ? shellJoin(command) : command;
     try {
-      const { ch } = await this.open(target, cmd, this.backgroundEntries, opts.pty);
+      const { ch } = await this.open(target, cmd, 'background', opts.pty);
       return openStream(ch, handlers, opts.pty !== undefined);
     } catch (e) {
       if (this.observer && isSshFailure(e)) this.observer.failed(target.hostId);
@@ -234,13 +219,13 @@ export class SshPool {
    * refused channel (nothing listens there, the container is gone) fails BAD_GATEWAY.
    */
   async forward(target: SshTarget, address: string, port: number): Promise<ClientChannel> {
-    let { conn, reused } = await this.connection(target, this.forwardEntries);
+    let { conn, reused } = await this.connection(target, 'forward');
     for (;;) {
       try {
         return await openForward(conn, address, port);
       } catch (err) {
         if (!conn.alive && reused) {
-          ({ conn, reused } = await this.connection(target, this.forwardEntries));
+          ({ conn, reused } = await this.connection(target, 'forward'));
           continue;
         }
         if (this.observer && !conn.alive) this.observer.failed(target.hostId);
@@ -261,7 +246,8 @@ export class SshPool {
   /** Closes the host's connection; a later exec dials again. */
   async close(hostId: string): Promise<void> {
     await Promise.all(
-      [this.entries.get(hostId), this.streamEntries.get(hostId), this.forwardEntries.get(hostId), this.backgroundEntries.get(hostId)].map(async (e) => {
+      Object.values(this.lanes).map(async (lane) => {
+        const e = lane.get(hostId);
         if (!e) return;
         await e.dialing?.catch(() => undefined);
         const conn = e.conn;
@@ -272,10 +258,12 @@ export class SshPool {
   }
 
   async closeAll(): Promise<void> {
-    await Promise.all([...new Set([...this.entries.keys(), ...this.streamEntries.keys(), ...this.forwardEntries.keys(), ...this.backgroundEntries.keys()])].map((id) => this.close(id)));
+    const hosts = new Set(Object.values(this.lanes).flatMap((lane) => [...lane.keys()]));
+    await Promise.all([...hosts].map((id) => this.close(id)));
   }
 
-  private entry(hostId: string, entries = this.entries): Entry {
+  private entry(hostId: string, lane: Lane): Entry {
+    const entries = this.lanes[lane];
     let e = entries.get(hostId);
     if (!e) {
       e = { queue: new PQueue({ concurrency: this.opts.maxChannelsPerConnection }), conn: null, dialing: null };
@@ -284,8 +272,8 @@ export class SshPool {
     return e;
   }
 
-  private async connection(target: SshTarget, entries = this.entries): Promise<{ conn: Conn; reused: boolean }> {
-    const e = this.entry(target.hostId, entries);
+  private async connection(target: SshTarget, lane: Lane = 'command'): Promise<{ conn: Conn; reused: boolean }> {
+    const e = this.entry(target.hostId, lane);
     const identity = `${target.user}@${target.address}:${target.port}#${createHash('sha256').update(target.privateKey).digest('hex')}`;
     const usable = (c: Conn | null): c is Conn =>
       !!c && c.alive && c.identity === identity &&
@@ -371,8 +359,8 @@ export class SshPool {
     });
   }
 
-  private async open(t: SshTarget, cmd: string, entries = this.entries, pty?: StreamOptions['pty']): Promise<{ conn: Conn; ch: ClientChannel }> {
-    let { conn, reused } = await this.connection(t, entries);
+  private async open(t: SshTarget, cmd: string, lane: Lane = 'command', pty?: StreamOptions['pty']): Promise<{ conn: Conn; ch: ClientChannel }> {
+    let { conn, reused } = await this.connection(t, lane);
     for (let attempt = 1; ; attempt++) {
       try {
         return { conn, ch: await openExec(conn, cmd, pty) };
@@ -384,7 +372,7 @@ export class SshPool {
           if (attempt > OPEN_RETRIES) throw this.commandError(t, cmd, null, '', '', `exec channel refused: ${(err as Error).message}`, err);
           await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
         } else if (reused && attempt === 1) {
-          ({ conn, reused } = await this.connection(t, entries)); // stale pooled connection: redial once
+          ({ conn, reused } = await this.connection(t, lane)); // stale pooled connection: redial once
         } else {
           throw new GpufleetError('HOST_UNREACHABLE', `host ${t.hostId}: connection lost before the command started`, {
             cause: err,
@@ -466,42 +454,4 @@ function isSshFailure(e: unknown): boolean {
   if (e.code === 'HOST_UNREACHABLE' || e.code === 'HOST_KEY_MISMATCH') return true;
   // a command with an exit status ran and answered; one without was cut off, refused or timed out
   return e.code === 'SSH_COMMAND_FAILED' && e.fields.code === null;
-}
-
-function openExec(conn: Conn, cmd: string, pty?: StreamOptions['pty']): Promise<ClientChannel> {
-  return new Promise((resolve, reject) => {
-    try {
-      const done = (err: Error | undefined, ch: ClientChannel): void => (err ? reject(err) : resolve(ch));
-      if (pty) conn.client.exec(cmd, { pty: { cols: pty.cols, rows: pty.rows, term: pty.term ?? 'xterm-256color', width: 0, height: 0 } }, done);
-      else conn.client.exec(cmd, done);
-    } catch (err) {
-      conn.alive = false; // ssh2 throws "Not connected" synchronously when the socket is gone
-      reject(err as Error);
-    }
-  });
-}
-
-function openForward(conn: Conn, address: string, port: number): Promise<ClientChannel> {
-  return new Promise((resolve, reject) => {
-    try {
-      conn.client.forwardOut('127.0.0.1', 0, address, port, (err, ch) => (err ? reject(err) : resolve(ch)));
-    } catch (err) {
-      conn.alive = false; // "Not connected", synchronously, when the socket is gone
-      reject(err as Error);
-    }
-  });
-}
-
-async function retire(conn: Conn): Promise<void> {
-  conn.alive = false;
-  conn.client.end();
-  let timer: NodeJS.Timeout | undefined;
-  const gaveUp = new Promise<void>((r) => {
-    timer = setTimeout(() => {
-      conn.client.destroy(); // the host did not answer our disconnect
-      r();
-    }, 2_000);
-  });
-  await Promise.race([conn.closed, gaveUp]);
-  clearTimeout(timer);
 }
