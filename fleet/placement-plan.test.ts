@@ -2,44 +2,9 @@
 // verification that catches a plan gone stale between planning and applying.
 import { describe, expect, it } from 'vitest';
 import type { HostRecord, PodRecord } from '../model/index.ts';
+import { A100, H100, host } from './fixtures/test-hosts.ts';
 import { allocationConflict, hostLoadConflict, verifyPlan, type PlanView } from './host-load.ts';
 import { placementError, Scheduler, type PlacementRequest } from './scheduler.ts';
-
-const H100 = 'NVIDIA H100 80GB HBM3';
-const A100 = 'NVIDIA A100-SXM4-80GB';
-
-function host(id: string, o: { gpus?: number; type?: string; dc?: string; cpu?: number; disk?: number; drained?: boolean } = {}): HostRecord {
-  const n = o.gpus ?? 0;
-  return {
-    id,
-    address: `${id}.example`,
-    port: 22,
-    user: 'gpufleet',
-    privateKeyEnc: '',
-    hostKeySha256: 'SHA256:x',
-    rejectedHostKeySha256: null,
-    dataCenterId: o.dc ?? 'US-TX-1',
-    cloud: 'SECURE',
-    drained: o.drained ?? false,
-    status: 'READY',
-    statusReason: null,
-    missedHeartbeats: 0,
-    lastSeenAt: null,
-    createdAt: '2024-01-01T00:00:00Z',
-    facts: {
-      arch: 'x86_64',
-      cpuCount: o.cpu ?? 64,
-      cpuModel: 'test',
-      memoryGb: 512,
-      diskFreeGb: o.disk ?? 2000,
-      dockerVersion: '26.1.3',
-      dockerRuntimes: ['nvidia', 'runc'],
-      driverVersion: '550.54.15',
-      cudaVersion: '12.4',
-      gpus: Array.from({ length: n }, (_, i) => ({ index: i, uuid: `${id}-gpu${i}`, name: o.type ?? H100, memoryMiB: 81559, typeId: o.type ?? H100 })),
-    },
-  } as HostRecord;
-}
 
 const gpuReq = (count = 1, extra: Partial<PlacementRequest> = {}): PlacementRequest => ({ gpu: { typeIds: [H100], count }, cloud: 'ALL', diskGb: 20, ...extra });
 

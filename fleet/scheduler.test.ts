@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { CloudTier, HostRecord, HostStatus } from '../model/records/host.ts';
+import type { CloudTier } from '../model/index.ts';
+import { A100, H100, host, RTX4090 } from './fixtures/test-hosts.ts';
 import {
   type Allocation,
   type PlacementRequest,
@@ -11,62 +12,6 @@ import {
   placementError,
 } from './scheduler.ts';
 import { availableGpuCounts, freeGpusByDataCenter, freeGpusByType, stockByType, stockStatus } from './stock.ts';
-
-const H100 = 'NVIDIA H100 80GB HBM3';
-const A100 = 'NVIDIA A100-SXM4-80GB';
-const RTX4090 = 'NVIDIA GeForce RTX 4090';
-
-interface HostOpts {
-  gpus?: number;
-  type?: string;
-  cloud?: CloudTier;
-  dc?: string;
-  cuda?: string | null;
-  cpu?: number;
-  mem?: number;
-  disk?: number;
-  status?: HostStatus;
-  drained?: boolean;
-}
-
-function host(id: string, o: HostOpts = {}): HostRecord {
-  const n = o.gpus ?? 0;
-  return {
-    id,
-    address: `${id}.example`,
-    port: 22,
-    user: 'gpufleet',
-    privateKeyEnc: '',
-    hostKeySha256: 'SHA256:x',
-    rejectedHostKeySha256: null,
-    dataCenterId: o.dc ?? 'US-TX-1',
-    cloud: o.cloud ?? 'SECURE',
-    drained: o.drained ?? false,
-    status: o.status ?? 'READY',
-    statusReason: null,
-    missedHeartbeats: 0,
-    lastSeenAt: null,
-    createdAt: '2024-01-01T00:00:00Z',
-    facts: {
-      arch: 'x86_64',
-      cpuCount: o.cpu ?? 64,
-      cpuModel: 'test',
-      memoryGb: o.mem ?? 512,
-      diskFreeGb: o.disk ?? 2000,
-      dockerVersion: '26.1.3',
-      dockerRuntimes: n > 0 ? ['nvidia', 'runc'] : ['runc'],
-      driverVersion: n > 0 ? '550.54.15' : null,
-      cudaVersion: n > 0 ? (o.cuda === undefined ? '12.4' : o.cuda) : null,
-      gpus: Array.from({ length: n }, (_, i) => ({
-        index: i,
-        uuid: `${id}-gpu${i}`,
-        name: o.type ?? H100,
-        memoryMiB: 81559,
-        typeId: o.type ?? H100,
-      })),
-    },
-  };
-}
 
 const gpuReq = (typeIds: string | string[], count = 1, extra: Partial<PlacementRequest> = {}): PlacementRequest => ({
   gpu: { typeIds: Array.isArray(typeIds) ? typeIds : [typeIds], count },
