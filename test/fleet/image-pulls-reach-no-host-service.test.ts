@@ -6,6 +6,7 @@
 // GraphQL lastStatusChange say what failed in our words, never what the service said (the operator's
 // log has docker's message).
 import { lookup } from 'node:dns/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
@@ -50,10 +51,33 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await removeHostsEntry?.();
   await disposeHostWorld({ cp, host, hostId });
   await registry?.close();
   await secret?.close();
 });
+
+/** a temporary /etc/hosts line this test added (removed in afterAll), when the machine had no usable name */
+let removeHostsEntry: (() => Promise<void>) | undefined;
+
+/**
+ * A registry host name that passes the text rule and that this machine resolves to a loopback or private
+ * address: the machine's own name where /etc/hosts maps it so (Debian does), else a name of this test's
+ * own, written into /etc/hosts for the test (a CI machine may map its hostname elsewhere, or not at all).
+ */
+async function loopbackName(): Promise<string> {
+  const usable = async (name: string) =>
+    imageRegistryRefusal(`${name}:5000/x:1`, []) === null &&
+    (await lookup(name, { all: true }).then((as) => as.length > 0 && as.every((a) => isPrivateAddress(a.address)), () => false));
+  const own = os.hostname().toLowerCase();
+  if (await usable(own)) return own;
+  const name = `gf-loopback-${process.pid}.example`;
+  const line = `127.0.0.1 ${name}\n`;
+  const before = await readFile('/etc/hosts', 'utf8');
+  await writeFile('/etc/hosts', `${before.endsWith('\n') ? before : `${before}\n`}${line}`);
+  removeHostsEntry = async () => writeFile('/etc/hosts', (await readFile('/etc/hosts', 'utf8')).split(line).join(''));
+  return name;
+}
 
 async function settledPod(name: string, image: string): Promise<J> {
   const res = await cp.api('/v2/pods', { method: 'POST', key: user.key, json: { name, image, disk: 1, gpu: { id: GPU } } });
@@ -88,7 +112,7 @@ async function tenantReadable(podId: string): Promise<string> {
 
 describe('image pulls reach no host-local service for a tenant', () => {
   test('a registry name that resolves to the host loopback is refused before the pull: the service is never asked', async () => {
-    const name = os.hostname().toLowerCase();
+    const name = await loopbackName();
     const image = `${name}:${secret.address.split(':')[1]}/secret/x:1`;
     // the name passes the text rule and resolves here to a loopback or private address (/etc/hosts)
     expect(imageRegistryRefusal(image, []), `${name} is refused by its text already`).toBeNull();
