@@ -15,3 +15,4 @@ export {
 export { dockerBridgeGateway, recordedBridgeGateway, type EngineAccess } from './bridge-gateway.ts';
 export { startPrivateRegistry, type PrivateRegistry } from './private-registry.ts';
 export { disposeHostWorld, enrolTestHost, type HostWorld } from './host-world.ts';
+export { startNetnsFleet, type NetnsFleet, type FleetHost, type FleetHostSpec, type ForwardPolicy } from './netns-fleet.ts';

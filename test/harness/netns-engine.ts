@@ -15,35 +15,59 @@ let counter = 0;
 export interface NetnsEngine {
   /** the namespace's name under /var/run/netns */
   netns: string;
+  /** the engine's own folder (data root, exec root, socket, config) */
+  dir: string;
+  /** dockerd's pid (nsenter execs it) */
+  pid: number;
   /** env for the docker CLI: DOCKER_HOST at this engine's socket */
   env: NodeJS.ProcessEnv;
   /** runs a command inside the namespace (`nsenter --net=…`) and answers its stdout */
   inNetns(argv: string[]): Promise<string>;
   /** copies an image of this machine's default engine into this one (`docker save | docker load`) */
   loadImage(ref: string): Promise<void>;
+  /** `docker load -i` of a tar `docker save` wrote (one save for many engines) */
+  loadImageTar(tarPath: string): Promise<void>;
+  /** stops dockerd (its containers with it) and deletes the namespace and the folder */
   stop(): Promise<void>;
 }
 
 export interface NetnsEngineOptions {
   /** `--default-address-pool` (e.g. `base=10.213.0.0/16,size=24`): the default bridge takes its first subnet */
   addressPool?: string;
+  /** `--bip`: the default bridge's address and range (e.g. `10.213.0.1/24`) */
+  bip?: string;
+  /** the namespace's name (default: one of this process's own, `gfeng-<pid>-<n>`) */
+  netns?: string;
+  /** runs after the namespace exists and before dockerd starts (links, addresses, routes) */
+  beforeDockerd?: (inNetns: (argv: string[]) => Promise<string>) => Promise<void>;
+  /** registers a runtime named "nvidia" that is plain runc, as the shared engine has (GPU test hosts) */
+  nvidiaRuntime?: boolean;
 }
 
 export async function startNetnsEngine(opts: NetnsEngineOptions = {}): Promise<NetnsEngine> {
-  const netns = `gfeng-${process.pid}-${counter++}`;
+  const netns = opts.netns ?? `gfeng-${process.pid}-${counter++}`;
   const dir = await mkdtemp(join(tmpdir(), 'gpufleet-engine-'));
   const nsPath = `/var/run/netns/${netns}`;
   await execFileP('ip', ['netns', 'add', netns]);
   const inNetns = async (argv: string[]) => (await execFileP('nsenter', [`--net=${nsPath}`, ...argv])).stdout;
-  await inNetns(['ip', 'link', 'set', 'lo', 'up']);
-  // an empty config file: this machine's /etc/docker/daemon.json is not this engine's
-  await writeFile(join(dir, 'daemon.json'), '{}\n');
+  try {
+    await inNetns(['ip', 'link', 'set', 'lo', 'up']);
+    await opts.beforeDockerd?.(inNetns);
+  } catch (e) {
+    await execFileP('ip', ['netns', 'del', netns]).catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+    throw e;
+  }
+  // this machine's /etc/docker/daemon.json is not this engine's
+  const config = opts.nvidiaRuntime ? { runtimes: { nvidia: { path: 'runc' } } } : {};
+  await writeFile(join(dir, 'daemon.json'), `${JSON.stringify(config)}\n`);
   const sock = join(dir, 'docker.sock');
   const child = spawn(
     'nsenter',
     [`--net=${nsPath}`, 'dockerd', `--config-file=${join(dir, 'daemon.json')}`, `--data-root=${join(dir, 'data')}`,
       `--exec-root=${join(dir, 'exec')}`, `--pidfile=${join(dir, 'dockerd.pid')}`, `--host=unix://${sock}`, '--storage-driver=vfs',
-      ...(opts.addressPool ? [`--default-address-pool=${opts.addressPool}`] : [])],
+      ...(opts.addressPool ? [`--default-address-pool=${opts.addressPool}`] : []),
+      ...(opts.bip ? [`--bip=${opts.bip}`] : [])],
     { stdio: ['ignore', 'ignore', 'pipe'], detached: false },
   );
   let log = '';
@@ -73,9 +97,14 @@ export async function startNetnsEngine(opts: NetnsEngineOptions = {}): Promise<N
   }
   return {
     netns,
+    dir,
+    pid: child.pid!,
     env,
     inNetns,
     loadImage: (ref) => copyImage(ref, env),
+    loadImageTar: async (tarPath) => {
+      await runDocker(['load', '-q', '-i', tarPath], { env, timeoutMs: 120_000 });
+    },
     stop,
   };
 }

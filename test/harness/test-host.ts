@@ -39,6 +39,12 @@ export interface StartTestHostOptions {
   dockerRunGate?: boolean;
   /** put a `docker` wrapper first on PATH that counts and fails docker operations on demand (docker-faults.ts) */
   dockerFaults?: boolean;
+  /** run sshd inside this network namespace (/var/run/netns/<name>), on `address`:`port` there (netns-fleet.ts) */
+  netns?: string;
+  /** with `netns`: the port (default 22) */
+  port?: number;
+  /** more variables for every session (sshd's SetEnv), e.g. DOCKER_HOST at the host's own engine */
+  sessionEnv?: Record<string, string>;
 }
 
 export interface TestHost {
@@ -97,6 +103,18 @@ export async function startTestHost(opts: StartTestHostOptions): Promise<TestHos
   if (opts.dockerRunGate) host.dockerRunGate = await installDockerRunGate(dir, join(dir, 'bin'));
   if (opts.dockerFaults) host.dockerFaults = await installDockerFaults(dir, join(dir, 'bin'));
   await host.newHostKey();
+  if (opts.netns) {
+    // a namespace of the test's own: the address is the host's alone, nothing else binds there
+    host.port = opts.port ?? 22;
+    await host.writeConfig();
+    try {
+      await host.start();
+      return host;
+    } catch (e) {
+      await host.dispose();
+      throw e;
+    }
+  }
   for (let attempt = 0; ; attempt++) {
     host.port = await freePort(address);
     await host.writeConfig();
@@ -156,6 +174,10 @@ class SshdTestHost implements TestHost {
   async writeConfig(): Promise<void> {
     const env = [`PATH=${join(this.dir, 'bin')}:${STD_PATH}`];
     if (!this.opts.sourceShellStartupFiles) env.push('SHLVL=1');
+    for (const [k, v] of Object.entries(this.opts.sessionEnv ?? {})) {
+      if (!/^[A-Z_][A-Z0-9_]*$/.test(k) || /[\s"]/.test(v)) throw new Error(`sessionEnv ${k}: not a plain name and value`);
+      env.push(`${k}=${v}`);
+    }
     const lines = [
       `ListenAddress ${this.address}:${this.port}`,
       `HostKey ${join(this.dir, 'host_ed25519_key')}`,
@@ -196,7 +218,10 @@ class SshdTestHost implements TestHost {
   start(): Promise<void> {
     if (this.proc) return Promise.resolve();
     this.log = '';
-    const proc = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', join(this.dir, 'sshd_config')], {
+    const sshd = ['/usr/sbin/sshd', '-D', '-e', '-f', join(this.dir, 'sshd_config')];
+    // nsenter execs sshd: the child's pid is sshd's, as without a namespace
+    const argv = this.opts.netns ? ['nsenter', `--net=/var/run/netns/${this.opts.netns}`, ...sshd] : sshd;
+    const proc = spawn(argv[0]!, argv.slice(1), {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     this.proc = proc;
