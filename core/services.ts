@@ -8,7 +8,7 @@ import { PodService } from './pods/index.ts';
 import { OfferService } from './hosts/index.ts';
 import type { SecretBox } from '../store/index.ts';
 import { databasePool, openStore, secretBoxFor } from './store-wiring.ts';
-import { HostService } from './hosts/index.ts';
+import { GpuHealthSignal, HostService } from './hosts/index.ts';
 import { SshPool } from '../fleet/index.ts';
 import { TemplateService } from './endpoints/index.ts';
 import { NetworkVolumeService } from './volumes/index.ts';
@@ -92,6 +92,8 @@ export interface Services {
   replicaId: string;
   /** which hosts this replica reconciles: leases in the database, or every host (embedded store) */
   hostLeases: HostLeases;
+  /** GPU health changes as they are committed: the watcher's and the diagnostics' (docs/gpu-health.md, "The signal") */
+  gpuHealthSignal: GpuHealthSignal;
 }
 
 export interface CreateServicesOptions {
@@ -193,6 +195,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     media,
     replicaId,
     hostLeases: pool ? new PgHostLeases(pool, replicaId) : new SoleHostLeases(replicaId),
+    gpuHealthSignal: new GpuHealthSignal(),
   };
   media.start();
   // charges never written (a crash between a job's final record and its charge, a failed write): now, then every minute

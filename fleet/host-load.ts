@@ -93,6 +93,13 @@ export async function verifyPlan(plan: PlacementPlan, view: PlanView): Promise<H
       conflicts.push({ hostId, constraint: 'gpu-count', detail: `host ${hostId} is no longer enrolled` });
       continue;
     }
+    // a GPU in FAILURE takes no new pod (docs/gpu-health.md): the index may not know yet
+    const failed = new Set(host.facts.gpus.filter((g) => g.health === 'FAILURE').map((g) => g.uuid));
+    const onFailed = plan.placements.find((p) => p.hostId === hostId && p.gpuUuids.some((u) => failed.has(u)));
+    if (onFailed) {
+      conflicts.push({ hostId, constraint: 'gpu-count', detail: `a GPU of host ${hostId} the plan chose is in FAILURE` });
+      continue;
+    }
     const others = (await view.placedPods(hostId)).filter((p) => !planned.has(p.id)).map(allocationOf);
     const allocations = [...others.filter((a): a is Allocation => a !== null), ...plan.placements];
     const conflict = allocationConflict(host, allocations);

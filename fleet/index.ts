@@ -11,3 +11,7 @@ export * from './placement-plan.ts';
 export * from './host-load.ts';
 export * from './scheduler.ts';
 export * from './ssh-pool.ts';
+export * from './gpu-bus-id.ts';
+export * from './kernel-log.ts';
+export * from './smi-health.ts';
+export * from './gpu-watch-script.ts';

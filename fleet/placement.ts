@@ -88,8 +88,12 @@ export interface GpuSlot {
   uuid: string;
   index: number;
   typeId: string | null;
+  /** the pod holding it; FAILED_GPU for a GPU in FAILURE (docs/gpu-health.md): never free */
   podId: string | null;
 }
+
+/** what a GPU in FAILURE is held by in the scheduler's index: nothing is placed on it until it returns */
+export const FAILED_GPU = '\u0000failed-gpu';
 
 /** One host in the index: its record plus incrementally maintained free capacity. */
 export interface HostState {

@@ -24,6 +24,7 @@ import {
   cudaKey,
   hasFreeCpuMemory,
   roomOk,
+  FAILED_GPU,
 } from './placement.ts';
 
 export * from './placement.ts';
@@ -65,10 +66,18 @@ export class Scheduler {
     const slots: GpuSlot[] = [];
     const typeTotal = new Map<string, number>();
     let sorted = true;
+    let failed = 0;
+    const typeFree = new Map<string, number>();
     for (const g of host.facts.gpus) {
       if (slots.length > 0 && slots[slots.length - 1]!.index > g.index) sorted = false;
-      slots.push({ uuid: g.uuid, index: g.index, typeId: g.typeId, podId: null });
-      if (g.typeId !== null) typeTotal.set(g.typeId, (typeTotal.get(g.typeId) ?? 0) + 1);
+      // a GPU in FAILURE is held by no pod and free for none (docs/gpu-health.md); WARNING stays schedulable
+      const down = g.health === 'FAILURE';
+      slots.push({ uuid: g.uuid, index: g.index, typeId: g.typeId, podId: down ? FAILED_GPU : null });
+      if (down) failed++;
+      if (g.typeId !== null) {
+        typeTotal.set(g.typeId, (typeTotal.get(g.typeId) ?? 0) + 1);
+        typeFree.set(g.typeId, (typeFree.get(g.typeId) ?? 0) + (down ? 0 : 1));
+      }
     }
     if (!sorted) slots.sort((a, b) => a.index - b.index);
     const h: HostState = {
@@ -77,8 +86,8 @@ export class Scheduler {
       cudaKey: cudaKey(host.facts.cudaVersion),
       slots,
       typeTotal,
-      typeFree: new Map(typeTotal),
-      freeGpus: slots.length,
+      typeFree,
+      freeGpus: slots.length - failed,
       freeVcpu: host.facts.cpuCount,
       freeMemGb: host.facts.memoryGb,
       freeDiskGb: host.facts.diskFreeGb,

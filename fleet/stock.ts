@@ -1,5 +1,6 @@
 // Stock: how many GPUs are free, by type and data center, as the catalog and `gpuTypes.lowestPrice`
-// report it. Only hosts that accept new pods count (READY, not drained): stock promises placeability.
+// report it. Only hosts that accept new pods count (READY, not drained), and only GPUs not in FAILURE:
+// stock promises placeability (a WARNING GPU is placeable and counts, docs/gpu-health.md).
 // Pure functions over hosts + allocations; O(GPUs + allocations), cheap enough per catalog request.
 import type { CloudTier, HostRecord } from '../model/index.ts';
 import type { Allocation } from './placement.ts';
@@ -39,7 +40,8 @@ function freePerHost(hosts: readonly HostRecord[], allocations: readonly Allocat
     const free = new Map<string, number>();
     for (const g of host.facts.gpus) {
       if (g.typeId === null) continue;
-      free.set(g.typeId, (free.get(g.typeId) ?? 0) + (taken.has(g.uuid) ? 0 : 1));
+      // a GPU in FAILURE is in no stock: it takes no pod until it returns (docs/gpu-health.md)
+      free.set(g.typeId, (free.get(g.typeId) ?? 0) + (taken.has(g.uuid) || g.health === 'FAILURE' ? 0 : 1));
     }
     out.push({ host, free });
   }

@@ -40,3 +40,5 @@ export * from './rules/image-registry.ts';
 export * from './rules/pod-validation.ts';
 export * from './rules/resource-rules.ts';
 export * from './rules/validation.ts';
+export * from './rules/gpu-health.ts';
+export * from './rules/gpu-health-table.ts';

@@ -2,7 +2,7 @@
 // remove, and accepting a changed host key. Progress is reported through a callback so the CLI can
 // show a spinner and the API can log it.
 import { randomUUID } from 'node:crypto';
-import { GpufleetError, OPERATOR_ACTOR, podConditions, setConditions, withHostConditions } from '../../model/index.ts';
+import { GpufleetError, mergeProbedGpus, OPERATOR_ACTOR, podConditions, setConditions, withHostConditions } from '../../model/index.ts';
 import type { CloudTier, HostRecord } from '../../model/index.ts';
 import type { Store } from '../../store/index.ts';
 import type { SecretBox } from '../../store/index.ts';
@@ -108,7 +108,9 @@ export class HostService {
     const host = await this.get(id);
     const target = this.target(host);
     const facts = await probeHost((cmd) => this.pool.exec(target, cmd, { allowFailure: true }));
-    return this.update(id, (h) => ({ ...h, facts, lastSeenAt: new Date().toISOString() }));
+    const now = new Date().toISOString();
+    // health and incidents stay with their GPUs; a GPU no longer found stays, in FAILURE (docs/gpu-health.md)
+    return this.update(id, (h) => ({ ...h, facts: { ...facts, gpus: mergeProbedGpus(h.facts.gpus, facts.gpus, now) }, lastSeenAt: now }));
   }
 
   /** Drained hosts take no new pods; pods already there keep running. */

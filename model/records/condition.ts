@@ -17,7 +17,7 @@ export interface Condition<T extends string = string> {
 }
 
 export type PodConditionType = 'Scheduled' | 'ImageReady' | 'ContainerRunning';
-export type HostConditionType = 'Reachable' | 'Schedulable';
+export type HostConditionType = 'Reachable' | 'Schedulable' | 'GpusHealthy';
 export type PodCondition = Condition<PodConditionType>;
 export type HostCondition = Condition<HostConditionType>;
 

@@ -5,6 +5,40 @@ export type CloudTier = 'SECURE' | 'COMMUNITY';
 
 export type HostStatus = 'READY' | 'DRAINING' | 'UNREACHABLE';
 
+/**
+ * A GPU's health (docs/gpu-health.md): the worst of its open incidents. FAILURE: never placed on until a
+ * diagnostic passes or an operator clears it; WARNING: schedulable and shown; HEALTHY: no open incident.
+ */
+export type GpuHealth = 'HEALTHY' | 'WARNING' | 'FAILURE';
+
+/**
+ * Something the GPU watcher saw on one GPU (model/rules/gpu-health-table.ts classifies it): an Xid line
+ * of the kernel's, or an nvidia-smi counter or state (an uncorrected ECC count rising, a remap failure,
+ * the GPU no longer listed, nvidia-smi failing). Repeats of the same Xid or counter add to `count`.
+ */
+export interface GpuIncident {
+  kind: 'xid' | 'counter';
+  /** the Xid (kind xid), else null */
+  xid: number | null;
+  /** the counter or state (kind counter: `ecc.errors.uncorrected.volatile.total`, `gpu.missing`, …), else null */
+  counter: string | null;
+  /** NVIDIA's name for the Xid (GPU_HAS_FALLEN_OFF_THE_BUS) or ours for the counter */
+  mnemonic: string;
+  /** what the table says to do: NVIDIA's catalog bucket (RESET_GPU, RESTART_BM, …) */
+  action: string;
+  /** the health this incident puts the GPU in while it is open */
+  health: GpuHealth;
+  /** false: seen in the kernel log from before the watcher first read the host (recorded, never acted on) */
+  live: boolean;
+  /** our sentence, with the kernel line's text or the counter's values */
+  message: string;
+  firstSeen: string;
+  lastSeen: string;
+  count: number;
+  /** when a passing diagnostic or an operator closed it; null while it is open */
+  resolvedAt: string | null;
+}
+
 export interface HostGpu {
   index: number;
   uuid: string;
@@ -13,6 +47,33 @@ export interface HostGpu {
   memoryMiB: number;
   /** GPU type id from the catalog (fleet/gpu-catalog.ts), null when the catalog does not know the name */
   typeId: string | null;
+  /** absent on records from before GPU health: HEALTHY */
+  health?: GpuHealth;
+  /** open and resolved incidents, newest last (at most GPU_INCIDENTS_KEPT) */
+  incidents?: GpuIncident[];
+  /** nvidia-smi's `pci.bus_id` (`00000000:3B:00.0`), learned by the watcher; maps kernel lines to the GPU */
+  busId?: string;
+}
+
+/**
+ * Where the GPU watcher is in a host's kernel log and counters (provisioner/gpu-watch), kept in the
+ * store so a restart neither forgets nor counts anything twice.
+ */
+export interface HostGpuWatch {
+  /** `journal` (journalctl -k) or `dmesg`; null until the first read */
+  source: 'journal' | 'dmesg' | null;
+  /** journald cursor of the last line handled */
+  cursor: string | null;
+  /** boot id and kernel monotonic time (µs) of the last line handled (dmesg; journald lines too) */
+  bootId: string | null;
+  monotonicUs: number | null;
+  /** when the watcher first read the host (control-plane clock); lines before it are not live */
+  firstReadAt: string | null;
+  /** the boot and monotonic time (µs) on the host at that first read */
+  firstReadBootId: string | null;
+  firstReadMonotonicUs: number | null;
+  /** per GPU uuid, the last counter values counted (`ecc.errors.uncorrected.volatile.total` → 0, `remapped_rows.pending` → 0|1) */
+  counters: Record<string, Record<string, number>>;
 }
 
 export interface HostFacts {
@@ -63,5 +124,7 @@ export interface HostRecord {
   facts: HostFacts;
   /** images pulled with registry credentials, and by whom; absent on records from before it existed */
   privateImages?: HostPrivateImage[];
+  /** the GPU watcher's position in the host's kernel log and counters; absent until it first read the host */
+  gpuWatch?: HostGpuWatch;
   createdAt: string;
 }

@@ -98,3 +98,15 @@ describe('host conditions', () => {
     expect(JSON.stringify(gone.conditions)).not.toContain('ECONNREFUSED');
   });
 });
+
+describe('host condition GpusHealthy (docs/gpu-health.md)', () => {
+  const gpuHost = (health?: 'HEALTHY' | 'WARNING' | 'FAILURE') =>
+    ({ id: 'h', status: 'READY', drained: false, missedHeartbeats: 0, facts: { gpus: [{ index: 0, uuid: 'GPU-0', name: 'x', memoryMiB: 1, typeId: null, ...(health ? { health, incidents: [{ kind: 'xid', xid: 79, counter: null, mnemonic: 'GPU_HAS_FALLEN_OFF_THE_BUS', action: 'RESTART_BM', health, live: true, message: 'm', firstSeen: 't', lastSeen: 't', count: 1, resolvedAt: null }] } : {}) }] } }) as unknown as HostRecord;
+  test('False with GpuFailure naming the GPU and the Xid; True with GpuWarning; AllGpusHealthy otherwise; none on CPU hosts', () => {
+    const cond = (h: HostRecord) => conditionOf(withHostConditions(h, 't1').conditions, 'GpusHealthy');
+    expect(cond(gpuHost('FAILURE'))).toMatchObject({ status: 'False', reason: 'GpuFailure', message: expect.stringContaining('GPU 0 (GPU-0): Xid 79 (GPU_HAS_FALLEN_OFF_THE_BUS)') });
+    expect(cond(gpuHost('WARNING'))).toMatchObject({ status: 'True', reason: 'GpuWarning' });
+    expect(cond(gpuHost())).toMatchObject({ status: 'True', reason: 'AllGpusHealthy' });
+    expect(cond({ ...gpuHost(), facts: { gpus: [] } } as unknown as HostRecord)).toBeUndefined();
+  });
+});

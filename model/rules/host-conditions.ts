@@ -1,7 +1,8 @@
-// The host's conditions (docs/fleet.md "Conditions"): Reachable and Schedulable, derived from the
+// The host's conditions (docs/fleet.md "Conditions"): Reachable, Schedulable and GpusHealthy (GPU hosts,
+// docs/gpu-health.md), derived from the
 // record's own fields each time a writer stores it, through the one helper (conditions.ts). The
 // messages are ours: the SSH error of a missed heartbeat stays in statusReason (operators only).
-import type { HostRecord } from '../records/host.ts';
+import type { HostGpu, HostRecord } from '../records/host.ts';
 import type { ConditionUpdate, HostConditionType } from '../records/condition.ts';
 import { setConditions } from './conditions.ts';
 
@@ -23,7 +24,29 @@ function schedulable(h: HostRecord): Update {
   return { type: 'Schedulable', status: 'True', reason: 'Ready', message: 'takes new pods' };
 }
 
+/** What one GPU's worst open incident is, in our words (never the kernel line itself). */
+function gpuPhrase(g: HostGpu): string {
+  const open = (g.incidents ?? []).filter((i) => i.resolvedAt === null && i.health === g.health);
+  const i = open[open.length - 1];
+  const what = i ? (i.kind === 'xid' ? `Xid ${i.xid} (${i.mnemonic})` : `${i.counter} (${i.mnemonic})`) : 'an incident';
+  return `GPU ${g.index} (${g.uuid}): ${what}`;
+}
+
+function gpusHealthy(h: HostRecord): Update | null {
+  // a record written with only some fields (tests, partial writers) may lack facts: no GPUs to speak of
+  const gpus: readonly HostGpu[] = h.facts?.gpus ?? [];
+  if (gpus.length === 0) return null;
+  const failed = gpus.filter((g) => g.health === 'FAILURE');
+  if (failed.length > 0)
+    return { type: 'GpusHealthy', status: 'False', reason: 'GpuFailure', message: `${failed.length} GPU(s) in FAILURE take no new pods until a diagnostic passes or an operator clears them: ${failed.map(gpuPhrase).join('; ')}` };
+  const warned = gpus.filter((g) => g.health === 'WARNING');
+  if (warned.length > 0)
+    return { type: 'GpusHealthy', status: 'True', reason: 'GpuWarning', message: `${warned.length} GPU(s) in WARNING stay schedulable: ${warned.map(gpuPhrase).join('; ')}` };
+  return { type: 'GpusHealthy', status: 'True', reason: 'AllGpusHealthy', message: 'every GPU is healthy' };
+}
+
 /** The host with its conditions brought in line with its fields (times kept where a status held). */
 export function withHostConditions(h: HostRecord, now: string = new Date().toISOString()): HostRecord {
-  return { ...h, conditions: setConditions(h.conditions, [reachable(h), schedulable(h)], now) };
+  const gpus = gpusHealthy(h);
+  return { ...h, conditions: setConditions(h.conditions, gpus ? [reachable(h), schedulable(h), gpus] : [reachable(h), schedulable(h)], now) };
 }
