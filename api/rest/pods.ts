@@ -23,6 +23,30 @@ const listQuery = {
   },
 } as const;
 
+const createQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    dryRun: { type: 'boolean', description: 'answer 200 with where the pod would go (or the refusal a create would get) and create nothing' },
+    replaces: { type: 'string', minLength: 1, maxLength: 64, description: "with dryRun: a pod of yours whose compute and name count as free (a stack's replacement of it)" },
+  },
+} as const;
+
+const dryRunSchema = {
+  type: 'object',
+  description: 'where the pod would go: the host (machineId) and what it would cost',
+  properties: {
+    dryRun: { type: 'boolean', enum: [true] },
+    machineId: { type: 'string' },
+    dataCenterId: { type: 'string' },
+    cloud: { type: 'string' },
+    gpu: { type: ['object', 'null'], properties: { id: { type: 'string' }, count: { type: 'integer' } } },
+    costPerHr: { type: 'number' },
+    cudaVersion: { type: ['string', 'null'] },
+    replaces: { type: ['string', 'null'] },
+  },
+} as const;
+
 export function parsePodListQuery(q: Record<string, unknown>): PodListFilter {
   const f: PodListFilter = {};
   const errors: string[] = [];
@@ -73,10 +97,15 @@ export function podRoutes(fastify: FastifyInstance, pods: PodService): void {
         summary: 'Create a pod',
         body: docSchema(podCreateSchema),
         headers: { type: 'object', properties: { 'idempotency-key': { type: 'string' } } },
-        response: { 201: podViewSchema, ...errorResponses(400, 401, 403, 409, 422, 429) },
+        querystring: createQuery,
+        response: { 200: dryRunSchema, 201: podViewSchema, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
       },
     },
     async (request, reply) => {
+      const { dryRun, replaces } = request.query;
+      if (replaces !== undefined && !dryRun) throw new GpufleetError('VALIDATION_FAILED', 'replaces is a dry run\'s parameter: use it with dryRun=true.', { errors: ['$.replaces: only with dryRun=true'] });
+      // every check a create makes, placement included; nothing is written (docs/pods.md#dry-run)
+      if (dryRun) return reply.code(200).send(await pods.dryRun(principalOf(request), request.body, replaces));
       const key = request.headers['idempotency-key'];
       if (Array.isArray(key) || (typeof key === 'string' && (key.length === 0 || key.length > 255)))
         throw new GpufleetError('BAD_REQUEST', 'Idempotency-Key must be one value of 1 to 255 characters.');

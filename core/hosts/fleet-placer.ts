@@ -108,13 +108,13 @@ export class FleetPlacer implements Placer {
     try {
       for (let round = 0; ; round++) {
         await this.refresh(tx);
-        const plan = this.scheduler.plan([{ podId: pod.id, request }]);
+        const plan = this.planFreeing(req.replacing, pod.id, request);
         for (const listener of this.planListeners) await listener(tx, plan);
         const refusal = plan.refusals[0];
         if (refusal) throw placementError(refusal.failure, refusal.hosts);
         const conflicts = await verifyPlan(plan, {
           host: (id) => tx.get('hosts', id),
-          placedPods: async (id) => (await tx.list('pods', { hostId: id })).filter((p) => p.allocated),
+          placedPods: async (id) => (await tx.list('pods', { hostId: id })).filter((p) => p.allocated && p.id !== req.replacing),
         });
         if (conflicts.length === 0) return await this.placementOf(tx, pod, plan, minVcpu, minMemoryGb);
         const first = conflicts[0]!;
@@ -128,6 +128,17 @@ export class FleetPlacer implements Placer {
       // what was learned inside this transaction may be taken back with it: read it again next time
       for (const id of learned.hosts) this.dirtyHosts.set(id, undefined);
       for (const id of learned.pods) this.dirtyPods.set(id, undefined);
+    }
+  }
+
+  /** The plan with `replacing`'s allocation taken out of the index for its length (and put back after). */
+  private planFreeing(replacing: string | undefined, podId: string, request: FleetRequest): PlacementPlan {
+    const held = replacing ? this.scheduler.allocation(replacing) : null;
+    if (held) this.scheduler.release(replacing!);
+    try {
+      return this.scheduler.plan([{ podId, request }]);
+    } finally {
+      if (held) this.scheduler.record(held);
     }
   }
 

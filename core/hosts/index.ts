@@ -5,5 +5,5 @@ export { CUDA_VERSION, cudaVersionsAtLeast } from './cuda-versions.ts';
 export { FleetPlacer, type PlanListener, REPLANS } from './fleet-placer.ts';
 export { DEFAULT_DATA_CENTER, type EnrollInput, HostService, parseSshAddress, type Progress } from './host-service.ts';
 export { type GpuTypeInfo, OfferService } from './offer-service.ts';
-export { type PodPlacementRequest, type Placer } from './placer.ts';
+export { type Placement, type PodPlacementRequest, type Placer } from './placer.ts';
 export { GpuHealthSignal, type GpuHealthListener, type GpuHealthSignalEvent } from './gpu-health-signal.ts';

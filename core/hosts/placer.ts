@@ -28,6 +28,11 @@ export interface PodPlacementRequest {
   /** vCPUs and memory a GPU pod asks for beside its GPUs (GraphQL minVcpuCount/minMemoryInGb) */
   minVcpu?: number;
   minMemoryGb?: number;
+  /**
+   * a pod whose current allocation is free for this placement: the pod itself when it is resized in
+   * place, or the pod a stack would replace (a dry run); its GPUs, vCPU, memory and disk count as free
+   */
+  replacing?: string;
 }
 
 export interface Placer {

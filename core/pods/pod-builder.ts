@@ -87,6 +87,11 @@ const CONTAINER_FIELDS = ['image', 'args', 'disk', 'ports', 'env', 'registry'] a
 
 /** A change to these recreates the container (the container disk is ephemeral, so nothing is lost that the spec keeps). */
 export function containerConfigChanged(a: PodRecord, b: PodRecord): boolean {
-  return CONTAINER_FIELDS.some((f) => JSON.stringify(a[f]) !== JSON.stringify(b[f]));
+  return containerFieldsChanged(a, b).length > 0;
+}
+
+/** The fields whose change recreates the container, among those that differ. */
+export function containerFieldsChanged(a: PodRecord, b: PodRecord): string[] {
+  return CONTAINER_FIELDS.filter((f) => JSON.stringify(a[f]) !== JSON.stringify(b[f]));
 }
 

@@ -10,6 +10,7 @@ import { userActor, type EventView } from '../../model/index.ts';
 import type { Store, StoreTx } from '../../store/index.ts';
 import { accruePod } from '../billing/index.ts';
 import { buildPodRecord, containerConfigChanged } from './pod-builder.ts';
+import { changeInProgress, dryRunAnswer, networkVolumeDataCenter, resizeInPlace, resizes, type DryRunPlacement } from './pod-resize.ts';
 import { checkRegistry } from '../images/index.ts';
 import { checkImageRegistry } from '../images/index.ts';
 import { cudaVersionsAtLeast } from '../hosts/index.ts';
@@ -110,12 +111,8 @@ export class PodService {
 
   /** Creation inside a caller's transaction (GraphQL and the constructs reuse it). */
   async createIn(tx: StoreTx, principal: Principal, input: PodCreateInput, options: PlacementOptions = {}): Promise<PodRecord> {
-    checkImageRegistry(input.image, this.allowedRegistries, 'pod');
     const now = new Date().toISOString();
-    const { pod: draft, networkVolumeDc } = await buildPodRecord(tx, principal, input, podId(), now);
-    await this.assertNameFree(tx, draft);
-    const dataCenterIds = networkVolumeDc ? [networkVolumeDc] : draft.dataCenterIds;
-    const placement = await this.placer.place(tx, { ...options, pod: draft, pinnedHostId: null, dataCenterIds });
+    const { draft, placement } = await this.planCreate(tx, principal, input, now, options);
     const pod: PodRecord = {
       ...draft,
       ...placement,
@@ -126,6 +123,30 @@ export class PodService {
     tx.put('pods', pod);
     await accruePod(tx, null, pod, now);
     return pod;
+  }
+
+  /**
+   * `POST /v2/pods?dryRun=true` (docs/pods.md#dry-run): every check a create makes, placement included,
+   * and nothing written. `replaces`: a pod of the caller's whose name and compute count as free (what
+   * a stack's replacement of it could use). Refusals are the create's own errors.
+   */
+  async dryRun(principal: Principal, body: unknown, replaces?: string): Promise<DryRunPlacement> {
+    const input = validatePodCreate(body);
+    return this.transactAs(principal, async (tx) => {
+      if (replaces !== undefined && !usersPod(await tx.get('pods', replaces), principal)) throw notFound(replaces);
+      const { draft, placement } = await this.planCreate(tx, principal, input, new Date().toISOString(), {}, replaces);
+      return dryRunAnswer(draft, placement, replaces);
+    });
+  }
+
+  /** What create and its dry run share: the record to be, its name checked, and where it would go. */
+  private async planCreate(tx: StoreTx, principal: Principal, input: PodCreateInput, now: string, options: PlacementOptions, replaces?: string) {
+    checkImageRegistry(input.image, this.allowedRegistries, 'pod');
+    const { pod: draft, networkVolumeDc } = await buildPodRecord(tx, principal, input, podId(), now);
+    await this.assertNameFree(tx, draft, replaces);
+    const dataCenterIds = networkVolumeDc ? [networkVolumeDc] : draft.dataCenterIds;
+    const placement = await this.placer.place(tx, { ...options, pod: draft, pinnedHostId: null, dataCenterIds, ...(replaces ? { replacing: replaces } : {}) });
+    return { draft, placement };
   }
 
   async get(principal: Principal, id: string): Promise<PodRecord> {
@@ -171,14 +192,19 @@ export class PodService {
       if (input.mounts?.persistent) next.mounts = { persistent: input.mounts.persistent };
       if (input.mounts?.network) next.mounts = { network: input.mounts.network };
       if (input.name !== undefined) await this.assertNameFree(tx, next);
-      if (containerConfigChanged(pod, next)) {
+      const resized = input.gpu !== undefined && resizes(pod, input.gpu.count);
+      if (containerConfigChanged(pod, next) || resized) {
         // recreating the container wipes its disk: a reset, which `locked` prevents (spec 2.1)
         if (pod.locked && next.locked && pod.status !== 'EXITED' && pod.status !== 'ERROR')
-          throw new GpufleetError('LOCKED', `Pod ${id} is locked; changing image, args, env, ports, disk or registry would recreate its container. Unlock it first.`);
+          throw new GpufleetError('LOCKED', `Pod ${id} is locked; changing image, args, env, ports, disk, registry or gpu.count would recreate its container. Unlock it first.`);
         next.specGeneration += 1;
       }
-      tx.put('pods', next);
-      return next;
+      const now = next.updatedAt;
+      const done = resized ? await resizeInPlace(tx, this.placer, pod, next, input.gpu!.count, now) : next;
+      const shown = containerConfigChanged(pod, next) && !resized ? changeInProgress(pod, done, now) : done;
+      tx.put('pods', shown);
+      await accruePod(tx, pod, shown, now);
+      return shown;
     });
   }
 
@@ -229,9 +255,10 @@ export class PodService {
     if (pod.status !== 'TERMINATED') await this.applyAction(principal, id, 'terminate');
   }
 
-  private async assertNameFree(tx: StoreTx, pod: PodRecord): Promise<void> {
+  /** `replaces`: a pod whose name counts as free (a dry run of a stack's replacement of it) */
+  private async assertNameFree(tx: StoreTx, pod: PodRecord, replaces?: string): Promise<void> {
     const clash = (await tx.list('pods', { accountId: pod.accountId, name: pod.name })).find(
-      (p) => p.id !== pod.id && p.status !== 'TERMINATED' && p.endpointId === undefined,
+      (p) => p.id !== pod.id && p.id !== replaces && p.status !== 'TERMINATED' && p.endpointId === undefined,
     );
     if (clash)
       throw new GpufleetError('CONFLICT', `A pod named "${pod.name}" already exists in this account (${clash.id}).`, {
@@ -252,8 +279,3 @@ function notFound(id: string): GpufleetError {
   return new GpufleetError('NOT_FOUND', `Pod ${id} was not found.`);
 }
 
-async function networkVolumeDataCenter(tx: StoreTx, pod: PodRecord): Promise<string | null> {
-  const volumeId = pod.mounts.network?.[0]?.volumeId;
-  if (!volumeId) return null;
-  return (await tx.get('networkVolumes', volumeId))?.dataCenterId ?? null;
-}

@@ -38,6 +38,9 @@ export const podConditions = {
   starting: () => running('False', 'Starting', 'starting the container'),
   running: () => running('True', 'Running', 'the container is running'),
   restartRequested: () => running('True', 'RestartRequested', 'restart requested'),
+  /** a change that recreates the container was accepted; the old container runs until the new one starts */
+  updating: () => running('True', 'Updating', 'the container runs the previous spec; it is being recreated with the change'),
+  resizing: (count: number, hostId: string) => running('True', 'Updating', `the container is being recreated with ${count} GPU(s) on host ${hostId}`),
   stopped: () => running('False', 'Stopped', 'stopped by user'),
   exited: (code: number) => running('False', 'Exited', `the container exited on its own with code ${code}`),
   crashed: (code: number) => running('False', 'Crashed', `the container crashed on start with exit code ${code}`),

@@ -99,11 +99,20 @@ export const podCreateSchema = {
   },
 } as const;
 
+/** PATCH's gpu: only the count changes in place (docs/pods.md#resizing-in-place); the type is the pod's for life */
+export const gpuResizeSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['count'],
+  description: 'resize in place: the pod keeps its id, its container is recreated with the new GPUs; a refusal changes nothing',
+  properties: { count: gpuConfigSchema.properties.count },
+} as const;
+
 export const podUpdateSchema = {
   $id: 'PodUpdate',
   type: 'object',
   additionalProperties: false,
-  properties: { ...podFields, tags: tagsSchema },
+  properties: { ...podFields, gpu: gpuResizeSchema, tags: tagsSchema },
 } as const;
 
 export const podActionSchema = {

@@ -42,7 +42,14 @@ export async function applyPlan(plan: Plan, opts: ApplyOptions): Promise<ApplyRe
   // 1. deletions that nothing left in the stack refers to, and the old halves of replacements whose
   //    names must be free again (pods); users of a resource go before it (rank: pods/endpoints,
   //    templates, volumes)
-  const doomed = plan.changes.filter((c) => c.action === 'delete' || c.action === 'replace');
+  // a replacement the API's dry run refused is not started: the old pod stays as it is (placement-check.ts)
+  const unplaceable = new Set(plan.changes.filter((c) => c.action === 'replace' && c.placement?.placeable === false));
+  for (const c of unplaceable)
+    if (c.placement?.placeable === false) {
+      failed.add(c.desired!.address);
+      errors.push(`${c.address}: not replaced, the new pod cannot be placed (${c.placement.code}: ${c.placement.detail}); the old pod [id=${c.id}] is kept as it was`);
+    }
+  const doomed = plan.changes.filter((c) => (c.action === 'delete' || c.action === 'replace') && !unplaceable.has(c));
   const staying = plan.changes.filter((c) => c.live && (c.action === 'update' || c.action === 'no-op')).map((c) => c.live!.view);
   const deferred = (c: PlannedChange) =>
     (c.action === 'replace' && !KINDS[c.kind].uniqueNames) || staying.some((v) => mentions(v, c.id!));
@@ -76,7 +83,7 @@ export async function applyPlan(plan: Plan, opts: ApplyOptions): Promise<ApplyRe
         if (c.action !== 'no-op') errors.push(`${c.address}: skipped, it depends on ${blocked.join(', ')}, which failed`);
         return;
       }
-      if (c.action === 'no-op' || c.action === 'delete') return;
+      if (c.action === 'no-op' || c.action === 'delete' || unplaceable.has(c)) return;
       const resolved = mapRefs(d.spec, (a) => ids.get(a)) as Record<string, unknown>;
       const tags = { ...userTags(resolved.tags as Record<string, string> | undefined), ...ownerTags(plan.stack, c.path) };
       const [doing, did] = VERB[c.action];

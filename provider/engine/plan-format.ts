@@ -1,6 +1,7 @@
 // Prints a plan the way Terraform does, so reviewers read it without learning a new format.
 import { UNKNOWN } from '../kinds/index.ts';
 import type { Plan, PlannedChange } from './plan.ts';
+import { placementLine } from './placement-check.ts';
 
 const SYMBOL: Record<PlannedChange['action'], string> = { create: '  +', update: '  ~', replace: '-/+', delete: '  -', 'no-op': '   ' };
 
@@ -38,6 +39,7 @@ export function formatChange(c: PlannedChange): string[] {
       lines.push(`      ~ ${field} = ${show(f.from)} -> ${show(f.to)}${forces}`);
     }
   }
+  if (c.placement) lines.push(`      # ${placementLine(c.placement)}`);
   return lines;
 }
 
@@ -70,6 +72,7 @@ export function planJson(plan: Plan): unknown {
       forcedBy: c.forcedBy,
       dataLoss: c.dataLoss,
       changes: c.changes,
+      ...(c.placement ? { placement: c.placement } : {}),
     })),
   };
 }

@@ -7,6 +7,12 @@ import type { DesiredResource, DesiredStack } from './synth.ts';
 
 export type Action = 'create' | 'update' | 'replace' | 'delete' | 'no-op';
 
+/** What the API's dry run said of one pod (placement-check.ts): its host, the refusal, or why it was not asked. */
+export type PlacementCheck =
+  | { placeable: true; machineId: string; dataCenterId: string; costPerHr: number }
+  | { placeable: false; code: string; detail: string }
+  | { placeable: null; why: string };
+
 export interface PlannedChange {
   /** `<kind>.<construct path>`, how the plan names it */
   address: string;
@@ -22,7 +28,11 @@ export interface PlannedChange {
   /** deleting or replacing it loses data (a network volume, a pod's persistent mount) */
   dataLoss: boolean;
   desired?: DesiredResource;
+  /** the desired spec with the references known at plan time resolved (UNKNOWN for the rest) */
+  resolved?: Record<string, unknown>;
   live?: LiveResource;
+  /** pods: where the API's dry run says it would go (placement-check.ts); absent when not asked */
+  placement?: PlacementCheck;
 }
 
 export interface Plan {
@@ -104,7 +114,7 @@ export function planStack(stack: DesiredStack, live: LiveState, opts: PlanOption
     const match = owned.get(`${d.kind}:${d.path}`)?.[0];
     const resolved = d.refs.length ? (mapRefs(d.spec, (a) => ids.get(a) ?? UNKNOWN) as Record<string, unknown>) : d.spec;
     const name = String(resolved.name ?? d.path);
-    const base = { address: addressOf(d.kind, d.path), kind: d.kind, path: d.path, name, desired: d };
+    const base = { address: addressOf(d.kind, d.path), kind: d.kind, path: d.path, name, desired: d, resolved };
     if (!match) {
       ids.set(d.address, UNKNOWN);
       if (handler.uniqueNames && inScope(d.path)) {
@@ -122,7 +132,7 @@ export function planStack(stack: DesiredStack, live: LiveState, opts: PlanOption
     const action: Action = forcedBy.length ? 'replace' : diff.length ? 'update' : 'no-op';
     ids.set(d.address, action === 'replace' ? UNKNOWN : match.id);
     const dataLoss = action === 'replace' && handler.holdsData(match);
-    changes.push({ address: base.address, kind: d.kind, path: d.path, name, desired: d, action, id: match.id, changes: diff, forcedBy, dataLoss, live: match });
+    changes.push({ ...base, action, id: match.id, changes: diff, forcedBy, dataLoss, live: match });
   }
 
   // what the stack owns and no longer declares (or declares as another kind), and duplicates

@@ -6,6 +6,7 @@ import { readLiveState } from './live-state.ts';
 import { acquireStackLock, type StackLock } from './lock.ts';
 import { hasChanges, planStack, type Plan, type PlanOptions } from './plan.ts';
 import { formatPlan } from './plan-format.ts';
+import { checkPlacements } from './placement-check.ts';
 import type { Reporter } from './reporter.ts';
 import type { DesiredStack } from './synth.ts';
 
@@ -46,7 +47,10 @@ export interface RunResult {
 }
 
 export async function makePlan(stack: DesiredStack, api: ApiClient, opts: PlanOptions = {}): Promise<Plan> {
-  return planStack(stack, await readLiveState(api, stack), opts);
+  const plan = planStack(stack, await readLiveState(api, stack), opts);
+  // each new, replaced or resized pod: where it would go, or why it cannot (placement-check.ts)
+  await checkPlacements(api, plan);
+  return plan;
 }
 
 export async function runApply(stack: DesiredStack, opts: RunOptions): Promise<RunResult> {

@@ -16,6 +16,15 @@ export interface WaitOptions {
   pollMs: number;
 }
 
+/**
+ * A change accepted but not yet in effect: the old container still runs while the new one is made
+ * (docs/pods.md#changes-in-progress): the pod is RUNNING, but not yet as the stack declares it.
+ */
+function changePending(p: Record<string, unknown>): boolean {
+  const conditions = (p.conditions ?? []) as { type?: string; reason?: string }[];
+  return conditions.some((c) => c.type === 'ContainerRunning' && c.reason === 'Updating');
+}
+
 /** statuses a pod does not leave by itself: waiting longer cannot help */
 const SETTLED = ['TERMINATED', 'EXITED'];
 
@@ -28,7 +37,7 @@ export async function waitForPods(api: ApiClient, ids: string[], reporter: Repor
     const pending: PodNotRunning[] = [];
     for (const id of ids) {
       const p = pods.get(id);
-      if (p?.status === 'RUNNING') continue;
+      if (p?.status === 'RUNNING' && !changePending(p)) continue;
       pending.push({
         id,
         name: String(p?.name ?? ''),

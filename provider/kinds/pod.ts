@@ -1,5 +1,6 @@
-// Pods: /v2/pods. In place: what PATCH takes (podUpdateSchema). Replaced: GPU type or count, CPU
-// flavor, cloud, template, data centers, the mount kind and a network mount's volumeId (immutable).
+// Pods: /v2/pods. In place: what PATCH takes (podUpdateSchema), the GPU count included (a resize the
+// server plans and applies in one commit, keeping the pod). Replaced: GPU type, CPU flavor, cloud,
+// template, data centers, the mount kind and a network mount's volumeId (immutable).
 import { gpuConfigSchema, podUpdateSchema } from '../../model/index.ts';
 import { sameJson } from '../contract/spec-codec.ts';
 import {
@@ -14,7 +15,10 @@ import {
   type LiveResource,
 } from './kind.ts';
 
-const UPDATABLE = Object.keys(podUpdateSchema.properties);
+// `gpu` as a whole is not: only its count is (below), the type is the pod's for life
+const UPDATABLE = Object.keys(podUpdateSchema.properties).filter((f) => f !== 'gpu');
+/** the one struct field PATCH changes in place: a resize (docs/pods.md#resizing-in-place) */
+const RESIZE = 'gpu.count';
 const DEFAULT_GPU_COUNT = gpuConfigSchema.properties.count.default;
 /** statuses `start` brings back; a stack declares running pods */
 const STOPPED = ['EXITED', 'ERROR'];
@@ -62,7 +66,7 @@ function diffPod(desired: Record<string, unknown>, live: LiveResource): FieldCha
     structs: STRUCTS,
     skip: fromTemplate ? SKIP_WITH_TEMPLATE : SKIP,
     liveValue: podLiveValue,
-  });
+  }).map((c) => (c.field === RESIZE ? { ...c, forcesReplacement: false } : c));
   if (fromTemplate && isObject(desired.env)) {
     const have = (v.env ?? {}) as Record<string, string>;
     const missing = Object.entries(desired.env).filter(([k, val]) => have[k] !== val);
@@ -96,6 +100,8 @@ export const podKind: KindHandler = {
       const body = patchBody(desired, inPlace, tags);
       const env = inPlace.find((c) => c.field === 'env');
       if (env) body.env = env.to;
+      const resize = inPlace.find((c) => c.field === RESIZE);
+      if (resize) body.gpu = { count: resize.to };
       // only a mount's path can change in place; the PATCH names the mount it already has
       const have = (live.view.mounts ?? {}) as Mounts;
       const want = desired.mounts as Mounts | undefined;

@@ -146,7 +146,7 @@ describe('fields and limits on PATCH', () => {
 
   test('unknown or non-updatable properties → 422', async () => {
     await rejected(p.plain, { bogus: 1 }, 422, { errorMatching: '$.bogus: unknown property' });
-    await rejected(p.plain, { gpu: { id: 'x', count: 2 } }, 422, { errorMatching: '$.gpu: unknown property' });
+    await rejected(p.plain, { gpu: { id: 'x', count: 2 } }, 422, { errorMatching: '$.gpu.id: unknown property' });
     await rejected(p.plain, { status: 'RUNNING' }, 422, { errorMatching: '$.status: unknown property' });
     await rejected(p.plain, [], 422, { errorMatching: /^\$: / });
     await rejected(p.plain, { name: '' }, 422, { errorMatching: '$.name' });

@@ -61,16 +61,19 @@ test('changed fields the API can PATCH are updated in place; the others replace 
 
   const reshaped = await testStack('s2', { image: 'trainer:2', mountPath: '/mnt/data', workersMax: 4, env: { STAGE: 'prod' }, gpuCount: 2, cpuFlavor: 'cpu3g' });
   const plan2 = await makePlan(reshaped, api);
-  expect(plan2.changes.find((c) => c.path === 'trainer')).toMatchObject({ action: 'replace', forcedBy: ['gpu.count'], dataLoss: false });
+  // a GPU count is a resize in place (the pod keeps its id); a CPU flavor forces a replacement
+  expect(plan2.changes.find((c) => c.path === 'trainer')).toMatchObject({ action: 'update', forcedBy: [], changes: [{ field: 'gpu.count', from: 1, to: 2 }] });
   expect(plan2.changes.find((c) => c.path === 'cpu')).toMatchObject({ action: 'replace', forcedBy: ['cpu.id'] });
-  expect(formatPlan(plan2)).toContain('-/+ pod.trainer');
-  expect(formatPlan(plan2)).toContain('must be replaced (forced by gpu.count)');
-  expect(plan2.summary).toEqual({ add: 2, change: 0, destroy: 2 });
+  expect(formatPlan(plan2)).toContain('  ~ pod.trainer');
+  expect(formatPlan(plan2)).toMatch(/~ gpu\.count = 1 -> 2\n {6}# placement: would run on host \S+ \(dc-test-1\)/);
+  expect(formatPlan(plan2)).toContain('must be replaced (forced by cpu.id)');
+  expect(plan2.summary).toEqual({ add: 1, change: 1, destroy: 1 });
   await runApply(reshaped, engineOptions(api));
   const after = await byName(api);
-  expect(after.get('trainer')!.id).not.toBe(before.get('trainer')!.id);
+  expect(after.get('trainer')!.id).toBe(before.get('trainer')!.id);
   expect(after.get('trainer')!.gpu).toEqual({ id: 'NVIDIA H100 80GB HBM3', count: 2 });
-  const old = await api.get<{ status: string }>(`/v2/pods/${before.get('trainer')!.id}`);
+  expect(after.get('cpu')!.id).not.toBe(before.get('cpu')!.id);
+  const old = await api.get<{ status: string }>(`/v2/pods/${before.get('cpu')!.id}`);
   expect(old.status).toBe('TERMINATED');
   expect(hasChanges(await makePlan(reshaped, api))).toBe(false);
 });
