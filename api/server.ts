@@ -31,6 +31,8 @@ import { healthRoutes } from './observability/health-routes.ts';
 import { podLogRoutes } from './rest/pod-logs.ts';
 import { podExecRoutes } from './rest/pod-exec.ts';
 import { podExecSocketRoutes } from './rest/pod-exec-socket.ts';
+import { podPortRoutes } from './rest/pod-ports.ts';
+import { accountSshKeyRoutes } from './rest/account-ssh-keys.ts';
 import { eventRoutes } from './rest/events.ts';
 import { publicEndpointRoutes, routeNames } from './rest/public-endpoints.ts';
 import { mediaRoutes } from './rest/media.ts';
@@ -143,7 +145,9 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   aboutRoute(app); // GET /, public: the version and where the docs are
   healthRoutes(app, services); // /metrics, /readyz
 
-  podRoutes(app, services.pods);
+  podRoutes(app, services.pods, services.portAccess.proxy);
+  podPortRoutes(app, services.portAccess);
+  accountSshKeyRoutes(app, services.sshKeys);
   podLogRoutes(app, services.podLogs);
   podExecRoutes(app, services.podExec);
   await podExecSocketRoutes(app, services.podExec);

@@ -6,7 +6,7 @@ export function serveCommand(): Command {
     // loaded here, not at the top: each command loads what it needs when it runs (most are small API
     // clients and start faster without these); test/architecture/cli-start.test.ts holds cli/main.ts's
     // static imports to cli/ and client/
-    const [{ configFromEnv }, { serveLogger }, { startControlPlane }, { provisioner }, { loadBalancerGateway }] = await Promise.all([
+    const [{ configFromEnv }, { serveLogger }, { startControlPlane }, { provisioner }, { loadBalancerGateway, podPortProxy }] = await Promise.all([
       import('../core/index.ts'),
       import('./serve-logger.ts'),
       import('../api/index.ts'),
@@ -16,8 +16,13 @@ export function serveCommand(): Command {
     const config = configFromEnv();
     // no line of any component (server, provisioner) may hold an API key: docs/auth.md
     const logger = serveLogger(config.logLevel);
-    // load-balancing endpoints are served on the same origin, through their hosts' SSH connections (docs/gateway.md)
-    const cp = await startControlPlane(config, { logger, background: config.provisioner ? [provisioner({ logger })] : [], mounts: [loadBalancerGateway()] });
+    // load-balancing endpoints are served on the same origin, through their hosts' SSH connections
+    // (docs/gateway.md); pods' HTTP ports on the proxy domain, picked by Host, first (docs/connect.md)
+    const cp = await startControlPlane(config, {
+      logger,
+      background: config.provisioner ? [provisioner({ logger })] : [],
+      mounts: [podPortProxy(), loadBalancerGateway()],
+    });
     if (cp.bootstrapKey && !config.bootstrapKey)
       process.stdout.write(`\nNo API key existed, so an admin key was created. It is shown this once:\n\n  ${cp.bootstrapKey}\n\n`);
     logger.info({ url: cp.url, dataDir: config.dataDir, replicaId: cp.services.replicaId }, 'gpufleet control plane listening');

@@ -4,6 +4,7 @@ import { malformedAllowedRegistries, parseAllowedRegistries, parseQuotas, type Q
 import { parseHeldRequestLimits, type HeldRequestLimits } from './fair-share/index.ts';
 import { mediaS3FromEnv } from './public-models/index.ts';
 import type { S3MediaConfig } from './public-models/index.ts';
+import { proxyDomainProblem, type ProxySettings } from './connect/index.ts';
 
 export interface ServerConfig {
   port: number;
@@ -67,6 +68,13 @@ export interface ServerConfig {
    * besides `/v2/<endpoint id>/…` (docs/gateway.md); the operator points `*.<domain>` here
    */
   lbDomain?: string | undefined;
+  /**
+   * GPUFLEET_PROXY_DOMAIN: pods' HTTP ports answer at `<pod id>-<port>.<domain>` (docs/connect.md); a
+   * registrable domain apart from the control plane's origin (checked at start). Unset: no port URLs.
+   * GPUFLEET_PROXY_SCHEME (https, or http): how the operator's TLS front serves it; the URLs name it.
+   */
+  proxyDomain?: string | undefined;
+  proxyScheme?: 'https' | 'http';
   /** GPUFLEET_EXEC_IDLE_TIMEOUT_MS: an interactive exec session with no byte either way for this long ends (default 30 min) */
   execIdleTimeoutMs?: number;
   /**
@@ -102,10 +110,32 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     allowedRegistries: parseAllowedRegistries(env.GPUFLEET_ALLOWED_REGISTRIES),
     ...(env.GPUFLEET_WORKER_POLL_MS ? { workerPollMs: Number(env.GPUFLEET_WORKER_POLL_MS) } : {}),
     lbDomain: env.GPUFLEET_LB_DOMAIN?.replace(/^\.+|\.+$/g, '').toLowerCase() || undefined,
+    proxyDomain: env.GPUFLEET_PROXY_DOMAIN?.replace(/^\.+|\.+$/g, '').toLowerCase() || undefined,
+    proxyScheme: parseProxyScheme(env.GPUFLEET_PROXY_SCHEME),
     ...(env.GPUFLEET_EXEC_IDLE_TIMEOUT_MS ? { execIdleTimeoutMs: Number(env.GPUFLEET_EXEC_IDLE_TIMEOUT_MS) } : {}),
     ...(env.GPUFLEET_STREAMS_PER_HOST ? { streamsPerHost: Number(env.GPUFLEET_STREAMS_PER_HOST) } : {}),
     heldRequests: parseHeldRequestLimits(env.GPUFLEET_HELD_REQUESTS),
   };
+}
+
+/** GPUFLEET_PROXY_SCHEME: https (the default) or http; anything else is refused. */
+export function parseProxyScheme(value: string | undefined): 'https' | 'http' {
+  if (!value || value === 'https') return 'https';
+  if (value === 'http') return 'http';
+  throw new Error(`GPUFLEET_PROXY_SCHEME must be https or http (it is ${JSON.stringify(value)})`);
+}
+
+/**
+ * The proxy domain's settings, or null when none is set. Throws (the server does not start) when the
+ * domain is not a DNS name or shares a registrable domain with the control plane's origin:
+ * GPUFLEET_PUBLIC_URL's host when set, else the listening address (docs/connect.md).
+ */
+export function proxySettings(config: Pick<ServerConfig, 'proxyDomain' | 'proxyScheme' | 'publicUrl' | 'host'>): ProxySettings | null {
+  if (!config.proxyDomain) return null;
+  const origin = config.publicUrl ? new URL(config.publicUrl).hostname : config.host;
+  const problem = proxyDomainProblem(config.proxyDomain, origin);
+  if (problem) throw new Error(problem);
+  return { domain: config.proxyDomain, scheme: config.proxyScheme ?? 'https' };
 }
 
 /** GPUFLEET_SECRET_KEY: exactly 32 bytes in base64 (`openssl rand -base64 32`); anything else is refused. */

@@ -101,6 +101,17 @@ export { type HostLeases, PgRateWindows } from './replicas/index.ts';
 export { StackLockService } from './stacks/index.ts';
 export { NetworkVolumeService, toNetworkVolumeView } from './volumes/index.ts';
 export { Autoscaler, inService, WorkerService } from './workers/index.ts';
+export {
+  AccountSshKeys,
+  checkPubKey,
+  isGpufleetCookie,
+  parseProxyHost,
+  PORT_LINK_PARAM,
+  PortAccess,
+  pubKeyFromList,
+  sshKeyList,
+  underProxyDomain,
+} from './connect/index.ts';
 export { configFromEnv, configWarnings, parseSecretKey, type ServerConfig, workerOrigin } from './config.ts';
 export { closeServices, createServices, createTelemetry, type Services } from './services.ts';
 export { databasePool, openStore } from './store-wiring.ts';

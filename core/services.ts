@@ -16,7 +16,8 @@ import { RegistryService } from './images/index.ts';
 import { EndpointService } from './endpoints/index.ts';
 import { BillingService } from './billing/index.ts';
 import { StackLockService } from './stacks/index.ts';
-import { workerOrigin } from './config.ts';
+import { proxySettings, workerOrigin } from './config.ts';
+import { AccountSshKeys, PortAccess } from './connect/index.ts';
 import { WorkerService } from './workers/index.ts';
 import path from 'node:path';
 import { hostname } from 'node:os';
@@ -78,6 +79,10 @@ export interface Services {
   podLogs: PodLogService;
   /** POST /v2/pods/{id}/exec; the provisioner gives it the runner */
   podExec: PodExecService;
+  /** who may open a pod's HTTP ports on the proxy domain: keys, signed links, their cookies (docs/connect.md) */
+  portAccess: PortAccess;
+  /** the account's SSH public keys (GraphQL pubKey, REST /v2/account/ssh-keys) */
+  sshKeys: AccountSshKeys;
   /** each account's share of a host's log and exec streams (docs/security.md, "Stream shares") */
   streamShares: HostStreamShares;
   /** long-held requests per account: event streams, job waits, logs, exec (the REST routes take them) */
@@ -115,6 +120,10 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   const prices = loadPriceBook(config.dataDir);
   const placer = await FleetPlacer.create(s, prices);
   const secretBox = await secretBoxFor(config);
+  // throws (the server does not start) when the proxy domain shares a registrable domain with the origin
+  const proxy = proxySettings(config);
+  const keys = new ApiKeys(s);
+  const portAccess = new PortAccess(s, keys, secretBox.deriveKey('pod-port-links/v1'), proxy);
   // each account's share of a host's streams is counted beside the pool's own cap per host
   const streamShares = new HostStreamShares(config.streamsPerHost);
   const sshPool = new SshPool({ observer: telemetry.ssh, maxStreamsPerHost: streamShares.perHost });
@@ -158,7 +167,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   const services: Services = {
     config,
     store: s,
-    keys: new ApiKeys(s),
+    keys,
     pods: new PodService(s, placer, events, config.allowedRegistries ?? []),
     placer,
     prices,
@@ -188,6 +197,8 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     events,
     podLogs: new PodLogService(s, events, streamShares),
     podExec: new PodExecService(s, events, config.execIdleTimeoutMs, streamShares),
+    portAccess,
+    sshKeys: new AccountSshKeys(s),
     streamShares,
     heldRequests: new HeldRequests(config.heldRequests),
     publicEndpoints,

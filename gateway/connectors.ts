@@ -14,8 +14,8 @@ import type { Store } from '../store/index.ts';
 import type { LbWorker } from './worker-table.ts';
 
 export interface WorkerConnector {
-  /** a connected byte stream to the worker's `port` */
-  connect(w: LbWorker, port: number): Promise<Duplex>;
+  /** a connected byte stream to the worker's (or pod's) `port` */
+  connect(w: ContainerRef, port: number): Promise<Duplex>;
   /** the worker left: drop what was cached for it */
   forget(w: LbWorker): void;
 }
@@ -36,8 +36,11 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string, onLate: (v: T) 
   });
 }
 
+/** A container the gateway reaches: a load balancer's worker, or a pod (pod-ports.ts). */
+export type ContainerRef = Pick<LbWorker, 'id' | 'hostId' | 'containerId'>;
+
 /** Where a worker is from its host: the host's SSH target and the container's address there. */
-export type SshRoute = (w: LbWorker) => Promise<{ target: SshTarget; address: string }>;
+export type SshRoute = (w: ContainerRef) => Promise<{ target: SshTarget; address: string }>;
 
 /**
  * The container's address on its (only) network, asked of Docker on the host over SSH once per
@@ -70,7 +73,7 @@ export class SshConnector implements WorkerConnector {
     private readonly route: SshRoute,
   ) {}
 
-  async connect(w: LbWorker, port: number): Promise<Duplex> {
+  async connect(w: ContainerRef, port: number): Promise<Duplex> {
     const { target, address } = await this.route(w);
     const ch = await withTimeout(this.pool.forward(target, address, port), CONNECT_TIMEOUT_MS, `worker ${w.id} (${address}:${port} on host ${w.hostId})`, (c) => c.destroy());
     return new ChannelSocket(ch);
@@ -119,9 +122,9 @@ class ChannelSocket extends Duplex {
 
 /** Plain TCP to an address the control plane reaches (a private network; the benchmark). */
 export class TcpConnector implements WorkerConnector {
-  constructor(private readonly addressOf: (w: LbWorker) => Promise<string> | string) {}
+  constructor(private readonly addressOf: (w: ContainerRef) => Promise<string> | string) {}
 
-  async connect(w: LbWorker, port: number): Promise<Duplex> {
+  async connect(w: ContainerRef, port: number): Promise<Duplex> {
     const host = await this.addressOf(w);
     const sock = netConnect({ host, port });
     sock.setNoDelay(true);

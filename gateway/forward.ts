@@ -42,6 +42,11 @@ export interface Forward {
    * to the worker's in `tunnels` (tunnel.ts); onClose then comes when the tunnel ends
    */
   upgrade?: { caller: CallerUpgrade; tunnels: Tunnels };
+  /**
+   * cookies that are not the caller's to send on, nor the worker's to set (gpufleet's own on a pod's
+   * port, pod-ports.ts): taken out of `Cookie` before sending, and `Set-Cookie` naming one is dropped
+   */
+  ownCookie?: (name: string) => boolean;
 }
 
 /**
@@ -98,7 +103,7 @@ class AnswerWriter implements Dispatcher.DispatchHandler {
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.started = true;
     this.f.onAnswer();
-    this.res.writeHead(statusCode, answerHeaders(headers, this.f.ownHeaders));
+    this.res.writeHead(statusCode, answerHeaders(headers, this.f.ownHeaders, this.f.ownCookie));
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -143,6 +148,11 @@ function requestHeaders(h: IncomingHttpHeaders, f: Forward): Record<string, stri
   for (const name in h) {
     const v = h[name];
     if (v === undefined || CREDENTIALS.has(name) || NOT_FORWARDED.has(name) || named?.has(name)) continue;
+    if (name === 'cookie' && f.ownCookie) {
+      const kept = withoutCookies(v, f.ownCookie);
+      if (kept) out[name] = kept;
+      continue;
+    }
     out[name] = v;
   }
   out['x-forwarded-for'] = f.callerIp;
@@ -151,16 +161,30 @@ function requestHeaders(h: IncomingHttpHeaders, f: Forward): Record<string, stri
   return out;
 }
 
-function answerHeaders(h: IncomingHttpHeaders, own: OutgoingHttpHeaders): OutgoingHttpHeaders {
+export function answerHeaders(h: IncomingHttpHeaders, own: OutgoingHttpHeaders, ownCookie?: (name: string) => boolean): OutgoingHttpHeaders {
   const named = connectionNamed(h.connection);
   const out: OutgoingHttpHeaders = {};
   for (const name in own) out[name] = own[name];
   for (const name in h) {
     const v = h[name];
     if (v === undefined || NOT_RETURNED.has(name) || named?.has(name)) continue;
+    if (name === 'set-cookie' && ownCookie && Array.isArray(v)) {
+      const kept = v.filter((c) => !ownCookie(c.slice(0, Math.max(0, c.indexOf('=')))));
+      if (kept.length) out[name] = kept;
+      continue;
+    }
     out[name] = v;
   }
   return out;
+}
+
+/** a Cookie header without the cookies `drop` names; '' when none is left */
+function withoutCookies(v: string | string[], drop: (name: string) => boolean): string {
+  return (Array.isArray(v) ? v.join('; ') : v)
+    .split(';')
+    .map((c) => c.trim())
+    .filter((c) => c !== '' && !drop(c.slice(0, Math.max(0, c.indexOf('=')))))
+    .join('; ');
 }
 
 /** The headers a `Connection` header names are hop-by-hop too (RFC 9110 7.6.1). */

@@ -16,7 +16,8 @@ import type { WorkerService } from '../core/index.ts';
 import { GpufleetError, isGpufleetError } from '../model/index.ts';
 import type { Balancer } from './balancer.ts';
 import { forward } from './forward.ts';
-import { type CallerUpgrade, Tunnels } from './tunnel.ts';
+import { Tunnels } from './tunnel.ts';
+import { callerUpgrade, cameAsUpgrade } from './upgrade-request.ts';
 import { workerOrigin } from './worker-dispatcher.ts';
 import type { LbWorker, WorkerTable } from './worker-table.ts';
 import type { Principal } from '../model/index.ts';
@@ -114,32 +115,6 @@ export function workerPath(url: string, endpointId: string): string {
   params.delete('api_key');
   const query = params.toString();
   return path.slice(0, q) + (query ? `?${query}` : '');
-}
-
-/**
- * The caller's socket when the request came as an upgrade (Node's 'upgrade' event, which
- * @fastify/websocket routes through Fastify and marks `request.ws`), with the bytes that came after
- * its head (kept by that plugin under its 'ws-head' symbol; a client waits for the 101, so they are
- * almost always none).
- */
-function callerUpgrade(request: FastifyRequest): CallerUpgrade | null {
-  // `request.ws` alone here: the plugin marks every upgrade that got this far (the symbol lookup of
-  // cameAsUpgrade is for answers the guard gave before it did, and stays off the proxied path)
-  const protocol = request.headers.upgrade;
-  if (request.ws !== true || typeof protocol !== 'string' || !request.raw.socket) return null;
-  const head = pluginSlot(request, 'ws-head');
-  return { protocol, socket: request.raw.socket, head: Buffer.isBuffer(head) ? head : Buffer.alloc(0) };
-}
-
-/** The request came by Node's 'upgrade' event (@fastify/websocket keeps its socket under 'ws-socket'). */
-function cameAsUpgrade(request: FastifyRequest): boolean {
-  return request.ws === true || pluginSlot(request, 'ws-socket') !== undefined;
-}
-
-function pluginSlot(request: FastifyRequest, name: string): unknown {
-  const raw = request.raw as unknown as Record<symbol, unknown>;
-  const key = Object.getOwnPropertySymbols(raw).find((k) => k.description === name);
-  return key ? raw[key] : undefined;
 }
 
 function isReadable(v: unknown): boolean {

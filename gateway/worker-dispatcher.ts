@@ -2,6 +2,7 @@
 // `connect` turns that into a connection from the WorkerConnector (an SSH channel by default), so
 // undici keeps its pool of kept-alive connections per worker and port, over SSH as over TCP.
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { Agent, type buildConnector } from 'undici';
 import { GpufleetError } from '../model/index.ts';
 import type { WorkerConnector } from './connectors.ts';
@@ -22,13 +23,20 @@ export function originPort(port: string | number | null | undefined, protocol: s
 }
 
 export function workerDispatcher(connector: WorkerConnector, workerOf: (id: string) => LbWorker | undefined): Agent {
+  return streamDispatcher(async (id, port) => {
+    const w = workerOf(id);
+    if (!w) throw new GpufleetError('BAD_GATEWAY', `worker ${id} is no longer in service`);
+    return connector.connect(w, port);
+  });
+}
+
+/**
+ * An undici Agent whose connections to `http://<name>:<port>` are the streams `open` gives (an SSH
+ * channel): the load balancers' workers above, pods' HTTP ports (pod-ports.ts).
+ */
+export function streamDispatcher(open: (name: string, port: number) => Promise<Duplex>): Agent {
   const connect: buildConnector.connector = (opts, callback) => {
-    const w = workerOf(opts.hostname);
-    if (!w) {
-      callback(new GpufleetError('BAD_GATEWAY', `worker ${opts.hostname} is no longer in service`), null);
-      return;
-    }
-    connector.connect(w, originPort(opts.port, opts.protocol)).then(
+    open(opts.hostname, originPort(opts.port, opts.protocol)).then(
       // a Duplex, not a net.Socket: undici uses only what streams have (read, write, cork, destroy)
       (stream) => callback(null, stream as Socket),
       (err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null),

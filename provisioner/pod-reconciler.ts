@@ -43,6 +43,17 @@ export function runtimePorts(pod: PodRecord, c: ObservedContainer, hostAddress: 
   });
 }
 
+/**
+ * A pod gets its account's SSH public keys as PUBLIC_KEY (docs/connect.md, "SSH"), as on the public
+ * cloud, when it sets no PUBLIC_KEY of its own; what the image does with it is the image's (an image
+ * that runs sshd puts it in authorized_keys). Nothing else changes: not the entrypoint, not the command.
+ */
+async function withAccountKeys(s: Services, pod: PodRecord): Promise<PodRecord> {
+  if (pod.endpointId !== undefined || Object.hasOwn(pod.env, 'PUBLIC_KEY')) return pod;
+  const keys = (await s.store.get('accounts', pod.accountId))?.pubKey?.trim();
+  return keys ? { ...pod, env: { PUBLIC_KEY: keys, ...pod.env } } : pod;
+}
+
 export class PodReconciler {
   private readonly lastSample = new Map<string, number>();
   private readonly samples = new Map<string, Map<string, PodMetrics>>();
@@ -125,7 +136,7 @@ export class PodReconciler {
       // its image is being pulled beside the pass (or the pull waits out a stall's backoff)
       if (this.pulls?.busy(pod)) return null;
       // a serverless worker also gets the protocol env (its token is opened here, never stored in env)
-      const spec = runSpec(pod, host.id, undefined, this.s.workers.containerEnv(pod));
+      const spec = runSpec(await withAccountKeys(this.s, pod), host.id, undefined, this.s.workers.containerEnv(pod));
       // a cached image another account pulled with its credentials is pulled again with this pod's
       // with several replicas, only while this one still holds the host's lease (checked beside the image)
       const image = async () => {

@@ -43,6 +43,12 @@ declare module 'fastify' {
      * on a WebSocket, docs/pods.md); the scope check below still applies
      */
     redeemTicket?: (ticket: string, request: FastifyRequest) => Promise<Principal | null>;
+    /**
+     * the route also takes a credential of its own when no Authorization header came (a pod port's
+     * signed link or its cookie, gateway/pod-ports.ts): undefined when the request carries none,
+     * else the principal it stands for, or null (refused: 401); the scope check below still applies
+     */
+    credential?: (request: FastifyRequest) => Promise<Principal | null> | undefined;
   }
 }
 
@@ -97,7 +103,11 @@ export function registerRequestGuard(
     let authError: unknown = null;
     const queryKey = matched && config.apiKeyInQuery === true ? apiKeyFromQuery(request) : undefined;
     const ticket = matched && config.redeemTicket && request.headers.authorization === undefined ? queryString(request, 'ticket') : undefined;
-    if (ticket !== undefined) {
+    const own = matched && config.credential && request.headers.authorization === undefined ? config.credential(request) : undefined;
+    if (own !== undefined) {
+      principal = await own;
+      if (!principal) authError = new GpufleetError('UNAUTHENTICATED', 'This link or its cookie is not good (forged, expired, for another port, or its key was revoked): ask for a new link.');
+    } else if (ticket !== undefined) {
       principal = await config.redeemTicket!(ticket, request);
       if (!principal) authError = new GpufleetError('UNAUTHENTICATED', 'This ticket is not good: tickets are good once, for their pod, for 30 s.');
     } else if (request.headers.authorization !== undefined || queryKey !== undefined) {

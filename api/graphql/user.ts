@@ -1,29 +1,11 @@
 // myself and updateUserSettings. The account's SSH public keys (`pubKey`, newline-separated, as
-// runpodctl writes them) are the one user setting the public clients change.
+// runpodctl writes them) are the one user setting the public clients change (core/connect/ssh-keys.ts).
 import type { AccountRecord } from '../../model/index.ts';
-import { GpufleetError } from '../../model/index.ts';
 import { holdsCompute } from '../../model/index.ts';
-import { fail422 } from '../../model/index.ts';
+import { checkPubKey } from '../../core/index.ts';
 import { required, type GqlContext } from './context.ts';
 
-const MAX_PUBKEY = 65536;
-/** `<type> <base64>[ comment]`: what authorized_keys accepts, loosely. */
-const OPENSSH_KEY = /^(ssh-[a-z0-9-]+|ecdsa-sha2-[a-z0-9-]+|sk-[a-z0-9-@.]+)\s+[A-Za-z0-9+/]+={0,3}(\s.*)?$/;
-
-export function checkPubKey(pubKey: string): void {
-  if (pubKey.length > MAX_PUBKEY) fail422('user settings', [`$.input.pubKey: must be at most ${MAX_PUBKEY} characters`]);
-  const bad = pubKey
-    .split('\n')
-    .map((l, i) => [l.trim(), i + 1] as const)
-    .filter(([l]) => l !== '' && !OPENSSH_KEY.test(l));
-  if (bad.length) fail422('user settings', bad.map(([, n]) => `$.input.pubKey: line ${n} is not an OpenSSH public key`));
-}
-
-async function account(ctx: GqlContext): Promise<AccountRecord> {
-  const a = await ctx.services.store.get('accounts', ctx.principal.accountId);
-  if (!a) throw new GpufleetError('NOT_FOUND', `Account ${ctx.principal.accountId} was not found.`);
-  return a;
-}
+const account = (ctx: GqlContext): Promise<AccountRecord> => ctx.services.sshKeys.account(ctx.principal);
 
 const round = (n: number) => Math.round(n * 10000) / 10000;
 
@@ -36,13 +18,7 @@ export const userResolvers = {
       const { pubKey } = required(input);
       if (pubKey === null || pubKey === undefined) return account(ctx);
       checkPubKey(pubKey);
-      return ctx.services.store.transact(async (tx) => {
-        const a = await tx.get('accounts', ctx.principal.accountId);
-        if (!a) throw new GpufleetError('NOT_FOUND', `Account ${ctx.principal.accountId} was not found.`);
-        const next = { ...a, pubKey };
-        tx.put('accounts', next);
-        return next;
-      });
+      return ctx.services.sshKeys.set(ctx.principal, pubKey);
     },
   },
   User: {

@@ -1,6 +1,6 @@
 // v2 pods: create, list, get, update, delete and actions (spec 2.1, 3, 4.1).
 import type { FastifyInstance } from 'fastify';
-import { POD_STATUSES, toPodView, type PodRecord } from '../../model/index.ts';
+import { POD_STATUSES, toPodView, type PodRecord, type PortProxy } from '../../model/index.ts';
 import { podActionSchema, podCreateSchema, podUpdateSchema } from '../../model/index.ts';
 import { podViewSchema } from '../../model/index.ts';
 import { GpufleetError } from '../../model/index.ts';
@@ -84,10 +84,11 @@ export function parsePodListQuery(q: Record<string, unknown>): PodListFilter {
   return f;
 }
 
-export function podRoutes(fastify: FastifyInstance, pods: PodService): void {
+/** `proxy`: where pods' HTTP ports have URLs (GPUFLEET_PROXY_DOMAIN, docs/connect.md); null: nowhere */
+export function podRoutes(fastify: FastifyInstance, pods: PodService, proxy: PortProxy | null = null): void {
   const app = fastify.withTypeProvider<RestTypeProvider>();
   /** one pod (create, get, update, action): its view with its last few events (docs/events.md); lists carry none */
-  const onePod = (pod: PodRecord) => ({ ...toPodView(pod), events: pods.recentEvents(pod.id) });
+  const onePod = (pod: PodRecord) => ({ ...toPodView(pod, Date.now(), proxy), events: pods.recentEvents(pod.id) });
   app.post(
     '/v2/pods',
     {
@@ -130,7 +131,7 @@ export function podRoutes(fastify: FastifyInstance, pods: PodService): void {
       const filter = parsePodListQuery(request.query);
       const list = await pods.list(principalOf(request), filter);
       const now = Date.now();
-      return { pods: list.map((p) => toPodView(p, now)) };
+      return { pods: list.map((p) => toPodView(p, now, proxy)) };
     },
   );
 

@@ -72,6 +72,18 @@ export class ApiKeys {
     return { accountId: account.id, keyId: rec.id, scope: rec.scope, operator: account.operator };
   }
 
+  /**
+   * The principal of a key by its id, as long as the key is still good (not revoked, not expired)
+   * and its account exists; null otherwise. For credentials a key issued (signed port links and
+   * their cookies, core/connect), so revoking the key ends them too.
+   */
+  async principalOfKey(keyId: string): Promise<Principal | null> {
+    const rec = await this.store.get('apiKeys', keyId);
+    if (!rec || keyRefusal(rec, Date.now())) return null;
+    const account = await this.store.get('accounts', rec.accountId);
+    return account ? { accountId: account.id, keyId: rec.id, scope: rec.scope, operator: account.operator } : null;
+  }
+
   /** Records that a key was used, through the store (throttled: see LAST_USED_EVERY_MS). */
   private touch(keyId: string): Promise<void> {
     let p = this.touching.get(keyId);

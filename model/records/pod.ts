@@ -54,6 +54,30 @@ export interface RuntimePort {
   ip: string | null;
 }
 
+/** a port as the view shows it: an HTTP port has its URL on the proxy domain (docs/connect.md) */
+export interface RuntimePortView extends RuntimePort {
+  url: string | null;
+}
+
+/** where pods' ports are reached (GPUFLEET_PROXY_DOMAIN, GPUFLEET_PROXY_SCHEME); null: nowhere */
+export interface PortProxy {
+  domain: string;
+  scheme: 'https' | 'http';
+}
+
+/** `https://<pod id>-<port>.<proxy domain>` */
+export function podPortUrl(podId: string, port: number, proxy: PortProxy): string {
+  return `${proxy.scheme}://${podId}-${port}.${proxy.domain}`;
+}
+
+/** one way to reach a pod's SSH server (the public OpenAPI's shape) */
+export interface SshAccess {
+  host: string;
+  port: number;
+  username: string;
+  command: string;
+}
+
 /** what the provisioner last saw on the host */
 export interface PodObserved {
   containerId: string | null;
@@ -63,6 +87,8 @@ export interface PodObserved {
   cpuUtil: number | null;
   memoryUtil: number | null;
   observedAt: string;
+  /** its published 22/tcp answered with an SSH server's greeting (provisioner/ssh-probe.ts); absent: not checked */
+  sshAnswers?: boolean;
 }
 
 export interface PodRecord extends PodSpec {
@@ -137,7 +163,7 @@ export interface PodView {
   createdAt: string;
   startedAt: string | null;
   cudaVersion: string | null;
-  ssh: { proxy: null; direct: null };
+  ssh: { proxy: SshAccess | null; direct: SshAccess | null };
   desiredStatus: DesiredStatus;
   statusReason: string | null;
   /** docs/pods.md "Conditions"; [] for a pod stored before conditions existed */
@@ -153,10 +179,10 @@ export interface PodRuntime {
   gpus: { util: number; memoryUtil: number }[];
   cpu: { util: number };
   memory: { util: number };
-  ports: RuntimePort[];
+  ports: RuntimePortView[];
 }
 
-export function podRuntime(pod: PodRecord, now = Date.now()): PodRuntime | null {
+export function podRuntime(pod: PodRecord, now = Date.now(), proxy: PortProxy | null = null): PodRuntime | null {
   if (pod.status !== 'RUNNING' || !pod.observed) return null;
   const o = pod.observed;
   const started = o.containerStartedAt ? Date.parse(o.containerStartedAt) : now;
@@ -165,11 +191,27 @@ export function podRuntime(pod: PodRecord, now = Date.now()): PodRuntime | null 
     gpus: o.gpus,
     cpu: { util: o.cpuUtil ?? 0 },
     memory: { util: o.memoryUtil ?? 0 },
-    ports: o.ports,
+    ports: o.ports.map((p) => ({ ...p, url: proxy && p.type === 'http' ? podPortUrl(pod.id, p.private, proxy) : null })),
   };
 }
 
-export function toPodView(pod: PodRecord, now = Date.now()): PodView {
+/**
+ * How to reach the pod's SSH server while it runs: `proxy` through the control plane (`gpufleet pods
+ * ssh`, no port published), `direct` when it publishes 22/tcp and an SSH server answers there.
+ */
+export function podSsh(pod: PodRecord): PodView['ssh'] {
+  if (pod.status !== 'RUNNING' || !pod.observed) return { proxy: null, direct: null };
+  const proxy: SshAccess = { host: pod.id, port: 22, username: 'root', command: `gpufleet pods ssh ${pod.id}` };
+  const p22 = pod.observed.ports.find((p) => p.private === 22 && p.type === 'tcp');
+  const direct: SshAccess | null =
+    p22?.public && p22.ip && pod.observed.sshAnswers === true
+      ? { host: p22.ip, port: p22.public, username: 'root', command: `ssh root@${p22.ip} -p ${p22.public}` }
+      : null;
+  return { proxy, direct };
+}
+
+/** `proxy`: where HTTP ports have URLs (the control plane's proxy settings); none by default */
+export function toPodView(pod: PodRecord, now = Date.now(), proxy: PortProxy | null = null): PodView {
   const view: PodView = {
     id: pod.id,
     name: pod.name,
@@ -188,11 +230,11 @@ export function toPodView(pod: PodRecord, now = Date.now()): PodView {
     cost: holdsCompute(pod.status) ? pod.costPerHr : 0,
     locked: pod.locked,
     globalNetworking: { enabled: false },
-    runtime: podRuntime(pod, now),
+    runtime: podRuntime(pod, now, proxy),
     createdAt: pod.createdAt,
     startedAt: pod.startedAt,
     cudaVersion: pod.cudaVersion,
-    ssh: { proxy: null, direct: null },
+    ssh: podSsh(pod),
     desiredStatus: pod.desiredStatus,
     statusReason: pod.statusReason,
     conditions: pod.conditions ?? [],

@@ -19,15 +19,28 @@ export const runtimeSchema = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['private', 'public', 'type', 'ip'],
+        required: ['private', 'public', 'type', 'ip', 'url'],
         properties: {
           private: { type: 'integer' },
           public: { type: ['integer', 'null'] },
           type: { type: 'string' },
           ip: nullableString,
+          /** an HTTP port's URL on the proxy domain (docs/connect.md); null for other ports or without a proxy domain */
+          url: { ...nullableString, format: 'uri' },
         },
       },
     },
+  },
+} as const;
+
+export const sshAccessSchema = {
+  type: ['object', 'null'],
+  required: ['host', 'port', 'username', 'command'],
+  properties: {
+    host: { type: 'string' },
+    port: { type: 'integer' },
+    username: { type: 'string' },
+    command: { type: 'string' },
   },
 } as const;
 
@@ -85,7 +98,12 @@ export const podViewSchema = {
     createdAt: { type: 'string', format: 'date-time' },
     startedAt: { type: ['string', 'null'], format: 'date-time' },
     cudaVersion: nullableString,
-    ssh: { type: 'object' },
+    /** how to reach the pod's SSH server (docs/connect.md): each null when there is no such way now */
+    ssh: {
+      type: 'object',
+      required: ['proxy', 'direct'],
+      properties: { proxy: sshAccessSchema, direct: sshAccessSchema },
+    },
     desiredStatus: { type: 'string' },
     statusReason: nullableString,
     /** docs/pods.md "Conditions": Scheduled, ImageReady, ContainerRunning, in the manner of Kubernetes */
