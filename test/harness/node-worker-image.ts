@@ -33,6 +33,8 @@ export async function nodeWorkerInputs(entry = HANDLER, repo = NODE_WORKER_REPO)
     target: 'node20',
     write: false,
     logLevel: 'silent',
+    // CommonJS dependencies (ws) require Node's built-ins, which an ESM bundle has no `require` for
+    banner: { js: "import { createRequire as __gpufleetRequire } from 'node:module'; const require = __gpufleetRequire(import.meta.url);" },
   });
   const bundle = out.outputFiles[0]?.text;
   if (!bundle) throw new Error(`esbuild produced no output for ${entry}`);

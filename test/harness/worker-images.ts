@@ -32,6 +32,16 @@ export function ensureLbWorkerImage(): Promise<string> {
   });
 }
 
+export const PORT_SERVER_REPO = 'gpufleet-test/port-server';
+
+/** The pod port test server (worker-handlers/port-test-main.ts: HTTP, SSE, WebSocket) on the Node image's base; its ref. */
+export function ensurePortServerImage(): Promise<string> {
+  return once('port-server', async () => {
+    const inputs = await nodeWorkerInputs(fileURLToPath(new URL('./worker-handlers/port-test-main.ts', import.meta.url)), PORT_SERVER_REPO);
+    return ensure(inputs.ref, PORT_SERVER_REPO, 5 * 60_000, () => buildNodeWorkerImage(inputs));
+  });
+}
+
 /**
  * Ensures the Python worker image exists; resolves with its ref. The first build takes about a minute
  * and a half (debootstrap and apt from the Debian mirror); needs root and debootstrap.

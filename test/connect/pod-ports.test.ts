@@ -1,0 +1,242 @@
+// Pods' HTTP ports on the proxy domain end to end (issue 25; docs/connect.md): a real sshd test host,
+// the real Docker engine, the control plane with its provisioner and the podPortProxy mount. The pod
+// runs the port test server (worker-handlers/port-test-main.ts: /echo shows the headers it received,
+// /sse streams, a WebSocket echo): a Jupyter stand-in. Its name under the proxy domain is a Host header
+// against the control plane's own address, as a wildcard DNS name would point there.
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Ajv } from 'ajv';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { WebSocket } from 'ws';
+import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import { disposeHostWorld, enrolTestHost, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
+import { ensurePortServerImage } from '../harness/worker-images.ts';
+import { waitFor } from '../harness/wait-for.ts';
+import { provisioner } from '../../provisioner/index.ts';
+import { loadBalancerGateway, podPortProxy } from '../../gateway/index.ts';
+import { podViewSchema } from '../../model/index.ts';
+
+type J = Record<string, any>;
+const GPU = 'NVIDIA H100 80GB HBM3';
+const DOMAIN = 'pods.gpufleet-proxy.test';
+const DC = `dc-ports-${process.pid}`;
+const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGsTQvF4yY3v1oH8n3sJ6bqX7hHkW2bF3bY0b1yZ3b0n alice@laptop';
+
+let cp: TestControlPlane;
+let host: TestHost;
+let hostId = '';
+let alice: { accountId: string; key: string };
+let bob: { accountId: string; key: string };
+let pod: J;
+let portHost = '';
+
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  json(): J;
+}
+
+/** a request to the control plane's address with this Host (what `curl --resolve` does) */
+function proxied(hostName: string, path: string, opts: { headers?: Record<string, string>; method?: string; body?: string } = {}): Promise<Answer> {
+  const u = new URL(cp.url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: u.hostname, port: u.port, path, method: opts.method ?? 'GET', headers: { host: hostName, ...opts.headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json: () => JSON.parse(body) as J });
+      });
+    });
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+beforeAll(async () => {
+  const image = await ensurePortServerImage();
+  host = await startTestHost({ name: `ports-${process.pid}`, gpus: [0, 1].map(() => ({ ...FIXTURE_GPUS.H100_80GB_HBM3 })) });
+  cp = await startTestControlPlane({
+    background: [provisioner()],
+    reconcileIntervalMs: 300,
+    mounts: [podPortProxy(), loadBalancerGateway()],
+    config: { proxyDomain: DOMAIN, proxyScheme: 'http' },
+  });
+  hostId = await enrolTestHost(cp, host, { dataCenterId: DC });
+  alice = await cp.newAccount();
+  bob = await cp.newAccount();
+  const keys = await cp.api('/v2/account/ssh-keys', { method: 'PUT', key: alice.key, json: { keys: [KEY] } });
+  expect(keys.status).toBe(200);
+  const res = await cp.api('/v2/pods', { method: 'POST', key: alice.key, json: { name: 'nb', image, disk: 1, gpu: { id: GPU, count: 1 }, ports: ['8888/http', '9000/tcp'], env: { PORT: '8888' } } });
+  pod = (await res.json()) as J;
+  expect(res.status, JSON.stringify(pod)).toBe(201);
+  pod = await waitFor('pod RUNNING', async () => {
+    const p = (await (await cp.api(`/v2/pods/${pod.id}`, { key: alice.key })).json()) as J;
+    return p.status === 'RUNNING' ? p : null;
+  }, 90_000);
+  portHost = `${pod.id}-8888.${DOMAIN}`;
+  // the server in the container is up (the port answers through the proxy)
+  let last = '';
+  await waitFor('the port answers', async () => {
+    const r = await proxied(portHost, '/echo', { headers: bearer(alice.key) });
+    last = `${r.status} ${r.body}`;
+    return r.status === 200;
+  }, 30_000).catch((e: Error) => {
+    throw new Error(`${e.message}: last answer ${last}`);
+  });
+}, 240_000);
+
+afterAll(() => disposeHostWorld({ cp, host, hostId }));
+
+describe('a pod port by URL', () => {
+  test("runtime.ports: the HTTP port has its URL on the proxy domain, the TCP port none; the view matches its schema", async () => {
+    const ports = pod.runtime.ports as J[];
+    expect(ports.find((p) => p.private === 8888)).toMatchObject({ type: 'http', url: `http://${pod.id}-8888.${DOMAIN}` });
+    expect(ports.find((p) => p.private === 9000)).toMatchObject({ type: 'tcp', url: null });
+    expect(pod.ssh).toEqual({ proxy: { host: pod.id, port: 22, username: 'root', command: `gpufleet pods ssh ${pod.id}` }, direct: null });
+    const validate = new Ajv({ strict: false }).compile(podViewSchema);
+    expect(validate(pod), JSON.stringify(validate.errors)).toBe(true);
+  });
+
+  test('with the key: method, path, query and body reach the pod; the key and every gpufleet cookie do not', async () => {
+    const r = await proxied(portHost, '/echo/a?q=1', {
+      method: 'POST',
+      headers: { ...bearer(alice.key), 'x-api-key': alice.key, cookie: 'theirs=1; gpufleet-port=abc; __Host-gpufleet-port=def; other=2', 'content-type': 'text/plain' },
+      body: 'hello',
+    });
+    expect(r.status, r.body).toBe(200);
+    const seen = r.json();
+    expect(seen).toMatchObject({ method: 'POST', url: '/echo/a?q=1', body: 'hello' });
+    expect(seen.headers.authorization).toBeUndefined();
+    expect(seen.headers['x-api-key']).toBeUndefined();
+    expect(seen.headers.cookie).toBe('theirs=1; other=2');
+    expect(seen.headers.host).toBe(portHost);
+    expect(JSON.stringify(seen.headers)).not.toContain(alice.key);
+  });
+
+  test("another account's key, no key, an unpublished port and a name that is no pod's are refused with problem+json", async () => {
+    const other = await proxied(portHost, '/echo', { headers: bearer(bob.key) });
+    expect(other.status).toBe(404);
+    expect(other.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(other.json().code).toBe('NOT_FOUND');
+    const none = await proxied(portHost, '/echo');
+    expect(none.status).toBe(401);
+    expect(none.json().code).toBe('UNAUTHENTICATED');
+    const tcp = await proxied(`${pod.id}-9000.${DOMAIN}`, '/echo', { headers: bearer(alice.key) });
+    expect(tcp.status).toBe(404);
+    for (const name of [`nothing.${DOMAIN}`, `${pod.id}-0.${DOMAIN}`, `${pod.id}-70000.${DOMAIN}`, `${pod.id}-8888.x.${DOMAIN}`, DOMAIN]) {
+      const r = await proxied(name, '/v2/pods', { headers: bearer(alice.key) });
+      expect(r.status, name).toBe(404);
+      expect(r.body).not.toContain(pod.id + '"'); // the API is not served on the proxy domain
+    }
+    // and the port is not served on the control plane's own origin, in any path form
+    const own = await cp.api(`/.pod-port/${pod.id}/8888/echo`, { key: alice.key });
+    expect(own.status).toBe(404);
+  });
+
+  test('an operator may open any pod\'s port', async () => {
+    expect((await proxied(portHost, '/echo', { headers: bearer(cp.adminKey) })).status).toBe(200);
+  });
+
+  test('a streaming answer arrives as the pod writes it', async () => {
+    const u = new URL(cp.url);
+    const times: number[] = [];
+    const t0 = Date.now();
+    await new Promise<void>((resolve, reject) => {
+      const req = httpRequest({ host: u.hostname, port: u.port, path: '/sse?n=3&gapMs=400', headers: { host: portHost, ...bearer(alice.key) } }, (res) => {
+        expect(res.headers['content-type']).toBe('text/event-stream');
+        res.on('data', () => times.push(Date.now() - t0));
+        res.on('end', resolve);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(times.length).toBeGreaterThanOrEqual(3);
+    expect(times[times.length - 1]! - times[0]!).toBeGreaterThanOrEqual(700);
+  });
+
+  test('a WebSocket passes with the key (the key and gpufleet cookies do not reach the pod); a foreign Origin is refused', async () => {
+    const url = `${cp.url.replace(/^http/, 'ws')}/kernel?x=1`;
+    const ws = new WebSocket(url, { headers: { host: portHost, ...bearer(alice.key), cookie: 'gpufleet-port=zzz; mine=1' } });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    const first = new Promise<string>((resolve) => ws.once('message', (d) => resolve(String(d))));
+    ws.send('hi');
+    expect(JSON.parse(await first)).toEqual({ path: '/kernel?x=1', cookie: 'mine=1', authorization: null, got: 'hi' });
+    const echo = new Promise<Buffer>((resolve) => ws.once('message', (d) => resolve(d as Buffer)));
+    ws.send(Buffer.from([1, 2, 3]), { binary: true });
+    expect([...(await echo)]).toEqual([1, 2, 3]);
+    ws.close();
+
+    const evil = new WebSocket(url, { headers: { host: portHost, ...bearer(alice.key), origin: 'http://evil.example' } });
+    const status = await new Promise<number>((resolve) => {
+      evil.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      evil.once('open', () => resolve(101));
+      evil.once('error', () => resolve(-1));
+    });
+    expect(status).toBe(403);
+  });
+});
+
+describe('a signed link', () => {
+  const link = async (key: string, port = 8888, body: J = { path: '/echo/x?y=2' }) =>
+    cp.api(`/v2/pods/${pod.id}/ports/${port}/link`, { method: 'POST', key, json: body });
+
+  test('is exchanged on the port\'s host for a host-only cookie and a redirect without the token; the cookie opens the port and never reaches the pod', async () => {
+    const res = await link(alice.key);
+    const body = (await res.json()) as J;
+    expect(res.status, JSON.stringify(body)).toBe(201);
+    const url = new URL(body.url as string);
+    expect(url.host).toBe(portHost);
+    expect(url.pathname).toBe('/echo/x');
+    const first = await proxied(url.host, url.pathname + url.search);
+    expect(first.status, first.body).toBe(303);
+    expect(first.headers.location).toBe('/echo/x?y=2');
+    const setCookie = first.headers['set-cookie']?.[0] ?? '';
+    expect(setCookie).toMatch(/^gpufleet-port=v1\.[^;]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax$/); // no Domain: this host only (http: no Secure)
+    const cookie = setCookie.split(';')[0]!;
+    const then = await proxied(portHost, '/echo/x?y=2', { headers: { cookie: `${cookie}; theirs=1` } });
+    expect(then.status, then.body).toBe(200);
+    expect(then.json().headers.cookie).toBe('theirs=1');
+    // the cookie is this port's: not another pod's, not another port's name
+    const elsewhere = await proxied(`${pod.id}-9000.${DOMAIN}`, '/echo', { headers: { cookie } });
+    expect(elsewhere.status).toBe(401);
+    // from another site, the cookie opens nothing but a top-level navigation
+    const fromOther = await proxied(portHost, '/echo', { method: 'POST', headers: { cookie, origin: 'http://other-8888.' + DOMAIN } });
+    expect(fromOther.status).toBe(403);
+  });
+
+  test('a forged or altered link is refused; only the pod\'s account asks for one; a port it does not publish has none', async () => {
+    const good = new URL(((await (await link(alice.key)).json()) as J).url as string);
+    const token = good.searchParams.get('gpufleet_link')!;
+    const [v, payload, mac] = token.split('.');
+    const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString()) as J;
+    const altered = `${v}.${Buffer.from(JSON.stringify({ ...claims, e: claims.e + 3600 })).toString('base64url')}.${mac}`;
+    for (const t of [altered, `${v}.${payload}.${'A'.repeat(43)}`, 'v1.e30.' + 'x'.repeat(43), 'garbage']) {
+      const r = await proxied(portHost, `/echo?gpufleet_link=${encodeURIComponent(t)}`);
+      expect(r.status, t).toBe(401);
+      expect(r.headers['content-type']).toMatch(/application\/problem\+json/);
+      expect(r.headers['set-cookie']).toBeUndefined();
+    }
+    expect((await link(bob.key)).status).toBe(404);
+    expect((await link(alice.key, 9000)).status).toBe(404);
+    expect((await link(alice.key, 8888, { path: '//evil.example/' })).status).toBe(422);
+  });
+});
+
+describe('the proxy domain is a site of its own', () => {
+  test('the server refuses to start when it shares a registrable domain with the control plane\'s origin', async () => {
+    await expect(
+      startTestControlPlane({ config: { proxyDomain: 'pods.example.co.uk', publicUrl: 'https://api.example.co.uk' } }),
+    ).rejects.toThrow(/shares its registrable domain \(example\.co\.uk\)/);
+    // another registrable domain, and a sibling under the private section of the list (github.io), start
+    const ok = await startTestControlPlane({ config: { proxyDomain: 'pods.example-pods.net', publicUrl: 'https://api.example.com' } });
+    await ok.close();
+    const sibling = await startTestControlPlane({ config: { proxyDomain: 'pods.b.github.io', publicUrl: 'https://a.github.io' } });
+    await sibling.close();
+  });
+});
