@@ -113,7 +113,10 @@ describe('2.1 view invariants', () => {
     if (status === 'RUNNING') {
       expect(v.runtime).not.toBeNull();
       expect(v.runtime!.uptime).toBeGreaterThanOrEqual(59);
-      expect(v.runtime!.ports).toEqual([{ private: 8888, public: 40000, type: 'http', ip: '192.0.2.1' }]);
+      // an HTTP port's URL is on the proxy domain, when the control plane has one (docs/connect.md)
+      expect(v.runtime!.ports).toEqual([{ private: 8888, public: 40000, type: 'http', ip: '192.0.2.1', url: null }]);
+      const proxied = toPodView(record(status), Date.now(), { domain: 'pods.example.net', scheme: 'https' });
+      expect(proxied.runtime!.ports[0]!.url).toBe('https://pod1-8888.pods.example.net'.replace('pod1', proxied.id));
     } else expect(v.runtime).toBeNull();
   });
 
