@@ -22,7 +22,7 @@ import { containerRoute, SshConnector, type WorkerConnector } from './connectors
 import type { GatewayMount } from './gateway.ts';
 import { forward } from './forward.ts';
 import { Tunnels } from './tunnel.ts';
-import { callerUpgrade, cameAsUpgrade } from './upgrade-request.ts';
+import { callerUpgrade, endAnsweredUpgrade } from './upgrade-request.ts';
 import { streamDispatcher } from './worker-dispatcher.ts';
 
 /** the routes' own prefix: rewriteUrl moves a proxy host's requests here */
@@ -135,10 +135,7 @@ function routes(app: FastifyInstance, d: RouteDeps): void {
     },
     schema: { hide: true },
     exposeHeadRoute: false,
-    onResponse: (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
-      if (cameAsUpgrade(request)) request.raw.socket?.destroy();
-      done();
-    },
+    onResponse: endAnsweredUpgrade,
   } as const;
   app.all(`${POD_PORT_PREFIX}/:podId/:port`, route, handler);
   app.all(`${POD_PORT_PREFIX}/:podId/:port/*`, route, handler);

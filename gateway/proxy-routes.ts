@@ -17,7 +17,7 @@ import { GpufleetError, isGpufleetError } from '../model/index.ts';
 import type { Balancer } from './balancer.ts';
 import { forward } from './forward.ts';
 import { Tunnels } from './tunnel.ts';
-import { callerUpgrade, cameAsUpgrade } from './upgrade-request.ts';
+import { callerUpgrade, endAnsweredUpgrade } from './upgrade-request.ts';
 import { workerOrigin } from './worker-dispatcher.ts';
 import type { LbWorker, WorkerTable } from './worker-table.ts';
 import type { Principal } from '../model/index.ts';
@@ -93,12 +93,7 @@ export async function proxyRoutes(app: FastifyInstance, d: ProxyDeps): Promise<v
       config: { scope: 'read_write', rawKey: true },
       schema: { hide: true },
       exposeHeadRoute: false,
-      // an upgrade answered here (refused by the guard, 404, 503…) leaves a socket no HTTP server
-      // owns any more: it ends with the answer (a tunnel's answer is the worker's, and is hijacked)
-      onResponse: (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
-        if (cameAsUpgrade(request)) request.raw.socket?.destroy();
-        done();
-      },
+      onResponse: endAnsweredUpgrade,
     } as const;
     gw.all(`${GATEWAY_PREFIX}/:endpointId`, route, handler);
     gw.all(`${GATEWAY_PREFIX}/:endpointId/*`, route, handler);

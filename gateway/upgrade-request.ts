@@ -1,7 +1,7 @@
 // A request that came as an HTTP/1.1 upgrade (a WebSocket), as @fastify/websocket leaves it: its
 // socket and the bytes after its head, for the gateway to send on (tunnel.ts) instead of completing
 // the handshake itself. Shared by the load balancers' routes and pods' ports.
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CallerUpgrade } from './tunnel.ts';
 
 /**
@@ -30,3 +30,13 @@ function pluginSlot(request: FastifyRequest, name: string): unknown {
   return key ? raw[key] : undefined;
 }
 
+
+/**
+ * The onResponse hook of routes that send upgrades on: an upgrade answered here (refused by the
+ * guard, 404, 503…) leaves a socket no HTTP server owns any more, so it ends with the answer (a
+ * tunnel's answer is the far side's, and is hijacked).
+ */
+export function endAnsweredUpgrade(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  if (cameAsUpgrade(request)) request.raw.socket?.destroy();
+  done();
+}
