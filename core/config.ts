@@ -84,6 +84,13 @@ export interface ServerConfig {
   streamsPerHost?: number;
   /** GPUFLEET_HELD_REQUESTS: long-held requests per account and kind, e.g. `events=16,waits=200,logs=32,exec=16` (docs/security.md) */
   heldRequests?: HeldRequestLimits;
+  /**
+   * GPUFLEET_GPU_WATCH=off turns the GPU health watcher off; GPUFLEET_GPU_POLL_SECONDS (default 5)
+   * between nvidia-smi polls, GPUFLEET_GPU_SMI_TIMEOUT_SECONDS (default 10) per call (docs/gpu-health.md)
+   */
+  gpuWatch?: boolean;
+  gpuPollSeconds?: number;
+  gpuSmiTimeoutSeconds?: number;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig {
@@ -115,6 +122,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     ...(env.GPUFLEET_EXEC_IDLE_TIMEOUT_MS ? { execIdleTimeoutMs: Number(env.GPUFLEET_EXEC_IDLE_TIMEOUT_MS) } : {}),
     ...(env.GPUFLEET_STREAMS_PER_HOST ? { streamsPerHost: Number(env.GPUFLEET_STREAMS_PER_HOST) } : {}),
     heldRequests: parseHeldRequestLimits(env.GPUFLEET_HELD_REQUESTS),
+    gpuWatch: env.GPUFLEET_GPU_WATCH !== 'off',
+    ...(env.GPUFLEET_GPU_POLL_SECONDS ? { gpuPollSeconds: Number(env.GPUFLEET_GPU_POLL_SECONDS) } : {}),
+    ...(env.GPUFLEET_GPU_SMI_TIMEOUT_SECONDS ? { gpuSmiTimeoutSeconds: Number(env.GPUFLEET_GPU_SMI_TIMEOUT_SECONDS) } : {}),
   };
 }
 

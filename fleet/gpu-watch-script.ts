@@ -27,7 +27,7 @@ export function watchScript(o: WatchScriptOptions): string {
   const poll = Math.max(1, Math.floor(o.pollSeconds));
   const limit = Math.max(1, Math.floor(o.smiTimeoutSeconds));
   const after = o.cursor !== null && JOURNAL_CURSOR.test(o.cursor) ? ` ${shellJoin([`--after-cursor=${o.cursor}`])}` : '';
-  const wanted = HEALTH_FIELDS.map((f) => (f.startsWith('clocks_event_reasons.') ? `${f}|${f.replace('clocks_event_reasons.', 'clocks_throttle_reasons.')}` : `${f}|${f}`)).join(' ');
+  const wanted = HEALTH_FIELDS.map((f) => (f.startsWith('clocks_event_reasons.') ? `${f}:${f.replace('clocks_event_reasons.', 'clocks_throttle_reasons.')}` : `${f}:${f}`)).join(' ');
   return [
     'exec 3<&0; { IFS= read -r _ <&3; kill -TERM 0; } & trap \'exit 143\' HUP INT TERM',
     `T=; command -v timeout >/dev/null 2>&1 && T='timeout -k 2 ${limit}'`,
@@ -39,7 +39,7 @@ export function watchScript(o: WatchScriptOptions): string {
     `  { dmesg --follow --raw 2>"$d/kerr"; printf 'X %s %s\\n' "$?" "$(head -c 300 "$d/kerr" | tr '\\n' ' ')" >&2; } &`,
     'fi',
     `help=$($T nvidia-smi --help-query-gpu 2>/dev/null); F=${ID_FIELDS.join(',')}`,
-    `for p in ${wanted}; do a=\${p%%|*}; b=\${p#*|}; case "$help" in *"\\"$a\\""*) F="$F,$a" ;; *"\\"$b\\""*) F="$F,$b" ;; esac; done`,
+    `for p in ${wanted}; do a=\${p%%:*}; b=\${p#*:}; case "$help" in *"\\"$a\\""*) F="$F,$a" ;; *"\\"$b\\""*) F="$F,$b" ;; esac; done`,
     `G=-; case ",$F," in *,remapped_rows.pending,*) ;; *) G=${REMAPPED_FIELDS.join(',')} ;; esac`,
     'echo "F $F" >&2; echo "G $G" >&2; n=0',
     'while :; do',

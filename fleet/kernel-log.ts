@@ -13,6 +13,9 @@ export interface KernelLine {
   cursor: string | null;
 }
 
+/** Boot ids as journald writes them (32 hex) and /proc/sys/kernel/random/boot_id does (with dashes) compare as one. */
+export const normalBootId = (id: string): string => id.replace(/-/g, '').toLowerCase();
+
 /** One `journalctl -o json` line, or null when it is not one. MESSAGE may be an array of bytes. */
 export function parseJournalLine(line: string): KernelLine | null {
   if (!line.startsWith('{')) return null;
@@ -28,7 +31,7 @@ export function parseJournalLine(line: string): KernelLine | null {
   const mono = Number(o['_SOURCE_MONOTONIC_TIMESTAMP'] ?? o['__MONOTONIC_TIMESTAMP']);
   return {
     text,
-    bootId: typeof o['_BOOT_ID'] === 'string' ? o['_BOOT_ID'] : null,
+    bootId: typeof o['_BOOT_ID'] === 'string' ? normalBootId(o['_BOOT_ID']) : null,
     monotonicUs: Number.isFinite(mono) ? mono : null,
     cursor: typeof o['__CURSOR'] === 'string' ? o['__CURSOR'] : null,
   };

@@ -5,8 +5,12 @@ import { Reconciler } from './reconciler.ts';
 import type { PullSettings } from './pull-scheduler.ts';
 import { ContainerLogs } from './container-logs.ts';
 import { ContainerExecs } from './container-exec.ts';
+import { GpuWatchLoop } from './gpu-watch-loop.ts';
+import type { GpuWatchSettings } from './gpu-watcher.ts';
 
 export { Reconciler } from './reconciler.ts';
+export { GpuWatchLoop } from './gpu-watch-loop.ts';
+export { HostGpuWatcher, type GpuWatchSettings } from './gpu-watcher.ts';
 export { runSpec, splitArgs, containerName, END_OF_OPTIONS, type RunSpec } from './container-spec.ts';
 
 export interface ProvisionerOptions {
@@ -26,6 +30,12 @@ function pullSettings(c: Services['config']): Partial<PullSettings> {
   if (perAccount) out.perAccount = Math.floor(perAccount);
   if (stallMs) out.stallMs = stallMs;
   return out;
+}
+
+/** The GPU watch settings the operator set, whole seconds of at least 1. */
+export function gpuWatchSettings(c: Services['config']): GpuWatchSettings {
+  const secs = (n: number | undefined, d: number) => (n !== undefined && Number.isFinite(n) && n >= 1 ? Math.floor(n) : d);
+  return { pollSeconds: secs(c.gpuPollSeconds, 5), smiTimeoutSeconds: secs(c.gpuSmiTimeoutSeconds, 10), positionWriteMs: 30_000 };
 }
 
 export function provisioner(opts: ProvisionerOptions = {}) {
@@ -50,6 +60,9 @@ export function provisioner(opts: ProvisionerOptions = {}) {
       },
     });
     r.start();
+    // GPU health (docs/gpu-health.md): the hosts this replica reconciles are the hosts it watches
+    const gpuWatch = services.config.gpuWatch === false ? null : new GpuWatchLoop(services, gpuWatchSettings(services.config), (id) => r.leases.holds(id), opts.logger);
+    gpuWatch?.start();
     services.readiness.set('provisioner', () => (r.isRunning ? null : 'the reconcile loop is stopped'));
     // pod logs are read on the hosts by the process that reaches them
     services.podLogs.useSource(new ContainerLogs(services));
@@ -60,6 +73,7 @@ export function provisioner(opts: ProvisionerOptions = {}) {
       services.podLogs.useSource(null);
       services.podExec.useRunner(null);
       await scaler?.stop();
+      await gpuWatch?.stop();
       await r.stop();
       await services.sshPool.closeAll();
     };

@@ -1,7 +1,7 @@
 // Fleet administration (operator accounts, admin scope): enroll, list, show, drain, refresh,
 // accept a changed host key, remove. docs/fleet.md describes enrollment.
 import type { FastifyInstance } from 'fastify';
-import type { HostRecord } from '../../model/index.ts';
+import { gpuHealth, type HostRecord } from '../../model/index.ts';
 import { hostDrainSchema, hostEnrollSchema, type HostDrainInput, type HostEnrollInput } from '../../model/index.ts';
 import { check, compile } from '../../model/index.ts';
 import { parseSshAddress } from '../../core/index.ts';
@@ -16,8 +16,10 @@ const validateDrain = compile<HostDrainInput>(hostDrainSchema);
 /** The host as the API shows it: never the (encrypted) private key. */
 export function hostView(h: HostRecord) {
   const { privateKeyEnc: _secret, ...rest } = h;
-  // Reachable, Schedulable (docs/fleet.md "Conditions"); none yet on a host stored before them
-  return { ...rest, conditions: h.conditions ?? [] };
+  // every GPU with its health and incidents (docs/gpu-health.md); records from before them: HEALTHY, none
+  const gpus = h.facts.gpus.map((g) => ({ ...g, health: gpuHealth(g), incidents: g.incidents ?? [], busId: g.busId ?? null, diagnostic: g.diagnostic ?? null }));
+  // Reachable, Schedulable, GpusHealthy (docs/fleet.md "Conditions"); none yet on a host stored before them
+  return { ...rest, facts: { ...h.facts, gpus }, conditions: h.conditions ?? [] };
 }
 
 export function hostRoutes(fastify: FastifyInstance, s: Services): void {

@@ -39,6 +39,20 @@ export interface GpuIncident {
   resolvedAt: string | null;
 }
 
+/** The last diagnostic run on a GPU (POST /v2/hosts/{id}/diagnose, docs/gpu-health.md), or an operator's clear. */
+export interface GpuDiagnostic {
+  at: string;
+  passed: boolean;
+  /** `dcgmi` (dcgmi diag -r <level>), `driver-check` (visible, ECC counters stable, nothing pending) or `cleared` (by hand) */
+  method: 'dcgmi' | 'driver-check' | 'cleared';
+  /** dcgmi's run level (1 or 2); 0 for the others */
+  level: number;
+  /** our sentence: what passed, or what failed */
+  summary: string;
+  /** who asked: `user:<key id>` of the operator */
+  by: string;
+}
+
 export interface HostGpu {
   index: number;
   uuid: string;
@@ -53,6 +67,8 @@ export interface HostGpu {
   incidents?: GpuIncident[];
   /** nvidia-smi's `pci.bus_id` (`00000000:3B:00.0`), learned by the watcher; maps kernel lines to the GPU */
   busId?: string;
+  /** the last diagnostic or clear */
+  diagnostic?: GpuDiagnostic;
 }
 
 /**

@@ -17,10 +17,12 @@ import { promisify } from 'node:util';
 import { nvidiaSmiScript, type FixtureGpu } from './nvidia-smi-fixture.ts';
 import { installDockerRunGate, type DockerRunGate } from './docker-run-gate.ts';
 import { installDockerFaults, type DockerFaults } from './docker-faults.ts';
+import { installGpuFixtures, type GpuFixtures, type KernelLogSource } from './gpu-fixtures.ts';
 
 export type { FixtureGpu } from './nvidia-smi-fixture.ts';
 export type { DockerRunGate } from './docker-run-gate.ts';
 export type { DockerFaults, DockerFaultOp } from './docker-faults.ts';
+export type { GpuFixtures, KernelLogSource } from './gpu-fixtures.ts';
 export { FIXTURE_GPUS, fixtureGpuUuid } from './nvidia-smi-fixture.ts';
 
 const run = promisify(execFile);
@@ -45,6 +47,10 @@ export interface StartTestHostOptions {
   port?: number;
   /** more variables for every session (sshd's SetEnv), e.g. DOCKER_HOST at the host's own engine */
   sessionEnv?: Record<string, string>;
+  /** GPU hosts: how the host offers its kernel log, `dmesg` (default: no journald) or `journal` (gpu-fixtures.ts) */
+  kernelLog?: KernelLogSource;
+  /** GPU hosts: `nvidia-smi --help-query-gpu` without the remapped_rows fields (read through --query-remapped-rows) */
+  remappedInQueryGpu?: boolean;
 }
 
 export interface TestHost {
@@ -64,6 +70,8 @@ export interface TestHost {
   readonly dockerRunGate: DockerRunGate | null;
   /** counts and fails docker operations on this host; null unless started with `dockerFaults: true` */
   readonly dockerFaults: DockerFaults | null;
+  /** GPU hosts: their kernel log, nvidia-smi's answers and dcgmi, as a test sets them (gpu-fixtures.ts); null on CPU hosts */
+  readonly gpu: GpuFixtures | null;
   /** kills sshd and every session it spawned: the host becomes unreachable */
   stop(): Promise<void>;
   /** SIGSTOPs sshd and its sessions: TCP still connects, SSH never answers (a hung host) */
@@ -98,6 +106,8 @@ export async function startTestHost(opts: StartTestHostOptions): Promise<TestHos
   await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `root@${opts.name}`, '-f', join(dir, 'client_key')]);
   await writeFile(join(dir, 'authorized_keys'), await readFile(join(dir, 'client_key.pub')));
   const host = new SshdTestHost(opts, address, dir, await readFile(join(dir, 'client_key'), 'utf8'));
+  // GPU hosts read a kernel log of their own, never this machine's
+  if ((opts.gpus ?? []).length > 0) host.gpu = await installGpuFixtures(dir, join(dir, 'bin'), opts.kernelLog ?? 'dmesg');
   await host.setGpus(opts.gpus ?? []);
   if (opts.dockerRunGate && opts.dockerFaults) throw new Error('startTestHost: dockerRunGate and dockerFaults both replace docker on the PATH; pick one');
   if (opts.dockerRunGate) host.dockerRunGate = await installDockerRunGate(dir, join(dir, 'bin'));
@@ -139,6 +149,7 @@ class SshdTestHost implements TestHost {
   hostKeyFingerprint = '';
   dockerRunGate: DockerRunGate | null = null;
   dockerFaults: DockerFaults | null = null;
+  gpu: GpuFixtures | null = null;
   private proc: ChildProcess | null = null;
   private log = '';
 
@@ -207,6 +218,8 @@ class SshdTestHost implements TestHost {
       gpus,
       driverVersion: this.opts.driverVersion ?? '550.54.15',
       cudaVersion: this.opts.cudaVersion ?? '12.4',
+      ...(this.gpu ? { stateDir: this.gpu.stateDir } : {}),
+      ...(this.opts.remappedInQueryGpu === false ? { remappedInQueryGpu: false } : {}),
     });
     // write + rename: a concurrent ssh command never sees a half-written script
     const tmp = `${target}.${process.pid}.tmp`;

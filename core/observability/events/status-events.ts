@@ -4,23 +4,32 @@
 import { SYSTEM_ACTOR, type EventResourceType, type HostRecord, type PodRecord } from '../../../model/index.ts';
 import type { CommitInfo, Store, StoreChange } from '../../../store/index.ts';
 import type { EventLog } from './event-log.ts';
+import { GpuEvents } from './gpu-events.ts';
 
 /** Starts recording; the returned function stops it. */
 export async function recordStatusEvents(store: Store, log: EventLog): Promise<() => void> {
   const last = new Map<string, string>();
+  const gpus = new GpuEvents(log);
   // subscribed first, so no commit falls between reading the statuses and listening
   const stop = store.onCommit((changes, commit) => {
-    for (const c of changes) onChange(c, commit, last, log);
+    for (const c of changes) onChange(c, commit, last, log, gpus);
   });
   for (const p of await store.list('pods')) if (!last.has(p.id)) last.set(p.id, p.status);
-  for (const h of await store.list('hosts')) if (!last.has(h.id)) last.set(h.id, h.status);
+  for (const h of await store.list('hosts')) {
+    if (!last.has(h.id)) last.set(h.id, h.status);
+    gpus.know(h);
+  }
   return stop;
 }
 
-function onChange(c: StoreChange, commit: CommitInfo, last: Map<string, string>, log: EventLog): void {
+function onChange(c: StoreChange, commit: CommitInfo, last: Map<string, string>, log: EventLog, gpus: GpuEvents): void {
   if (c.collection !== 'pods' && c.collection !== 'hosts') return;
   const actor = commit.actor ?? SYSTEM_ACTOR;
   const previous = last.get(c.id) ?? null;
+  if (c.collection === 'hosts') {
+    if (c.deleted || !c.record) gpus.forget(c.id);
+    else gpus.changed(c.record, actor);
+  }
   if (c.deleted || !c.record) {
     last.delete(c.id);
     if (c.collection === 'hosts' && previous !== null)

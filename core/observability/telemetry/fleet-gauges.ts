@@ -2,7 +2,7 @@
 // center and allocation. Reading at scrape time (in-memory lists) keeps them exact without
 // instrumenting every write; every status value is exported, at 0 when no record has it.
 import type { Registry } from 'prom-client';
-import { POD_STATUSES, type HostStatus, type PodStatus } from '../../../model/index.ts';
+import { gpuHealth, POD_STATUSES, type HostStatus, type PodStatus } from '../../../model/index.ts';
 import type { StoreReader } from '../../../store/index.ts';
 import { scrapeGauge } from './scrape-gauge.ts';
 
@@ -46,4 +46,12 @@ export function registerFleetGauges(registry: Registry, store: StoreReader): voi
       }
     },
   );
+
+  // docs/gpu-health.md: one series per GPU, 0 HEALTHY, 1 WARNING, 2 FAILURE
+  scrapeGauge(registry, 'gpufleet_gpu_health', 'Health of each GPU: 0 HEALTHY, 1 WARNING, 2 FAILURE (docs/gpu-health.md)', ['host', 'gpu', 'uuid'], async (set) => {
+    for (const h of await store.list('hosts'))
+      for (const g of h.facts.gpus) set({ host: h.id, gpu: String(g.index), uuid: g.uuid }, GPU_HEALTH_VALUE[gpuHealth(g)]);
+  });
 }
+
+const GPU_HEALTH_VALUE = { HEALTHY: 0, WARNING: 1, FAILURE: 2 } as const;
