@@ -1,6 +1,7 @@
 // The interface points of mission.md, read once from the environment.
 import path from 'node:path';
 import { malformedAllowedRegistries, parseAllowedRegistries, parseQuotas, type Quotas } from '../model/index.ts';
+import { DEFAULT_PREEMPT_GRACE_S, MAX_PREEMPT_GRACE_S } from '../model/index.ts';
 import { parseHeldRequestLimits, type HeldRequestLimits } from './fair-share/index.ts';
 import { mediaS3FromEnv } from './public-models/index.ts';
 import type { S3MediaConfig } from './public-models/index.ts';
@@ -91,6 +92,11 @@ export interface ServerConfig {
   gpuWatch?: boolean;
   gpuPollSeconds?: number;
   gpuSmiTimeoutSeconds?: number;
+  /**
+   * GPUFLEET_PREEMPT_GRACE: seconds a preempted interruptible pod's container has between SIGTERM and
+   * SIGKILL (default 5, as on the public platform; 0 to 120) (docs/teams.md "Interruptible pods")
+   */
+  preemptGraceSeconds?: number;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig {
@@ -125,6 +131,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     gpuWatch: env.GPUFLEET_GPU_WATCH !== 'off',
     ...(env.GPUFLEET_GPU_POLL_SECONDS ? { gpuPollSeconds: Number(env.GPUFLEET_GPU_POLL_SECONDS) } : {}),
     ...(env.GPUFLEET_GPU_SMI_TIMEOUT_SECONDS ? { gpuSmiTimeoutSeconds: Number(env.GPUFLEET_GPU_SMI_TIMEOUT_SECONDS) } : {}),
+    preemptGraceSeconds: parsePreemptGrace(env.GPUFLEET_PREEMPT_GRACE),
   };
 }
 
@@ -146,6 +153,15 @@ export function proxySettings(config: Pick<ServerConfig, 'proxyDomain' | 'proxyS
   const problem = proxyDomainProblem(config.proxyDomain, origin);
   if (problem) throw new Error(problem);
   return { domain: config.proxyDomain, scheme: config.proxyScheme ?? 'https' };
+}
+
+/** GPUFLEET_PREEMPT_GRACE: whole seconds from 0 to 120; unset means 5; anything else is refused at start. */
+export function parsePreemptGrace(value: string | undefined): number {
+  if (value === undefined || value.trim() === '') return DEFAULT_PREEMPT_GRACE_S;
+  const n = Number(value.trim());
+  if (!/^\d+$/.test(value.trim()) || n > MAX_PREEMPT_GRACE_S)
+    throw new Error(`GPUFLEET_PREEMPT_GRACE must be whole seconds from 0 to ${MAX_PREEMPT_GRACE_S} (it is "${value}")`);
+  return n;
 }
 
 /** GPUFLEET_SECRET_KEY: exactly 32 bytes in base64 (`openssl rand -base64 32`); anything else is refused. */

@@ -1,5 +1,6 @@
 // Wires the control plane's services over one store. REST, GraphQL and the provisioner share them.
 import { loadPriceBook, type PriceBook } from '../fleet/index.ts';
+import { DEFAULT_PREEMPT_GRACE_S } from '../model/index.ts';
 import type { ServerConfig } from './config.ts';
 import { ApiKeys } from './accounts/index.ts';
 import type { Store } from '../store/index.ts';
@@ -118,7 +119,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   // the store: PostgreSQL with GPUFLEET_DATABASE_URL, else the embedded one (core/store-wiring.ts)
   const s = store ?? (await openStore(config, { observer: telemetry.store }));
   const prices = loadPriceBook(config.dataDir);
-  const placer = await FleetPlacer.create(s, prices);
+  const placer = await FleetPlacer.create(s, prices, { preemptGraceSeconds: config.preemptGraceSeconds ?? DEFAULT_PREEMPT_GRACE_S });
   const secretBox = await secretBoxFor(config);
   // throws (the server does not start) when the proxy domain shares a registrable domain with the origin
   const proxy = proxySettings(config);

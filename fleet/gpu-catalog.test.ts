@@ -9,13 +9,12 @@ import {
   GPU_POOL_IDS,
   gpuTypeById,
   gpuTypesInPool,
-  loadPriceBook,
   normalizeGpuName,
   poolMemoryFloorGb,
-  priceFor,
   resolveGpuIdOrPool,
   resolveGpuType,
 } from './gpu-catalog.ts';
+import { buildPriceBook, DEFAULT_PRICE_BOOK, loadPriceBook, MIN_SPOT_FLOOR, priceFor } from './price-book.ts';
 
 describe('GPU catalog', () => {
   it('resolves nvidia-smi names exactly, then normalized', () => {
@@ -101,6 +100,35 @@ describe('price book', () => {
       '$.H100: unknown GPU type id',
     ]);
     expect(() => loadPriceBook(dataDir('{oops'))).toThrow(expect.objectContaining({ code: 'INVALID_JSON' }));
+  });
+
+  it('spot floors: half the tier\'s on-demand price by default, one number or per tier in prices.json, always > 0', () => {
+    const h100 = 'NVIDIA H100 80GB HBM3';
+    const d = gpuTypeById(h100)!.defaultPrice;
+    expect(DEFAULT_PRICE_BOOK.spotFloor(h100, 'SECURE')).toBeCloseTo(d.SECURE / 2, 4);
+    expect(DEFAULT_PRICE_BOOK.spotFloor(h100, 'COMMUNITY')).toBeCloseTo(d.COMMUNITY / 2, 4);
+    for (const t of GPU_CATALOG) for (const c of ['SECURE', 'COMMUNITY'] as const) expect(DEFAULT_PRICE_BOOK.spotFloor(t.id, c)).toBeGreaterThan(0);
+    const book = buildPriceBook({ [h100]: { SECURE: 3, spotFloor: 1.25 }, 'Tesla T4': { COMMUNITY: 0, spotFloor: { SECURE: 0.1 } } });
+    expect(book.spotFloor(h100, 'SECURE')).toBe(1.25);
+    expect(book.spotFloor(h100, 'COMMUNITY')).toBe(1.25);
+    expect(book.spotFloor('Tesla T4', 'SECURE')).toBe(0.1);
+    // a free tier still has a floor above 0, so a bid always means something
+    expect(book.spotFloor('Tesla T4', 'COMMUNITY')).toBe(MIN_SPOT_FLOOR);
+    const err = (() => {
+      try {
+        buildPriceBook({ [h100]: { spotFloor: 0 }, 'Tesla T4': { spotFloor: { SPOT: 1, SECURE: -2 } }, 'NVIDIA L4': { spotFloor: 'x' } });
+      } catch (e) {
+        return e as GpufleetError;
+      }
+      return null;
+    })();
+    expect(err?.code).toBe('VALIDATION_FAILED');
+    expect(err?.errors).toEqual([
+      '$["NVIDIA H100 80GB HBM3"].spotFloor: must be a number > 0 (USD per GPU-hour)',
+      '$["Tesla T4"].spotFloor.SPOT: unknown cloud tier',
+      '$["Tesla T4"].spotFloor.SECURE: must be a number > 0 (USD per GPU-hour)',
+      '$["NVIDIA L4"].spotFloor: must be a number > 0 or an object with SECURE and/or COMMUNITY floors',
+    ]);
   });
 
   it('an unknown type has no price', () => {

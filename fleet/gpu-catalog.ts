@@ -1,10 +1,6 @@
 // The GPU type catalog: the public type ids clients send (`gpuTypeId`, `gpu.id`), the serverless pool each
 // type belongs to, and the names nvidia-smi prints so enrollment can map a host's GPUs onto those ids.
-// Prices are operator-set per cloud tier: built-in defaults here, overridden by `<dataDir>/prices.json`.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { GpufleetError } from '../model/index.ts';
-import { jsonPath } from '../model/index.ts';
+// Prices are operator-set per cloud tier (price-book.ts): built-in defaults here, overridden by `<dataDir>/prices.json`.
 import type { CloudTier } from '../model/index.ts';
 
 /**
@@ -154,93 +150,4 @@ export function resolveGpuIdOrPool(value: string): string[] {
   const t = gpuTypeById(value);
   if (t) return [t.id];
   return gpuTypesInPool(value).map((x) => x.id);
-}
-
-// ---- prices ----------------------------------------------------------------------------------------
-
-export interface PriceBook {
-  /** USD per GPU per hour; throws NOT_FOUND for a type the catalog does not know */
-  priceFor(typeId: string, cloud: CloudTier): number;
-  /** where the overrides came from, for logs: the file path or null when only defaults apply */
-  readonly source: string | null;
-}
-
-export const PRICES_FILE = 'prices.json';
-
-/** Validate a parsed prices.json and merge it over the defaults. Pure, so tests need no files. */
-export function buildPriceBook(overrides: unknown, source: string | null = null): PriceBook {
-  const table = new Map<string, Record<CloudTier, number>>();
-  for (const t of GPU_CATALOG) table.set(t.id, { ...t.defaultPrice });
-  const errors: string[] = [];
-  if (overrides !== undefined) {
-    if (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides)) {
-      errors.push('$: must be an object keyed by GPU type id');
-    } else {
-      for (const [typeId, tiers] of Object.entries(overrides)) {
-        const pointer = '/' + typeId.replace(/~/g, '~0').replace(/\//g, '~1');
-        const path = jsonPath(pointer);
-        const row = table.get(typeId);
-        if (!row) {
-          // An unknown id is almost always a typo; silently ignoring it would bill the default.
-          errors.push(`${path}: unknown GPU type id`);
-          continue;
-        }
-        if (typeof tiers !== 'object' || tiers === null || Array.isArray(tiers)) {
-          errors.push(`${path}: must be an object with SECURE and/or COMMUNITY prices`);
-          continue;
-        }
-        for (const [tier, price] of Object.entries(tiers as Record<string, unknown>)) {
-          const at = jsonPath(`${pointer}/${tier.replace(/~/g, '~0').replace(/\//g, '~1')}`);
-          if (tier !== 'SECURE' && tier !== 'COMMUNITY') errors.push(`${at}: unknown cloud tier`);
-          else if (typeof price !== 'number' || !Number.isFinite(price) || price < 0)
-            errors.push(`${at}: must be a non-negative number (USD per GPU-hour)`);
-          else row[tier] = price;
-        }
-      }
-    }
-  }
-  if (errors.length > 0) {
-    throw new GpufleetError('VALIDATION_FAILED', `invalid GPU price file${source ? ` ${source}` : ''}`, {
-      errors,
-      fields: { source },
-    });
-  }
-  return {
-    source,
-    priceFor(typeId, cloud) {
-      const row = table.get(typeId);
-      if (!row) throw new GpufleetError('NOT_FOUND', `unknown GPU type id ${typeId}`, { fields: { gpuTypeId: typeId } });
-      return row[cloud];
-    },
-  };
-}
-
-/** Defaults only; what `priceFor` uses when no book is given. */
-export const DEFAULT_PRICE_BOOK: PriceBook = buildPriceBook(undefined);
-
-/**
- * Read `<dataDir>/prices.json` if present (sync: called once at startup, before serving). A missing file
- * means defaults; an unreadable or invalid one fails startup rather than billing wrong prices.
- */
-export function loadPriceBook(dataDir: string): PriceBook {
-  const file = join(dataDir, PRICES_FILE);
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return DEFAULT_PRICE_BOOK;
-    throw new GpufleetError('INTERNAL', `cannot read ${file}`, { cause: err, fields: { source: file } });
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new GpufleetError('INVALID_JSON', `${file} is not valid JSON`, { cause: err, fields: { source: file } });
-  }
-  return buildPriceBook(parsed, file);
-}
-
-/** USD per GPU per hour for a type in a tier. */
-export function priceFor(typeId: string, cloud: CloudTier, book: PriceBook = DEFAULT_PRICE_BOOK): number {
-  return book.priceFor(typeId, cloud);
 }

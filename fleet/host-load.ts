@@ -4,6 +4,7 @@
 // the pod's transaction (both stores); the PostgreSQL store applies the same `hostLoadConflict` again
 // under the host's lock at commit (store/pg/host-capacity.ts).
 import type { HostRecord, PodRecord } from '../model/index.ts';
+import { isInterruptible } from '../model/index.ts';
 import type { HostLoadRule } from '../store/index.ts';
 import type { Allocation, PlacementConstraint } from './placement.ts';
 import type { PlacementPlan } from './placement-plan.ts';
@@ -18,7 +19,7 @@ export const podDiskGb = (pod: PodRecord): number => (pod.disk ?? 0) + (pod.moun
 /** What a placed pod holds on its host (GPUs, vCPU, memory, disk), or null when it holds nothing. */
 export function allocationOf(pod: PodRecord): Allocation | null {
   if (!pod.allocated || !pod.hostId) return null;
-  return {
+  const a: Allocation = {
     podId: pod.id,
     hostId: pod.hostId,
     gpuUuids: pod.gpuUuids,
@@ -26,11 +27,18 @@ export function allocationOf(pod: PodRecord): Allocation | null {
     memoryGb: pod.cpu?.memory ?? pod.reservedMemoryGb ?? 0,
     diskGb: podDiskGb(pod),
   };
+  // an interruptible pod can be preempted by anything bidding more (fleet/preemption.ts)
+  if (isInterruptible(pod) && typeof pod.bidPerGpu === 'number') {
+    a.bid = pod.bidPerGpu;
+    a.startedAtMs = Date.parse(pod.startedAt ?? pod.createdAt) || 0;
+  }
+  return a;
 }
 
 /** Whether two allocations hold the same things (a pod's write that changed neither its host, GPUs nor resources). */
 export const sameAllocation = (a: Allocation, b: Allocation): boolean =>
-  a.hostId === b.hostId && a.gpuUuids.join() === b.gpuUuids.join() && a.vcpu === b.vcpu && a.memoryGb === b.memoryGb && a.diskGb === b.diskGb;
+  a.hostId === b.hostId && a.gpuUuids.join() === b.gpuUuids.join() && a.vcpu === b.vcpu && a.memoryGb === b.memoryGb && a.diskGb === b.diskGb &&
+  a.bid === b.bid && a.startedAtMs === b.startedAtMs;
 
 /**
  * The resource that the placed pods among `pods` take more of on `host` than it has: 'cpu-memory'
@@ -87,6 +95,7 @@ export interface PlanView {
 export async function verifyPlan(plan: PlacementPlan, view: PlanView): Promise<HostConflict[]> {
   const conflicts: HostConflict[] = [];
   const planned = new Set(plan.placements.map((p) => p.podId));
+  const evicted = new Map(plan.evictions.map((e) => [e.podId, e]));
   for (const hostId of [...new Set(plan.placements.map((p) => p.hostId))].sort()) {
     const host = await view.host(hostId);
     if (!host) {
@@ -100,7 +109,14 @@ export async function verifyPlan(plan: PlacementPlan, view: PlanView): Promise<H
       conflicts.push({ hostId, constraint: 'gpu-count', detail: `a GPU of host ${hostId} the plan chose is in FAILURE` });
       continue;
     }
-    const others = (await view.placedPods(hostId)).filter((p) => !planned.has(p.id)).map(allocationOf);
+    const placed = await view.placedPods(hostId);
+    // a pod the plan preempts leaves with the plan, if it still is what was chosen: interruptible, at that bid
+    const changed = placed.find((p) => evicted.has(p.id) && p.allocated && (!isInterruptible(p) || p.bidPerGpu !== evicted.get(p.id)!.bidPerGpu));
+    if (changed) {
+      conflicts.push({ hostId, constraint: 'gpu-count', detail: `a pod the plan would preempt on host ${hostId} is no longer interruptible at the bid it was chosen at` });
+      continue;
+    }
+    const others = placed.filter((p) => !planned.has(p.id) && !evicted.has(p.id)).map(allocationOf);
     const allocations = [...others.filter((a): a is Allocation => a !== null), ...plan.placements];
     const conflict = allocationConflict(host, allocations);
     if (conflict) conflicts.push(conflict);

@@ -3,6 +3,7 @@ export { SshPool, type SshTarget, type ExecResult } from './ssh-pool.ts';
 export { probeHost, parseGpuMetrics, GPU_METRICS_COMMAND } from './host-probe.ts';
 export { Scheduler, placementError } from './scheduler.ts';
 export * from './gpu-catalog.ts';
+export * from './price-book.ts';
 export * from './cpu-catalog.ts';
 export * from './stock.ts';
 export * from './host-probe.ts';

@@ -1,6 +1,6 @@
 // Plan, then apply (docs/placement.md): the scheduler proposes from its snapshot, the commit re-checks.
 // A plan says where each pod goes (placements), what would have to leave a host for it (evictions:
-// none until preemption exists, typed now), and for each pod that cannot go anywhere the failure and
+// interruptible pods preempted, docs/teams.md), and for each pod that cannot go anywhere the failure and
 // which constraint excluded each host (computed only then: the hot path never pays for it).
 import type { PlacementConstraint, PlacementFailure, PlacementRequest } from './placement.ts';
 
@@ -23,11 +23,18 @@ export interface PlannedPlacement {
   diskGb: number;
 }
 
-/** A pod that must leave its host for the plan (preemption, draining). No planner makes one yet. */
+/**
+ * A pod that must leave its host for the plan: an interruptible pod preempted (fleet/preemption.ts) by
+ * the plan's pod `forPodId`. The commit re-checks that it still holds what it held at this bid.
+ */
 export interface PlannedEviction {
   podId: string;
   hostId: string;
-  reason: string;
+  /** the placement it makes room for */
+  forPodId: string;
+  /** the victim's bid when it was chosen */
+  bidPerGpu: number;
+  reason: 'preempted';
 }
 
 /** The hosts one constraint excluded, at most HOST_IDS_SHOWN of their ids named. */

@@ -12,6 +12,10 @@ export interface Allocation {
   vcpu: number;
   memoryGb: number;
   diskGb: number;
+  /** an interruptible pod's bid (USD per GPU-hour): what may preempt it (preemption.ts); absent: on-demand */
+  bid?: number;
+  /** when an interruptible pod started (ms since the epoch): among equal bids the most recent goes first */
+  startedAtMs?: number;
 }
 
 export interface PlacementRequest {
@@ -31,6 +35,11 @@ export interface PlacementRequest {
   diskGb: number;
   /** resume on this host only (pods with host-local storage) */
   pinnedHostId?: string;
+  /**
+   * when nothing is free, the request may take GPUs from interruptible pods bidding less than this
+   * (Infinity for on-demand pods, the bid for an interruptible one; absent: never preempts)
+   */
+  preemptBelow?: number;
 }
 
 export type PlacementConstraint =

@@ -12,6 +12,7 @@ import type { HostRecord } from '../model/index.ts';
 import { busyDiagnosis, hostExclusions, staticFit, type StaticMemo } from './placement-diagnosis.ts';
 import { HOST_IDS_SHOWN, type PlacementPlan, type PlannedPlacement, type PlanRequest } from './placement-plan.ts';
 import { fits, preference, SortedHosts } from './sorted-hosts.ts';
+import { findPreemption, type Preemption } from './preemption.ts';
 import {
   type Allocation,
   type CompiledRequest,
@@ -52,6 +53,8 @@ export class Scheduler {
   /** what hosts could run a request were they empty, per prefix of its static shape (staticFit), while hosts do not change */
   private readonly staticMemo: StaticMemo = new Map();
   private everyHost: HostState[] | null = null;
+  /** how many recorded allocations are interruptible (have a bid): preemption is looked for only when some are */
+  private interruptible = 0;
 
   constructor(hosts: readonly HostRecord[] = [], allocations: readonly Allocation[] = []) {
     // Allocations first: each host is then built with its pods applied and indexed once, not per pod.
@@ -120,6 +123,7 @@ export class Scheduler {
   private recordOwned(a: Allocation): void {
     if (this.allocs.has(a.podId)) this.release(a.podId);
     this.allocs.set(a.podId, a);
+    if (a.bid !== undefined) this.interruptible++;
     let onHost = this.podsByHost.get(a.hostId);
     if (!onHost) this.podsByHost.set(a.hostId, (onHost = new Set()));
     onHost.add(a.podId);
@@ -155,11 +159,19 @@ export class Scheduler {
   plan(requests: readonly PlanRequest[]): PlacementPlan {
     const plan: PlacementPlan = { placements: [], evictions: [], refusals: [] };
     const held: string[] = [];
+    /** victims of earlier requests in this plan, taken out of the index until the plan is answered */
+    const evicted: Allocation[] = [];
     try {
       for (let i = 0; i < requests.length; i++) {
         const { podId, request } = requests[i]!;
         const c = compileRequest(request);
-        const res = this.findCompiled(c);
+        let res = this.findCompiled(c);
+        let preemption: Preemption | null = null;
+        // only a request nothing free can take looks for interruptible pods to take GPUs from (preemption.ts)
+        if (!res.ok && res.reason === 'busy' && this.interruptible > 0 && c.req.preemptBelow !== undefined) {
+          preemption = findPreemption(this.diagnosisHosts(c), c, (id) => this.allocs.get(id));
+          if (preemption) res = { ok: true, hostId: preemption.h.host.id, dataCenterId: preemption.h.host.dataCenterId, gpuUuids: preemption.slots.map((s) => s.uuid), gpuTypeId: preemption.typeId };
+        }
         if (!res.ok) {
           plan.refusals.push({ podId, failure: res, hosts: hostExclusions([...this.states.values()], c, res, HOST_IDS_SHOWN) });
           continue;
@@ -175,6 +187,13 @@ export class Scheduler {
           diskGb: c.diskGb,
         };
         plan.placements.push(p);
+        for (const v of preemption?.victims ?? []) {
+          plan.evictions.push({ podId: v.podId, hostId: v.hostId, forPodId: podId, bidPerGpu: v.bid!, reason: 'preempted' });
+          if (i < requests.length - 1) {
+            evicted.push(v);
+            this.release(v.podId);
+          }
+        }
         // the requests after this one see it placed; taken back before returning
         if (i < requests.length - 1 && !this.allocs.has(podId)) {
           this.record(p);
@@ -183,8 +202,22 @@ export class Scheduler {
       }
     } finally {
       for (const id of held) this.release(id);
+      for (const v of evicted) this.recordOwned(v);
     }
     return plan;
+  }
+
+  /**
+   * What a GPU request would have to outbid to be placed now (docs/teams.md): 0 when it fits without
+   * taking anything, the highest bid among the interruptible pods the best preemption takes
+   * (preemption.ts) when it fits only that way, null when no interruptible pods could make room.
+   */
+  outbid(request: PlacementRequest): number | null {
+    const c = compileRequest({ ...request, preemptBelow: Infinity });
+    const res = this.findCompiled(c);
+    if (res.ok) return 0;
+    if (res.reason !== 'busy' || this.interruptible === 0) return null;
+    return findPreemption(this.diagnosisHosts(c), c, (id) => this.allocs.get(id))?.maxBid ?? null;
   }
 
   private findCompiled(c: CompiledRequest): PlacementResult {
@@ -204,6 +237,7 @@ export class Scheduler {
     const a = this.allocs.get(podId);
     if (!a) return false;
     this.allocs.delete(podId);
+    if (a.bid !== undefined) this.interruptible--;
     const onHost = this.podsByHost.get(a.hostId);
     onHost?.delete(podId);
     if (onHost?.size === 0) this.podsByHost.delete(a.hostId);

@@ -35,6 +35,7 @@ export * from './schemas/template.ts';
 export * from './rules/conditions.ts';
 export * from './rules/host-conditions.ts';
 export * from './rules/pod-conditions.ts';
+export * from './rules/preemption.ts';
 export * from './rules/network-address.ts';
 export * from './rules/image-registry.ts';
 export * from './rules/pod-validation.ts';

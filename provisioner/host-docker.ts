@@ -186,9 +186,13 @@ export class HostDocker {
     return { ok: res.code === 0, error: res.stderr.trim().slice(-500), container };
   }
 
-  /** Stops the pod's container; a failure (docker did not answer 0) is SSH_COMMAND_FAILED, step `stop`. */
-  async stop(podId: string): Promise<void> {
-    const res = await this.run(shellJoin(['docker', 'stop', '-t', '10', containerName(podId)]));
+  /**
+   * Stops the pod's container: SIGTERM (or the image's stop signal), SIGKILL after `graceSeconds` (10
+   * unless given: a preemption's grace, docs/teams.md); a failure (docker did not answer 0) is
+   * SSH_COMMAND_FAILED, step `stop`.
+   */
+  async stop(podId: string, graceSeconds = 10): Promise<void> {
+    const res = await this.run(shellJoin(['docker', 'stop', '-t', String(graceSeconds), containerName(podId)]), undefined, graceSeconds > 60 ? (graceSeconds + 60) * 1000 : undefined);
     if (res.code !== 0) throw this.stepFailed('stop', `docker stop on ${this.target.address} failed: ${res.stderr.trim().slice(-300)}`, res.code);
   }
 

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { HostRecord } from '../model/index.ts';
 import type { PodObserved, PodRecord, RuntimePort } from '../model/index.ts';
 import { pullRefusal, type ProvisionerObserver, type Services } from '../core/index.ts';
-import { GpufleetError, isGpufleetError, podConditions as cond, type ConditionUpdate, type PodConditionType } from '../model/index.ts';
+import { GpufleetError, isGpufleetError, preemptionReason, podConditions as cond, type ConditionUpdate, type PodConditionType } from '../model/index.ts';
 import { GPU_METRICS_COMMAND, parseGpuMetrics } from '../fleet/index.ts';
 import { podStorageDir, runSpec, specKey } from './container-spec.ts';
 import type { HostDocker, ObservedContainer } from './host-docker.ts';
@@ -82,7 +82,13 @@ export class PodReconciler {
     if (pod.desiredStatus === 'EXITED') {
       // a stop that failed (and waited out its backoff, reconciler.ts) is recorded once it succeeds
       const stoppedNow = container?.running === true;
-      if (stoppedNow) await docker.stop(pod.id);
+      // a preempted pod's container gets the preemption's grace between SIGTERM and SIGKILL (docs/teams.md)
+      if (stoppedNow) await docker.stop(pod.id, pod.preemption?.graceSeconds);
+      if (pod.preemption) {
+        if (stoppedNow || pod.observed)
+          await this.write(pod, intent, (p) => ({ observed: null, statusReason: p.preemption ? `${preemptionReason(p.preemption)}; container stopped, GPUs released` : p.statusReason }));
+        return;
+      }
       if (stoppedNow || pod.observed || (pod.status === 'EXITED' && pod.statusReason === 'stopped by user'))
         await this.write(pod, intent, () => ({
           observed: null,
@@ -202,6 +208,12 @@ export class PodReconciler {
     if (pod.desiredStatus === 'TERMINATED') return;
     const why = isGpufleetError(err) ? err.message : `internal error: ${err instanceof Error ? err.message : String(err)}`;
     await this.fail(pod, intentOf(pod), why, [cond.failed()]);
+  }
+
+  /** Its GPUs are still held by another pod's running container (gpu-handover.ts): it waits, and says so. */
+  async waitingForGpus(pod: PodRecord): Promise<void> {
+    const reason = 'waiting for its GPUs to be released by a container that is stopping';
+    await this.write(pod, intentOf(pod), () => ({ statusReason: reason, conditions: [cond.pending()] }));
   }
 
   /** A step failed on the host and waits out a backoff (reconciler.ts): the reason says so; the status stays. */

@@ -21,6 +21,7 @@ import { PodPulls } from './pod-pulls.ts';
 import { DEFAULT_BACKOFF, RetryBackoff, type BackoffSettings } from './retry-backoff.ts';
 import { retriedLater, retryReason } from './pod-retry.ts';
 import { intentOf } from './pod-status.ts';
+import { GpuHandover } from './gpu-handover.ts';
 
 /** the backoff key of a host's network clean-up, beside its pods' ids */
 const NETWORK_CLEANUP = 'network-cleanup';
@@ -208,11 +209,13 @@ export class Reconciler {
     const metrics = this.pods.sampleMetrics(host, docker, containers);
     const byPod = new Map(containers.map((c) => [c.podId, c]));
     const podIds = new Set(pods.map((p) => p.id));
+    const handover = new GpuHandover(containers);
     // labelled containers no pod on this host owns: a pod that was deleted, moved or never committed
     for (const c of containers) {
       if (!podIds.has(c.podId)) {
         this.opts.logger?.info({ hostId, podId: c.podId, container: c.id }, 'removing orphan container');
         await docker.remove(c.id);
+        handover.released(c.podId);
       }
     }
     // releases first, so GPUs freed by a stop are free before anything starts on them
@@ -229,7 +232,14 @@ export class Reconciler {
           retries.forget(pod.id);
           continue;
         }
+        // its GPUs are still in another pod's running container (a preempted pod not stopped yet): wait
+        const blocker = pod.desiredStatus === 'RUNNING' && pod.allocated ? handover.blocker(pod) : null;
+        if (blocker !== null) {
+          await this.pods.waitingForGpus(pod);
+          continue;
+        }
         await this.pods.reconcile(host, docker, pod, byPod.get(pod.id) ?? null, metrics);
+        if (pod.desiredStatus !== 'RUNNING') handover.released(pod.id);
         retries.forget(pod.id);
       } catch (err) {
         // a lost connection ends the pass (the next one observes the host again); a command that

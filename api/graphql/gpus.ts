@@ -2,7 +2,7 @@
 // types, prices and stock are OfferService's and fleet/stock.ts's, the same numbers REST reports.
 import { GPU_POOL_IDS, gpuTypesInPool, poolMemoryFloorGb } from '../../fleet/index.ts';
 import { listCpuFlavors } from '../../fleet/index.ts';
-import type { Allocation } from '../../fleet/index.ts';
+import type { Allocation, Scheduler } from '../../fleet/index.ts';
 import { availableGpuCounts, stockByType, type StockScope } from '../../fleet/index.ts';
 import type { CloudTier, HostRecord } from '../../model/index.ts';
 import { fail422 } from '../../model/index.ts';
@@ -13,6 +13,10 @@ interface GpuLowestPriceInput {
   gpuCount?: number | null;
   secureCloud?: boolean | null;
   dataCenterId?: string | null;
+  minVcpuCount?: number | null;
+  minMemoryInGb?: number | null;
+  totalDisk?: number | null;
+  minDisk?: number | null;
 }
 
 /** Hosts and allocations once per request: every type's lowestPrice reads the same snapshot. */
@@ -41,6 +45,28 @@ function minShares(hosts: HostRecord[], typeId: string, count: number, scope: St
   return { minVcpu, minMemory };
 }
 
+/**
+ * The lowest bid that places `count` GPUs of the type in `tier` now (docs/teams.md): the tier's spot
+ * floor while they are free, else just above (one cent) the highest bid the best preemption would
+ * take (fleet/preemption.ts); null when no bid would place them.
+ */
+function minimumBid(scheduler: Scheduler, t: GpuTypeInfo, tier: CloudTier, count: number, dc: string | undefined, input: GpuLowestPriceInput | null | undefined): number | null {
+  const outbid = scheduler.outbid({
+    gpu: { typeIds: [t.entry.id], count },
+    cloud: tier,
+    diskGb: input?.totalDisk ?? input?.minDisk ?? 0,
+    ...(dc !== undefined ? { dataCenterIds: [dc] } : {}),
+    ...(input?.minVcpuCount ? { minVcpu: input.minVcpuCount } : {}),
+    ...(input?.minMemoryInGb ? { minMemoryGb: input.minMemoryInGb } : {}),
+  });
+  if (outbid === null) return null;
+  if (outbid === 0) return t.spotFloor[tier];
+  return Math.max(t.spotFloor[tier], Math.round((outbid + BID_STEP) * 10000) / 10000);
+}
+
+/** how far above the bids it would preempt the lowest winning bid is: one cent per GPU-hour */
+const BID_STEP = 0.01;
+
 async function lowestPrice(t: GpuTypeInfo, input: GpuLowestPriceInput | null | undefined, ctx: GqlContext) {
   const count = input?.gpuCount ?? 1;
   if (!Number.isInteger(count) || count < 1) fail422('lowestPrice input', ['$.input.gpuCount: must be >= 1']);
@@ -51,11 +77,15 @@ async function lowestPrice(t: GpuTypeInfo, input: GpuLowestPriceInput | null | u
   const stock = await memo(ctx, `stock:${cloud}:${dc ?? ''}`, async () => stockByType(hosts, allocations, scope));
   const s = stock.get(t.entry.id);
   const tiers = (cloud === 'ALL' ? (['SECURE', 'COMMUNITY'] as const) : [cloud]).filter((c) => (c === 'SECURE' ? t.secure : t.community));
+  const scheduler = await ctx.services.placer.refresh(ctx.services.store);
+  const bids = tiers
+    .map((tier) => minimumBid(scheduler, t, tier, count, dc, input))
+    .filter((b): b is number => b !== null);
   return {
     gpuTypeId: t.entry.id,
     gpuName: t.entry.displayName,
     uninterruptablePrice: tiers.length ? Math.min(...tiers.map((c) => t.price[c])) : null,
-    minimumBidPrice: null,
+    minimumBidPrice: bids.length ? Math.min(...bids) : null,
     // stock for a pod of `count` GPUs: None when no single host has that many free
     stockStatus: s && s.maxPlaceable >= count ? s.stockStatus : 'None',
     availableGpuCounts: availableGpuCounts(hosts, allocations, t.entry.id, scope),
@@ -110,13 +140,14 @@ export const gpuResolvers = {
     maxGpuCountCommunityCloud: (t: GpuTypeInfo) => t.maxCount.COMMUNITY,
     securePrice: (t: GpuTypeInfo) => (t.secure ? t.price.SECURE : null),
     communityPrice: (t: GpuTypeInfo) => (t.community ? t.price.COMMUNITY : null),
-    // no commitment plans and no spot market on this fleet
+    // no commitment plans on this fleet
     oneWeekPrice: () => null,
     oneMonthPrice: () => null,
     threeMonthPrice: () => null,
     sixMonthPrice: () => null,
-    secureSpotPrice: () => null,
-    communitySpotPrice: () => null,
+    // the spot floor for the tiers the fleet has this type in (docs/teams.md)
+    secureSpotPrice: (t: GpuTypeInfo) => (t.secure ? t.spotFloor.SECURE : null),
+    communitySpotPrice: (t: GpuTypeInfo) => (t.community ? t.spotFloor.COMMUNITY : null),
     lowestPrice: (t: GpuTypeInfo, { input }: { input?: GpuLowestPriceInput | null }, ctx: GqlContext) => lowestPrice(t, input, ctx),
   },
 };

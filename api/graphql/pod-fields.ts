@@ -2,7 +2,7 @@
 // field names and shapes the public clients read (env as "K=V" strings, ports as a comma string).
 import { gpuTypeById } from '../../fleet/index.ts';
 import { cpuFlavorById } from '../../fleet/index.ts';
-import { holdsCompute } from '../../model/index.ts';
+import { holdsCompute, isInterruptible } from '../../model/index.ts';
 import { podRuntime, type PodRecord } from '../../model/index.ts';
 import { hostOf, type GqlContext } from './context.ts';
 
@@ -48,8 +48,9 @@ export const podFields = {
   desiredStatus: (p: PodRecord) => p.desiredStatus,
   lastStatusChange: (p: PodRecord) => `${p.statusReason ?? p.status}: ${p.updatedAt}`,
   machineId: (p: PodRecord) => p.hostId,
-  // on-demand ("reserved") is the only kind of pod this fleet runs; there is no spot market
-  podType: () => 'RESERVED',
+  // the public platform's two kinds (docs/teams.md): spot pods are INTERRUPTABLE (its spelling)
+  podType: (p: PodRecord) => (isInterruptible(p) ? 'INTERRUPTABLE' : 'RESERVED'),
+  bidPerGpu: (p: PodRecord) => (isInterruptible(p) ? (p.bidPerGpu ?? null) : null),
   cloudType: (p: PodRecord) => p.cloud,
   port: (p: PodRecord) => (p.ports[0] ? Number.parseInt(p.ports[0], 10) : null),
   ports: (p: PodRecord) => p.ports.join(','),

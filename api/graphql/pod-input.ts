@@ -36,7 +36,14 @@ export interface GqlPodInput {
   minCudaVersion?: string | null;
   containerRegistryAuthId?: string | null;
   globalNetwork?: boolean | null;
+  /** podRentInterruptable only (the on-demand input accepts and ignores it) */
+  bidPerGpu?: number | null;
+  /** podRentInterruptable (SkyPilot): a minimum CUDA version where allowedCudaVersions is not given */
+  cudaVersion?: string | null;
 }
+
+/** which create a GraphQL pod input is: on-demand GPU, interruptible (spot) GPU, or CPU */
+export type GqlPodKind = 'gpu' | 'spot' | 'cpu';
 
 /** The public platform mounts volumes here when a request names no path. */
 export const DEFAULT_VOLUME_PATH = '/workspace';
@@ -78,7 +85,7 @@ export interface MappedPodCreate {
   options: PodCreateOptions;
 }
 
-export async function toPodCreate(store: StoreReader, input: GqlPodInput, kind: 'gpu' | 'cpu'): Promise<MappedPodCreate> {
+export async function toPodCreate(store: StoreReader, input: GqlPodInput, kind: GqlPodKind): Promise<MappedPodCreate> {
   const body: Record<string, unknown> = {};
   const options: PodCreateOptions = {};
   if (input.name !== null && input.name !== undefined) body.name = input.name;
@@ -114,14 +121,17 @@ export async function toPodCreate(store: StoreReader, input: GqlPodInput, kind: 
   if (templateId !== undefined && !(PLATFORM_TEMPLATE.test(templateId) && image !== undefined && !(await store.get('templates', templateId))))
     body.templateId = templateId;
 
-  if (kind === 'gpu') {
+  if (kind === 'gpu' || kind === 'spot') {
     const id = str(input.gpuTypeId);
     if (id === undefined) fail422('pod', ['$.input.gpuTypeId: is required (see the gpuTypes query)']);
     const gpu: Record<string, unknown> = { id, count: input.gpuCount ?? 1 };
     const cuda = cudaList(input.allowedCudaVersions);
     if (cuda) gpu.allowedCudaVersions = cuda;
     body.gpu = gpu;
-    const min = minCudaVersion(input.minCudaVersion, 'pod');
+    // a spot pod: the bid goes through the v2 body's own rules (bidPerGpu > 0, docs/teams.md)
+    if (kind === 'spot') Object.assign(body, { interruptible: true, bidPerGpu: input.bidPerGpu });
+    const cudaMinimum = str(input.minCudaVersion) ?? (kind === 'spot' && !cuda ? str(input.cudaVersion) : undefined);
+    const min = minCudaVersion(cudaMinimum, 'pod');
     if (min !== undefined) options.minCudaVersion = min;
     const minVcpu = nonNegative(input.minVcpuCount, '$.input.minVcpuCount');
     const minMem = nonNegative(input.minMemoryInGb, '$.input.minMemoryInGb');

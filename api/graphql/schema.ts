@@ -29,6 +29,8 @@ type Query {
 
 type Mutation {
   podFindAndDeployOnDemand(input: PodFindAndDeployOnDemandInput): Pod
+  "an interruptible (spot) pod at a bid (docs/teams.md)"
+  podRentInterruptable(input: PodRentInterruptableInput): Pod
   deployCpuPod(input: DeployCpuPodInput): Pod
   podResume(input: PodResumeInput): Pod
   podBidResume(input: PodBidResumeInput): Pod
@@ -117,7 +119,10 @@ type Pod {
   desiredStatus: String!
   lastStatusChange: String
   machineId: String
+  "INTERRUPTABLE (a spot pod, preempted by on-demand pods and higher bids) or RESERVED (on-demand)"
   podType: String!
+  "USD per GPU-hour an interruptible pod bids; null for on-demand pods"
+  bidPerGpu: Float
   cloudType: CloudTypeEnum!
   dataCenterId: String
   locked: Boolean!
@@ -213,6 +218,47 @@ input PodFindAndDeployOnDemandInput {
   minDisk: Int
   deployCost: Float
   bidPerGpu: Float
+  port: Int
+  volumeKey: String
+  stopAfter: String
+  terminateAfter: String
+  compliance: [String]
+  aiApiId: String
+}
+
+"every field of the on-demand create, the bid required (SkyPilot's sky/provision/runpod/api/pods.py sends them)"
+input PodRentInterruptableInput {
+  name: String
+  imageName: String
+  cloudType: CloudTypeEnum
+  gpuTypeId: String
+  gpuCount: Int
+  containerDiskInGb: Int
+  volumeInGb: Int
+  volumeMountPath: String
+  networkVolumeId: String
+  templateId: String
+  dockerArgs: String
+  ports: String
+  env: [EnvironmentVariableInput]
+  dataCenterId: String
+  minVcpuCount: Int
+  minMemoryInGb: Int
+  allowedCudaVersions: [String]
+  minCudaVersion: String
+  containerRegistryAuthId: String
+  globalNetwork: Boolean
+  startSsh: Boolean
+  startJupyter: Boolean
+  supportPublicIp: Boolean
+  countryCode: String
+  minDownload: Int
+  minUpload: Int
+  minDisk: Int
+  deployCost: Float
+  bidPerGpu: Float!
+  "a minimum CUDA version where allowedCudaVersions is not given"
+  cudaVersion: String
   port: Int
   volumeKey: String
   stopAfter: String
@@ -327,7 +373,7 @@ type LowestPrice {
   gpuName: String!
   "USD per GPU-hour in the cheapest tier that satisfies the input; null when no host offers it"
   uninterruptablePrice: Float
-  "no spot market on this fleet: always null"
+  "the lowest bid (USD per GPU-hour) that places such a pod now: the spot floor while a GPU is free, else just above the bids it would preempt; null when none would place"
   minimumBidPrice: Float
   stockStatus: String!
   availableGpuCounts: [Int!]!

@@ -12,8 +12,10 @@ import { cpuPricePerHour } from '../../fleet/index.ts';
 import { allocationOf, podDiskGb, sameAllocation } from '../../fleet/index.ts';
 import type { HostRecord, PodRecord } from '../../model/index.ts';
 import type { Store, StoreReader, StoreTx } from '../../store/index.ts';
-import { GpufleetError } from '../../model/index.ts';
+import { DEFAULT_PREEMPT_GRACE_S, GpufleetError, isInterruptible } from '../../model/index.ts';
 import type { Placement, PodPlacementRequest, Placer } from './placer.ts';
+import { bidTerms, noInstances, placedBid } from './bids.ts';
+import { applyEvictions } from './evictions.ts';
 
 /** how often a pod is planned again after its plan failed verification, before it is refused */
 export const REPLANS = 3;
@@ -29,10 +31,11 @@ export class FleetPlacer implements Placer {
 
   private constructor(
     readonly scheduler: Scheduler,
-    private readonly prices: PriceBook,
+    readonly prices: PriceBook,
+    private readonly preemptGraceSeconds: number,
   ) {}
 
-  static async create(store: Store, prices: PriceBook): Promise<FleetPlacer> {
+  static async create(store: Store, prices: PriceBook, opts: { preemptGraceSeconds?: number } = {}): Promise<FleetPlacer> {
     // following first, then reading: a change committed while the lists are read (another replica's,
     // on PostgreSQL) is folded in at the next placement rather than missed
     let placer: FleetPlacer | null = null;
@@ -52,7 +55,7 @@ export class FleetPlacer implements Placer {
       await store.list('hosts'),
       pods.map(allocationOf).filter((a) => a !== null),
     );
-    placer = new FleetPlacer(scheduler, prices);
+    placer = new FleetPlacer(scheduler, prices, opts.preemptGraceSeconds ?? DEFAULT_PREEMPT_GRACE_S);
     for (const [c, id, version] of early) {
       if (c === 'hosts') placer.dirtyHosts.set(id, version as HostRecord | null | undefined);
       else placer.dirtyPods.set(id, version as PodRecord | null | undefined);
@@ -92,8 +95,10 @@ export class FleetPlacer implements Placer {
     // a GPU pod keeps what it reserved when it was first placed (a later start has no minimums of its own)
     const minVcpu = req.minVcpu ?? (pod.gpu ? pod.reservedVcpu : 0);
     const minMemoryGb = req.minMemoryGb ?? (pod.gpu ? pod.reservedMemoryGb : 0);
+    // an interruptible pod's bid picks the tiers it reaches and what it may preempt (bids.ts)
+    const bid = bidTerms(pod, req.cloud ?? pod.cloud, this.prices);
     const request: FleetRequest = {
-      cloud: req.cloud ?? pod.cloud,
+      cloud: bid.cloud,
       diskGb: podDiskGb(pod),
       ...(pod.gpu ? { gpu: { typeIds: req.gpuTypeIds?.length ? req.gpuTypeIds : [pod.gpu.id], count: pod.gpu.count } } : {}),
       ...(pod.cpu ? { cpu: { flavorId: pod.cpu.id, vcpuCount: pod.cpu.vcpuCount, memoryGb: pod.cpu.memory } } : {}),
@@ -102,6 +107,7 @@ export class FleetPlacer implements Placer {
       ...(req.pinnedHostId ? { pinnedHostId: req.pinnedHostId } : {}),
       ...(minVcpu ? { minVcpu } : {}),
       ...(minMemoryGb ? { minMemoryGb } : {}),
+      ...(bid.preemptBelow !== undefined ? { preemptBelow: bid.preemptBelow } : {}),
     };
     /** pods and hosts the index learned from this transaction's view: read again by the next refresh */
     const learned = { hosts: new Set<string>(), pods: new Set<string>() };
@@ -111,12 +117,18 @@ export class FleetPlacer implements Placer {
         const plan = this.planFreeing(req.replacing, pod.id, request);
         for (const listener of this.planListeners) await listener(tx, plan);
         const refusal = plan.refusals[0];
+        // the public platform's words for a spot request that places nowhere at its bid
+        if (refusal && isInterruptible(pod) && refusal.failure.reason === 'busy') throw noInstances({ hosts: refusal.hosts });
         if (refusal) throw placementError(refusal.failure, refusal.hosts);
         const conflicts = await verifyPlan(plan, {
           host: (id) => tx.get('hosts', id),
           placedPods: async (id) => (await tx.list('pods', { hostId: id })).filter((p) => p.allocated && p.id !== req.replacing),
         });
-        if (conflicts.length === 0) return await this.placementOf(tx, pod, plan, minVcpu, minMemoryGb);
+        if (conflicts.length === 0) {
+          // the pods it preempts stop in this transaction: the commit sees their GPUs released
+          await applyEvictions(tx, plan, isInterruptible(pod) ? 'higher-bid' : 'on-demand', this.preemptGraceSeconds);
+          return await this.placementOf(tx, pod, plan, minVcpu, minMemoryGb);
+        }
         const first = conflicts[0]!;
         if (round >= REPLANS)
           throw new GpufleetError('CAPACITY_UNAVAILABLE', 'The hosts this request was planned on kept being filled by concurrent requests; none has room for it now.', {
@@ -160,10 +172,14 @@ export class FleetPlacer implements Placer {
     const res = plan.placements[0]!;
     const host = await tx.get('hosts', res.hostId);
     const cloud = host?.cloud ?? pod.cloud;
+    const typeId = res.gpuTypeId ?? pod.gpu?.id;
+    // an interruptible pod pays its bid (docs/teams.md); on-demand pods the tier's price
+    const bidPerGpu = pod.gpu ? placedBid(pod, typeId!, cloud, this.prices) : undefined;
     const costPerHr = pod.gpu
-      ? round(priceFor(res.gpuTypeId ?? pod.gpu.id, cloud, this.prices) * pod.gpu.count)
+      ? round((bidPerGpu ?? priceFor(typeId!, cloud, this.prices)) * pod.gpu.count)
       : (cpuPricePerHour(pod.cpu!.id, pod.cpu!.vcpuCount) ?? 0);
     return {
+      ...(bidPerGpu !== undefined ? { bidPerGpu } : {}),
       hostId: res.hostId,
       dataCenterId: res.dataCenterId,
       gpuUuids: res.gpuUuids,

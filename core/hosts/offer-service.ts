@@ -16,6 +16,8 @@ export interface GpuTypeInfo {
   free: number;
   stockStatus: StockStatus;
   price: Record<CloudTier, number>;
+  /** the lowest bid an interruptible pod of this type may make, per tier (prices.json `spotFloor`) */
+  spotFloor: Record<CloudTier, number>;
   dataCenters: string[];
 }
 
@@ -57,6 +59,7 @@ export class OfferService {
             free: s?.free ?? 0,
             stockStatus: s?.stockStatus ?? 'None',
             price: { SECURE: priceFor(entry.id, 'SECURE', this.prices), COMMUNITY: priceFor(entry.id, 'COMMUNITY', this.prices) },
+            spotFloor: { SECURE: this.prices.spotFloor(entry.id, 'SECURE'), COMMUNITY: this.prices.spotFloor(entry.id, 'COMMUNITY') },
             dataCenters: [],
           };
           infos.set(entry.id, info);

@@ -13,6 +13,8 @@ export interface Placement {
   reservedVcpu: number;
   reservedMemoryGb: number;
   cudaVersion: string | null;
+  /** an interruptible pod's bid as placed: its own, or the floor of the tier it landed in (bids.ts) */
+  bidPerGpu?: number;
 }
 
 export interface PodPlacementRequest {

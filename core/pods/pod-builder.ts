@@ -80,6 +80,8 @@ export async function buildPodRecord(
   };
   if (gpu) pod.gpu = gpu;
   else if (cpu) pod.cpu = cpu;
+  // the bid's default (the type's spot floor) is the placer's: it knows the price book
+  if (input.interruptible === true) Object.assign(pod, { interruptible: true, bidPerGpu: input.bidPerGpu ?? null });
   return { pod, networkVolumeDc };
 }
 

@@ -6,6 +6,7 @@ import type { PodCreateInput, PodUpdateInput } from '../../model/index.ts';
 import { validatePodAction, validatePodCreate, validatePodUpdate } from '../../model/index.ts';
 import { actionConditions, actionsFor, transition } from '../../model/index.ts';
 import type { PodAction, PodRecord, PodStatus } from '../../model/index.ts';
+import { fail400, isInterruptible } from '../../model/index.ts';
 import { userActor, type EventView } from '../../model/index.ts';
 import type { Store, StoreTx } from '../../store/index.ts';
 import { accruePod } from '../billing/index.ts';
@@ -214,10 +215,16 @@ export class PodService {
     return this.applyAction(principal, id, action);
   }
 
-  async applyAction(principal: Principal, id: string, action: PodAction): Promise<PodRecord> {
+  /**
+   * `bidPerGpu`: a start at a new bid (GraphQL podBidResume), for interruptible pods only; an
+   * interruptible pod started without one bids what it bid before (docs/teams.md).
+   */
+  async applyAction(principal: Principal, id: string, action: PodAction, opts: { bidPerGpu?: number } = {}): Promise<PodRecord> {
     return this.transactAs(principal, async (tx) => {
       const pod = await tx.get('pods', id);
       if (!usersPod(pod, principal)) throw notFound(id);
+      if (opts.bidPerGpu !== undefined && !isInterruptible(pod))
+        fail400(`Pod ${id} is an on-demand pod; only an interruptible pod is started with a bid.`, ['$.input.bidPerGpu: the pod is not interruptible']);
       const t = transition(pod.status, action, pod.locked);
       if (!t) {
         const why = pod.locked && action === 'stop' ? ' (the pod is locked)' : '';
@@ -230,6 +237,11 @@ export class PodService {
       const now = new Date().toISOString();
       let next: PodRecord = { ...pod, status: t.status, desiredStatus: t.desiredStatus, statusReason: t.statusReason, updatedAt: now };
       if (t.restart) next.restartGeneration += 1;
+      if (t.place) {
+        // a start ends a preemption; a new bid replaces the old one before the pod is placed at it
+        if (pod.preemption) next.preemption = null;
+        if (opts.bidPerGpu !== undefined) next.bidPerGpu = opts.bidPerGpu;
+      }
       if (action === 'stop' || action === 'terminate') next = { ...next, allocated: false, gpuUuids: [] };
       if (action === 'terminate') next.terminatedAt = now;
       if (t.place) {

@@ -45,6 +45,22 @@ export interface PodSpec {
   cloud: CloudTier;
   locked: boolean;
   template: string | null;
+  /**
+   * an interruptible (spot) pod: runs at its bid and gives its GPUs back to an on-demand pod or a higher
+   * bid (docs/teams.md "Interruptible pods"); absent on records from before them (on-demand)
+   */
+  interruptible?: boolean;
+  /** USD per GPU-hour an interruptible pod bids (null or absent: on-demand) */
+  bidPerGpu?: number | null;
+}
+
+/** Why and when an interruptible pod was preempted (model/rules/preemption.ts); cleared when it starts again. */
+export interface PodPreemption {
+  at: string;
+  /** what took its GPUs: an on-demand pod, or an interruptible pod bidding more */
+  cause: 'on-demand' | 'higher-bid';
+  /** seconds between SIGTERM and SIGKILL (GPUFLEET_PREEMPT_GRACE) */
+  graceSeconds: number;
 }
 
 export interface RuntimePort {
@@ -127,6 +143,8 @@ export interface PodRecord extends PodSpec {
   updatedAt: string;
   startedAt: string | null;
   terminatedAt: string | null;
+  /** set while an interruptible pod stays stopped after a preemption; the provisioner stops its container with this grace */
+  preemption?: PodPreemption | null;
   /** serverless workers only (model/records/worker.ts): the endpoint the worker serves; such pods are not listed as pods */
   endpointId?: string;
   worker?: WorkerFields;
@@ -137,6 +155,11 @@ export type WorkerPod = PodRecord & { endpointId: string; worker: WorkerFields }
 
 export function isWorker(pod: PodRecord): pod is WorkerPod {
   return typeof pod.endpointId === 'string' && pod.worker !== undefined;
+}
+
+/** An interruptible (spot) pod: it may be preempted by an on-demand pod or a higher bid. */
+export function isInterruptible(pod: Pick<PodRecord, 'interruptible'>): boolean {
+  return pod.interruptible === true;
 }
 
 export interface PodView {
@@ -170,6 +193,9 @@ export interface PodView {
   conditions: PodCondition[];
   machineId: string | null;
   tags: Record<string, string>;
+  /** docs/teams.md "Interruptible pods": true for a spot pod, which runs at its bid (USD per GPU-hour) */
+  interruptible: boolean;
+  bidPerGpu: number | null;
   /** one pod's answers (create, get, update, action): its last few events; not in lists (docs/events.md) */
   events?: EventView[];
 }
@@ -240,6 +266,8 @@ export function toPodView(pod: PodRecord, now = Date.now(), proxy: PortProxy | n
     conditions: pod.conditions ?? [],
     machineId: pod.hostId,
     tags: pod.tags,
+    interruptible: isInterruptible(pod),
+    bidPerGpu: isInterruptible(pod) ? (pod.bidPerGpu ?? null) : null,
   };
   if (pod.gpu) view.gpu = pod.gpu;
   else if (pod.cpu) view.cpu = pod.cpu;

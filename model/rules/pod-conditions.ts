@@ -18,6 +18,7 @@ const RELEASED = {
   exited: 'the container exited; its compute is released',
   failed: 'the pod failed; its compute is released',
   terminated: 'terminated; its compute is released',
+  preempted: 'preempted; its GPUs went to another pod',
 } as const;
 
 export const podConditions = {
@@ -42,6 +43,7 @@ export const podConditions = {
   updating: () => running('True', 'Updating', 'the container runs the previous spec; it is being recreated with the change'),
   resizing: (count: number, hostId: string) => running('True', 'Updating', `the container is being recreated with ${count} GPU(s) on host ${hostId}`),
   stopped: () => running('False', 'Stopped', 'stopped by user'),
+  preempted: (graceS: number) => running('False', 'Preempted', `preempted: the container is sent SIGTERM, then SIGKILL after ${graceS} s; volume and disk are kept`),
   exited: (code: number) => running('False', 'Exited', `the container exited on its own with code ${code}`),
   crashed: (code: number) => running('False', 'Crashed', `the container crashed on start with exit code ${code}`),
   startFailed: () => running('False', 'StartFailed', 'the container could not be started; the status reason says why'),

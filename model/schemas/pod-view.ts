@@ -61,6 +61,7 @@ export const podViewSchema = {
   required: [
     'id', 'name', 'status', 'actions', 'image', 'args', 'disk', 'ports', 'env', 'registry', 'mounts', 'cloud',
     'dataCenterId', 'template', 'cost', 'locked', 'globalNetworking', 'runtime', 'createdAt', 'startedAt',
+    'interruptible', 'bidPerGpu',
   ],
   oneOf: [
     { required: ['gpu'], not: { required: ['cpu'] } },
@@ -110,6 +111,10 @@ export const podViewSchema = {
     conditions: { type: 'array', items: conditionSchema },
     machineId: nullableString,
     tags: { type: 'object', additionalProperties: { type: 'string' } },
+    /** docs/teams.md "Interruptible pods": a spot pod, preemptible, billed at its bid */
+    interruptible: { type: 'boolean' },
+    /** USD per GPU-hour an interruptible pod bids; null for on-demand pods */
+    bidPerGpu: { type: ['number', 'null'] },
     /** one pod's answers (create, get, update, action): its last few events, oldest first; not in lists (docs/events.md) */
     events: { type: 'array', maxItems: 5, items: eventViewSchema },
   },

@@ -70,6 +70,14 @@ export const cpuConfigSchema = {
   },
 } as const;
 
+/** USD per GPU-hour an interruptible pod bids; default: the GPU type's spot floor (docs/teams.md) */
+export const bidPerGpuSchema = {
+  type: 'number',
+  exclusiveMinimum: 0,
+  maximum: 1000,
+  description: 'USD per GPU-hour an interruptible pod bids (only with interruptible: true); default the GPU type\'s spot floor',
+} as const;
+
 const podFields = {
   name: nameSchema,
   image: imageSchema,
@@ -96,6 +104,12 @@ export const podCreateSchema = {
     dataCenterIds: { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 64 } },
     templateId: { type: 'string', minLength: 1, maxLength: 64 },
     tags: tagsSchema,
+    interruptible: {
+      type: 'boolean',
+      default: false,
+      description: 'an interruptible (spot) GPU pod: runs at its bid and is preempted by on-demand pods and higher bids (docs/teams.md)',
+    },
+    bidPerGpu: bidPerGpuSchema,
   },
 } as const;
 

@@ -66,8 +66,10 @@ describe('catalog', () => {
     const gpu = await py.call('get_gpu', [RTX3070, 2]);
     expect(gpu).toMatchObject({ id: RTX3070, displayName: 'RTX 3070', manufacturer: 'Nvidia', memoryInGb: 8, cudaCores: 5888 });
     expect(gpu).toMatchObject({ maxGpuCount: 4, secureCloud: false, communityCloud: true, securePrice: null, communityPrice: 0.13 });
-    expect(gpu).toMatchObject({ oneMonthPrice: null, threeMonthPrice: null, oneWeekPrice: null, communitySpotPrice: null, secureSpotPrice: null });
-    expect(gpu.lowestPrice).toEqual({ minimumBidPrice: null, uninterruptablePrice: 0.13 });
+    // spot: the community tier's floor (half its on-demand price, docs/teams.md); no secure host has the type
+    expect(gpu).toMatchObject({ oneMonthPrice: null, threeMonthPrice: null, oneWeekPrice: null, communitySpotPrice: 0.065, secureSpotPrice: null });
+    // GPUs are free: the lowest bid that places is the floor
+    expect(gpu.lowestPrice).toEqual({ minimumBidPrice: 0.065, uninterruptablePrice: 0.13 });
     const none = await py.raises('get_gpu', ['NVIDIA A40']);
     expect(none.type).toBe('ValueError');
     expect(none.message).toContain('No GPU found with the specified ID');

@@ -95,7 +95,8 @@ describe('pods', () => {
     expect(resume.errors).toBeUndefined();
     expect(resume.data.podResume).toMatchObject({ id: podId, desiredStatus: 'RUNNING', costPerHr: 2.99 });
     const bid = await runpodctl(cp.url, auth, ctl.BID_RESUME_POD, { podId, bidPerGpu: 0.5, gpuCount: 1 });
-    expect(bid.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_REQUEST' }, message: expect.stringContaining('no spot market') });
+    // an on-demand pod is not started with a bid (spot pods: test/graphql/interruptible-pods.test.ts)
+    expect(bid.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_REQUEST' }, message: expect.stringContaining('only an interruptible pod is started with a bid') });
     const term = await runpodctl(cp.url, auth, ctl.TERMINATE_POD, { podId });
     expect(term.status).toBe(200);
     expect(term.data).toHaveProperty('podTerminate', null);
@@ -126,8 +127,9 @@ describe('catalog', () => {
     const r = await runpodctl(cp.url, auth, ctl.LOWEST_PRICE, { input: { gpuCount: 2, secureCloud: null, minMemoryInGb: 8, minVcpuCount: 2, totalDisk: 20 } });
     expect(r.errors).toBeUndefined();
     expect(r.data.gpuTypes).toEqual([
-      { lowestPrice: { gpuName: 'H100 SXM', gpuTypeId: H100, minimumBidPrice: null, uninterruptablePrice: 2.69, minMemory: 128, minVcpu: 16 } },
-      { lowestPrice: { gpuName: 'RTX A4000', gpuTypeId: A4000, minimumBidPrice: null, uninterruptablePrice: 0.25, minMemory: 512, minVcpu: 64 } },
+      // GPUs free: the lowest bid is the cheapest tier's spot floor, half its on-demand price (docs/teams.md)
+      { lowestPrice: { gpuName: 'H100 SXM', gpuTypeId: H100, minimumBidPrice: 1.345, uninterruptablePrice: 2.69, minMemory: 128, minVcpu: 16 } },
+      { lowestPrice: { gpuName: 'RTX A4000', gpuTypeId: A4000, minimumBidPrice: 0.125, uninterruptablePrice: 0.25, minMemory: 512, minVcpu: 64 } },
     ]);
     const secure = await runpodctl(cp.url, auth, `query { gpuTypes(input: {id: "${H100}"}) { lowestPrice(input: {gpuCount: 8, secureCloud: true}) { uninterruptablePrice stockStatus availableGpuCounts } } }`);
     expect(secure.data.gpuTypes[0].lowestPrice).toMatchObject({ uninterruptablePrice: 2.99, stockStatus: expect.stringMatching(/^(High|Medium|Low|None)$/) });

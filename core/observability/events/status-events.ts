@@ -40,11 +40,13 @@ function onChange(c: StoreChange, commit: CommitInfo, last: Map<string, string>,
   if (rec.status === previous) return;
   last.set(c.id, rec.status);
   const resourceType: EventResourceType = c.collection === 'hosts' ? 'host' : c.record.endpointId !== undefined ? 'worker' : 'pod';
+  // an interruptible pod stopped because its GPUs went to another pod (docs/teams.md): pod.preempted
+  const preempted = c.collection === 'pods' && rec.status === 'EXITED' && c.record.preemption;
   log.append({
     resourceType,
     resourceId: c.id,
     accountId: c.collection === 'pods' ? c.record.accountId : null,
-    type: `${resourceType}.${rec.status.toLowerCase()}`,
+    type: preempted ? `${resourceType}.preempted` : `${resourceType}.${rec.status.toLowerCase()}`,
     status: rec.status,
     previousStatus: previous,
     reason: rec.statusReason,
