@@ -33,7 +33,9 @@ export function watchScript(o: WatchScriptOptions): string {
     `T=; command -v timeout >/dev/null 2>&1 && T='timeout -k 2 ${limit}'`,
     'd=$(mktemp -d 2>/dev/null || echo /tmp); trap \'rm -f "$d/kerr"; [ "$d" = /tmp ] || rmdir "$d" 2>/dev/null\' EXIT',
     'echo "@@start $(cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo -) $(cut -d" " -f1 /proc/uptime 2>/dev/null || echo -)"',
-    'if command -v journalctl >/dev/null 2>&1 && journalctl -k -q -n 0 --no-pager >/dev/null 2>&1; then',
+    // journald where it runs and holds this boot's kernel lines (a journalctl without journald, as in
+    // many containers, has none): else dmesg
+    'if command -v journalctl >/dev/null 2>&1 && journalctl -k -q -n 1 --no-pager 2>/dev/null | grep -q .; then',
     `  { journalctl -k -f -q -o json -n all --no-pager${after} 2>"$d/kerr"; printf 'X %s %s\\n' "$?" "$(head -c 300 "$d/kerr" | tr '\\n' ' ')" >&2; } &`,
     'else',
     `  { dmesg --follow --raw 2>"$d/kerr"; printf 'X %s %s\\n' "$?" "$(head -c 300 "$d/kerr" | tr '\\n' ' ')" >&2; } &`,

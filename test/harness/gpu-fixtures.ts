@@ -57,7 +57,7 @@ export async function installGpuFixtures(hostDir: string, binDir: string, source
 # test harness (test/harness/gpu-fixtures.ts): journalctl -k [-f] -o json [--after-cursor=s=fixture;i=N]
 J=${sq(journal)}; follow=0; after=
 for a; do case "$a" in -f|--follow) follow=1 ;; --after-cursor=*) after=\${a#--after-cursor=} ;; esac; done
-[ $follow = 1 ] || exit 0
+[ $follow = 1 ] || exec tail -n 1 "$J"
 start=1
 if [ -n "$after" ]; then i=\${after##*i=}; i=\${i%%;*}; start=$((i + 1)); fi
 exec tail -n +$start -F "$J" 2>/dev/null
@@ -115,6 +115,8 @@ exec cat "$K"
       return (await readFile(calls, 'utf8').catch(() => '')).split('\n').filter((l) => l.length > 0);
     },
   };
+  // the kernel's first line of the boot, as every journal has it (the watch script reads journald only when it has one)
+  if (source === 'journal') await fixtures.kernelLine('Linux version 6.8.0-fixture (gpufleet test host)');
   return fixtures;
 }
 
