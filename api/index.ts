@@ -31,6 +31,8 @@ export interface StartOptions {
   mounts?: ((services: Services) => OriginMount)[];
   /** the clock of media URL expiry and its sweeper (tests move it; docs/media.md) */
   mediaClock?: () => number;
+  /** the clock of quotas, the monthly budget and the spend guard (tests move it across a month; docs/teams.md) */
+  quotaClock?: () => number;
 }
 
 export async function startControlPlane(config: ServerConfig, opts: StartOptions = {}): Promise<ControlPlane> {
@@ -47,7 +49,11 @@ export async function startControlPlane(config: ServerConfig, opts: StartOptions
       ? { onNotice: (m: string) => log.warn(m), onError: (err: GpufleetError) => log.error({ err, code: err.code, ...err.fields }, err.message) }
       : {}),
   });
-  const services = await createServices(config, store, { telemetry, ...(opts.mediaClock ? { mediaClock: opts.mediaClock } : {}) }).catch(async (e: unknown) => {
+  const services = await createServices(config, store, {
+    telemetry,
+    ...(opts.mediaClock ? { mediaClock: opts.mediaClock } : {}),
+    ...(opts.quotaClock ? { quotaClock: opts.quotaClock } : {}),
+  }).catch(async (e: unknown) => {
     await store.close();
     throw e;
   });

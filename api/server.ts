@@ -23,6 +23,7 @@ import { stackLockRoutes } from './rest/stack-locks.ts';
 import { billingRoutes } from './rest/billing.ts';
 import { graphqlPlugin } from './graphql/index.ts';
 import { creditRoutes } from './rest/credits.ts';
+import { accountLimitRoutes } from './rest/account-limits.ts';
 import { jobInterface } from './jobs/index.ts';
 import { serverlessV2Routes, workerLogRoutes } from './serverless/index.ts';
 import { registerHttpMetrics } from './observability/http-metrics.ts';
@@ -162,6 +163,7 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   stackLockRoutes(app, services.stackLocks);
   billingRoutes(app, services.billing);
   creditRoutes(app, services.credits);
+  accountLimitRoutes(app, services.limits);
   publicEndpointRoutes(app, services.publicEndpoints);
   mediaRoutes(app, services.media);
   serverlessV2Routes(app, services.endpoints, services.workers, services.config.lbDomain);

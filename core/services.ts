@@ -42,6 +42,7 @@ import { publicOrigin } from './public-models/index.ts';
 import { PublicEndpointCatalog, PublicEndpointCharges, PublicEndpointOutputs } from './public-models/index.ts';
 import { MEDIA_SWEEP_LEADERSHIP, newReplicaId, PgHostLeases, PgLeadership, SoleHostLeases, type HostLeases } from './replicas/index.ts';
 import { pinEndpointsOfOthers } from './endpoints/index.ts';
+import { AccountLimitsService, Admission } from './quotas/index.ts';
 
 export interface Services {
   config: ServerConfig;
@@ -70,6 +71,10 @@ export interface Services {
   /** the WorkerDirectory the worker protocol routes call (the worker side registers into it) */
   workerPorts: WorkerPorts;
   credits: AccountCredits;
+  /** per-account limits checked where new work is placed (docs/teams.md) */
+  admission: Admission;
+  /** GET/PATCH /v2/accounts/{id}/limits */
+  limits: AccountLimitsService;
   /** this control plane's metrics (GET /metrics, docs/metrics.md) */
   telemetry: Telemetry;
   /** what GET /readyz checks: the store, and the provisioner where it runs in this process */
@@ -107,6 +112,8 @@ export interface CreateServicesOptions {
   telemetry?: Telemetry;
   /** the clock of media URL expiry and the sweeper (tests move it); default Date.now */
   mediaClock?: () => number;
+  /** the clock of quotas, the monthly budget and the spend guard (tests move it across a month); default Date.now */
+  quotaClock?: () => number;
 }
 
 /** The metrics registry of one control plane: GPU samples outlive a few sampling intervals, then go stale. */
@@ -154,6 +161,8 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   const workerPorts = new WorkerPorts();
   const replicaId = newReplicaId();
   const credits = new AccountCredits(s);
+  const quotaClock = opts.quotaClock ?? Date.now;
+  const admission = new Admission(quotaClock);
   const media = new MediaService({
     store: config.mediaS3 ? new S3MediaStore(config.mediaS3) : new LocalMediaStore(path.join(config.dataDir, 'media')),
     signingKey: secretBox.deriveKey('media-url-signing/v1'),
@@ -169,7 +178,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     config,
     store: s,
     keys,
-    pods: new PodService(s, placer, events, config.allowedRegistries ?? []),
+    pods: new PodService(s, placer, events, config.allowedRegistries ?? [], admission),
     placer,
     prices,
     offers: new OfferService(s, placer, prices),
@@ -177,13 +186,13 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     sshPool,
     fleet: new HostService(s, sshPool, secretBox),
     templates,
-    networkVolumes: new NetworkVolumeService(s),
+    networkVolumes: new NetworkVolumeService(s, admission),
     registries: new RegistryService(s, secretBox),
     endpoints: new EndpointService(s, templates),
     billing: new BillingService(s),
     stackLocks: new StackLockService(s),
     // the origin is read when a container is built: by then the server knows the port it listens on
-    workers: new WorkerService({ store: s, placer, secretBox, origin: () => workerOrigin(services.config), queue: jobQueue }),
+    workers: new WorkerService({ store: s, placer, secretBox, origin: () => workerOrigin(services.config), queue: jobQueue, admission }),
     jobQueue,
     jobs: new JobService(jobQueue, s, credits, workerPorts, { webhookAllowPrivate: config.webhookAllowPrivate ?? false, secretBox }),
     workerProtocol: new WorkerProtocol(jobQueue, s, workerPorts, {
@@ -193,6 +202,8 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     }),
     workerPorts,
     credits,
+    admission,
+    limits: new AccountLimitsService(s, quotaClock),
     telemetry,
     readiness,
     events,

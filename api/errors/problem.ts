@@ -10,10 +10,11 @@ export interface Problem {
   detail: string;
   code: string;
   errors?: string[];
+  [extension: string]: unknown;
 }
 
 export function toProblem(e: GpufleetError): Problem {
-  const p: Problem = { title: e.title, status: e.status, detail: e.message, code: e.code };
+  const p: Problem = { ...e.extensions, title: e.title, status: e.status, detail: e.message, code: e.code };
   if (e.errors?.length) p.errors = e.errors;
   return p;
 }

@@ -16,7 +16,7 @@ function where(err: GraphQLError): Where {
 }
 
 export function fromGpufleetError(e: GpufleetError, at: Where = {}): GraphQLFormattedError {
-  const extensions: Record<string, unknown> = { code: e.code };
+  const extensions: Record<string, unknown> = { ...e.extensions, code: e.code };
   if (e.errors?.length) extensions.errors = e.errors;
   return { message: e.message, ...at, extensions };
 }

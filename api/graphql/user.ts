@@ -1,8 +1,7 @@
 // myself and updateUserSettings. The account's SSH public keys (`pubKey`, newline-separated, as
 // runpodctl writes them) are the one user setting the public clients change (core/connect/ssh-keys.ts).
 import type { AccountRecord } from '../../model/index.ts';
-import { holdsCompute } from '../../model/index.ts';
-import { checkPubKey } from '../../core/index.ts';
+import { checkPubKey, quotaUsage } from '../../core/index.ts';
 import { required, type GqlContext } from './context.ts';
 
 const account = (ctx: GqlContext): Promise<AccountRecord> => ctx.services.sshKeys.account(ctx.principal);
@@ -24,9 +23,10 @@ export const userResolvers = {
   User: {
     // the same figure GET /v2/account shows
     clientBalance: async (_: AccountRecord, _a: unknown, ctx: GqlContext) => (await ctx.services.billing.balance(ctx.principal)).clientBalance,
-    currentSpendPerHr: async (_: AccountRecord, _a: unknown, ctx: GqlContext) =>
-      round((await ctx.services.pods.list(ctx.principal)).reduce((sum, p) => sum + (holdsCompute(p.status) ? p.costPerHr : 0), 0)),
-    spendLimit: () => null,
+    // USD/h of everything that accrues now (pods, workers, volumes): the use GET /v2/accounts/{id}/limits shows beside spendPerHour
+    currentSpendPerHr: async (a: AccountRecord, _a: unknown, ctx: GqlContext) => round((await quotaUsage(ctx.services.store, a.id, ctx.services.admission.now())).spendPerHour),
+    // the operator-set limit (docs/teams.md); null: none
+    spendLimit: (a: AccountRecord) => a.limits?.spendPerHour ?? null,
     notifyPodsStale: () => false,
     notifyPodsGeneral: () => false,
     notifyLowBalance: () => false,

@@ -16,6 +16,7 @@ import { checkRegistry } from '../images/index.ts';
 import { checkImageRegistry } from '../images/index.ts';
 import { cudaVersionsAtLeast } from '../hosts/index.ts';
 import type { Placer, PodPlacementRequest } from '../hosts/index.ts';
+import { isInterruptible, type Admission } from '../quotas/index.ts';
 import type { Principal } from '../../model/index.ts';
 
 /** Placement choices GraphQL pod inputs carry and the v2 body has no field for (cloudType ALL, minVcpuCount, minMemoryInGb). */
@@ -51,6 +52,8 @@ export class PodService {
     private readonly events?: { recentForPod(podId: string): EventView[] },
     /** GPUFLEET_ALLOWED_REGISTRIES: registries an image may name beyond the public ones (image-policy.ts) */
     private readonly allowedRegistries: readonly string[] = [],
+    /** per-account limits, monthly budget and credits, checked before a placed pod is written (core/quotas) */
+    private readonly admission?: Admission,
   ) {}
 
   /** A transaction on the caller's behalf: the events it causes name the caller's key as actor. */
@@ -147,6 +150,7 @@ export class PodService {
     await this.assertNameFree(tx, draft, replaces);
     const dataCenterIds = networkVolumeDc ? [networkVolumeDc] : draft.dataCenterIds;
     const placement = await this.placer.place(tx, { ...options, pod: draft, pinnedHostId: null, dataCenterIds, ...(replaces ? { replacing: replaces } : {}) });
+    await this.admit(tx, draft, placement.costPerHr, 'pod', replaces);
     return { draft, placement };
   }
 
@@ -202,6 +206,8 @@ export class PodService {
       }
       const now = next.updatedAt;
       const done = resized ? await resizeInPlace(tx, this.placer, pod, next, input.gpu!.count, now) : next;
+      // a placed pod that grows is new work: the pod at its new size, its old size counted as free
+      if (resized && done.allocated && input.gpu!.count > (pod.gpu?.count ?? 0)) await this.admit(tx, done, done.costPerHr, 'resize', pod.id);
       const shown = containerConfigChanged(pod, next) && !resized ? changeInProgress(pod, done, now) : done;
       tx.put('pods', shown);
       await accruePod(tx, pod, shown, now);
@@ -252,6 +258,8 @@ export class PodService {
           pinnedHostId,
           dataCenterIds: volumeDc ? [volumeDc] : pod.dataCenterIds,
         });
+        await this.admit(tx, next, placement.costPerHr, 'pod start');
+        await this.admit(tx, next, placement.costPerHr, 'pod start');
         next = { ...next, ...placement, allocated: true, statusReason: `placed on host ${placement.hostId}; waiting for the provisioner` };
       }
       next.conditions = actionConditions(next, action, now);
@@ -265,6 +273,22 @@ export class PodService {
   async delete(principal: Principal, id: string): Promise<void> {
     const pod = await this.get(principal, id);
     if (pod.status !== 'TERMINATED') await this.applyAction(principal, id, 'terminate');
+  }
+
+  /**
+   * New work for the account: refused here (quota, budget, credits) before the placed pod is written.
+   * `replaces`: a pod whose own use counts as free (a dry run of its replacement, a resize of it).
+   */
+  private async admit(tx: StoreTx, pod: PodRecord, costPerHr: number, what: string, replaces?: string): Promise<void> {
+    await this.admission?.admit(tx, {
+      accountId: pod.accountId,
+      what,
+      ...(replaces ? { replaces } : {}),
+      ...(pod.gpu ? { gpu: { typeId: pod.gpu.id, count: pod.gpu.count, interruptible: isInterruptible(pod) } } : {}),
+      pods: 1,
+      spendPerHour: costPerHr,
+      needsCredits: true,
+    });
   }
 
   /** `replaces`: a pod whose name counts as free (a dry run of a stack's replacement of it) */

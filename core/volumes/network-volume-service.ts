@@ -12,7 +12,8 @@ import {
 import { check, compile, fail400, fail422 } from '../../model/index.ts';
 import { newId } from '../accounts/index.ts';
 import type { Store, StoreReader } from '../../store/index.ts';
-import { accrueNetworkVolume } from '../billing/index.ts';
+import { accrueNetworkVolume, volumeRatePerHour } from '../billing/index.ts';
+import type { Admission } from '../quotas/index.ts';
 import { describeUser } from '../accounts/index.ts';
 import type { Principal } from '../../model/index.ts';
 
@@ -59,7 +60,11 @@ export async function dataCenterExists(store: StoreReader, dataCenterId: string)
 }
 
 export class NetworkVolumeService {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** per-account limits (core/quotas): volumeGb, spend per hour, the monthly budget */
+    private readonly admission?: Admission,
+  ) {}
 
   async create(principal: Principal, body: unknown): Promise<NetworkVolumeRecord> {
     // the schema check first (the same error createFromInput's would be), so the body is typed, not cast
@@ -87,6 +92,7 @@ export class NetworkVolumeService {
         createdAt: now,
         updatedAt: now,
       };
+      await this.admission?.admit(tx, { accountId: vol.accountId, what: 'network volume', volumeGb: vol.size, spendPerHour: volumeRatePerHour(vol.size) });
       tx.put('networkVolumes', vol);
       await accrueNetworkVolume(tx, null, vol, now);
       return vol;
@@ -126,6 +132,8 @@ export class NetworkVolumeService {
         tags: input.tags ?? vol.tags,
         updatedAt: now,
       };
+      if (next.size > vol.size)
+        await this.admission?.admit(tx, { accountId: vol.accountId, what: 'network volume growth', volumeGb: next.size - vol.size, spendPerHour: volumeRatePerHour(next.size - vol.size) });
       tx.put('networkVolumes', next);
       await accrueNetworkVolume(tx, vol, next, now);
       return next;

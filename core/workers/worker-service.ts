@@ -9,6 +9,7 @@ import type { SecretBox, Store } from '../../store/index.ts';
 import { accruePod } from '../billing/index.ts';
 import type { JobQueue } from '../jobs/index.ts';
 import type { Placer } from '../hosts/index.ts';
+import type { Admission } from '../quotas/index.ts';
 import { DEFAULT_BACKOFF, EndpointBackoff, type BackoffOptions } from './worker-backoff.ts';
 import type { WorkerCountsSource, WorkerDirectory, WorkerHealthReport, WorkerIdentity, WorkerStateCounts } from '../jobs/index.ts';
 import { DEFAULT_PING_INTERVAL_MS, workerContainerEnv } from './worker-env.ts';
@@ -46,6 +47,8 @@ export interface WorkerServiceDeps {
   /** the origin workers call (config.ts workerOrigin), read when a container is built */
   origin: () => string;
   queue?: JobQueue;
+  /** per-account limits (workers, GPUs, spend), the monthly budget, and credits for load-balancing workers (core/quotas) */
+  admission?: Admission;
 }
 
 const RETIRED_RECORD_MAX_MS = 10 * 60_000;
@@ -175,6 +178,15 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
           if (!t) throw new GpufleetError('NOT_FOUND', `the endpoint's template ${cur.templateId} is not readable by its account`);
           const iso = this.iso();
           const placed = await placeWorker(tx, this.deps.placer, cur, workerDraft(cur, t, newWorkerId(), this.deps.secretBox, iso));
+          await this.deps.admission?.admit(tx, {
+            accountId: cur.accountId,
+            what: 'serverless worker',
+            gpu: { typeId: placed.gpu!.id, count: placed.gpu!.count },
+            workers: 1,
+            spendPerHour: placed.costPerHr,
+            // load-balancing endpoints draw on credits like pods; queue endpoints' jobs hold theirs at submission
+            needsCredits: cur.type === 'LOAD_BALANCER',
+          });
           tx.put('pods', placed);
           await accruePod(tx, null, placed, iso);
           return placed;
@@ -182,8 +194,7 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
         if (!placed) return made;
       } catch (err) {
         if (!isGpufleetError(err)) throw err;
-        const capacity = err.code === 'CAPACITY_UNAVAILABLE' || err.code === 'PLACEMENT_IMPOSSIBLE';
-        this.throttled.set(e.id, { count: n - made, reason: capacity ? `no capacity for a worker: ${err.message}` : `cannot start a worker: ${err.message}` });
+        this.throttled.set(e.id, { count: n - made, reason: throttleReason(err) });
         return made;
       }
     }
@@ -317,6 +328,14 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
   close(): void {
     // nothing to release: the queue is only called, not subscribed to
   }
+}
+
+/** Why the endpoint has fewer workers than it wants, as its status shows it. */
+function throttleReason(err: GpufleetError): string {
+  if (err.code === 'CAPACITY_UNAVAILABLE' || err.code === 'PLACEMENT_IMPOSSIBLE') return `no capacity for a worker: ${err.message}`;
+  // the account's limit (workers, GPUs, spend), budget or credits: the autoscaler stops there, no job fails
+  if (err.code === 'QUOTA_EXCEEDED' || err.code === 'BUDGET_EXHAUSTED' || err.code === 'CREDITS_EXHAUSTED') return `stopped at the account's limit: ${err.message}`;
+  return `cannot start a worker: ${err.message}`;
 }
 
 async function ownEndpoint(store: Store, principal: Principal, id: string): Promise<EndpointRecord> {

@@ -25,6 +25,10 @@ export const ERROR_CODES = {
   JOB_ALREADY_FINAL: 409,
   /** the account's credits are used up (balance − usage ≤ 0): job submission is refused (spec 5.6) */
   CREDITS_EXHAUSTED: 402,
+  /** the account's monthly budget (USD per calendar month, UTC) is used up: new work is refused (docs/teams.md) */
+  BUDGET_EXHAUSTED: 402,
+  /** a create, start, resize or scale-up would take the account past one of its limits (docs/teams.md) */
+  QUOTA_EXCEEDED: 403,
   /** a signed media URL past its expiry (docs/media.md): the bytes are gone or about to be */
   MEDIA_EXPIRED: 410,
   PAYLOAD_TOO_LARGE: 413,
@@ -69,6 +73,8 @@ export interface GpufleetErrorOptions {
   fields?: Record<string, unknown>;
   /** extra response headers (Retry-After, Allow) */
   headers?: Record<string, string>;
+  /** members added to the problem+json body and to GraphQL's `extensions` (RFC 9457 extension members), e.g. the limit a refusal names */
+  extensions?: Record<string, unknown>;
 }
 
 export class GpufleetError extends Error {
@@ -77,6 +83,7 @@ export class GpufleetError extends Error {
   readonly errors: string[] | undefined;
   readonly fields: Record<string, unknown>;
   readonly headers: Record<string, string>;
+  readonly extensions: Record<string, unknown>;
 
   constructor(code: ErrorCode, detail: string, options: GpufleetErrorOptions = {}) {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause });
@@ -86,6 +93,7 @@ export class GpufleetError extends Error {
     this.errors = options.errors;
     this.fields = options.fields ?? {};
     this.headers = options.headers ?? {};
+    this.extensions = options.extensions ?? {};
   }
 
   /** the standard reason phrase of the status, used as problem+json `title` */

@@ -8,6 +8,46 @@ export interface AccountRecord {
   balance: number;
   pubKey: string;
   createdAt: string;
+  /** operator-set limits (docs/teams.md); absent or a field absent: unlimited (records written before limits existed too) */
+  limits?: AccountLimits;
+  /** the highest monthly-budget threshold already announced (budget.threshold events), and for which month */
+  budgetAlert?: BudgetAlert;
+}
+
+/** What happens to running pods once the monthly budget is used up: kept running (default) or stopped (disks and volumes kept). */
+export const BUDGET_ACTIONS = ['keep', 'stop'] as const;
+export type BudgetAction = (typeof BUDGET_ACTIONS)[number];
+
+/** Per-account limits; each one absent is unlimited (docs/teams.md, "Quotas"). */
+export interface AccountLimits {
+  /** GPUs held at once by on-demand pods and serverless workers, all types */
+  gpus?: number;
+  /** GPUs held at once per GPU type id (on-demand pods and workers) */
+  gpusByType?: Record<string, number>;
+  /** GPUs held at once by interruptible pods (counted here, not under gpus) */
+  interruptibleGpus?: number;
+  /** pods placed at once (serverless workers not counted) */
+  pods?: number;
+  /** serverless workers in service, all endpoints together */
+  workers?: number;
+  /** network volume GB, all volumes together */
+  volumeGb?: number;
+  /** USD per hour of everything that accrues now (pods, workers, volumes) */
+  spendPerHour?: number;
+  /** USD per calendar month (UTC) */
+  monthlyBudget?: number;
+  /** running pods once the monthly budget is used up; default keep */
+  budgetAction?: BudgetAction;
+}
+
+/** thresholds of the monthly budget announced as events, in percent */
+export const BUDGET_THRESHOLDS = [50, 80, 100] as const;
+
+export interface BudgetAlert {
+  /** the calendar month (UTC) as YYYY-MM */
+  month: string;
+  /** the highest threshold reached and announced that month */
+  percent: number;
 }
 
 export const API_KEY_SCOPES = ['read', 'read_write', 'admin'] as const;

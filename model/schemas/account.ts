@@ -1,5 +1,5 @@
 // Schemas of the account and API-key requests.
-import { API_KEY_SCOPES } from '../records/account.ts';
+import { API_KEY_SCOPES, BUDGET_ACTIONS } from '../records/account.ts';
 import { nameSchema } from './common.ts';
 import type { InputOf } from './input-type.ts';
 
@@ -37,6 +37,34 @@ export const keyCreateSchema = {
   },
 } as const;
 
+const count = (description: string) => ({ type: ['integer', 'null'], minimum: 0, maximum: 1_000_000, description }) as const;
+const usd = (description: string) => ({ type: ['number', 'null'], minimum: 0, maximum: 1e9, description }) as const;
+
+/** PATCH /v2/accounts/{id}/limits: each field given sets that limit, null clears it (unlimited); absent fields stay. */
+export const accountLimitsPatchSchema = {
+  $id: 'AccountLimitsPatch',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    gpus: count('GPUs held at once by on-demand pods and workers, all types'),
+    gpusByType: {
+      type: ['object', 'null'],
+      description: 'GPUs per GPU type id; a type set to null is cleared, null clears them all',
+      maxProperties: 200,
+      propertyNames: { minLength: 1, maxLength: 100 },
+      additionalProperties: count('GPUs of this type'),
+    },
+    interruptibleGpus: count('GPUs held at once by interruptible pods'),
+    pods: count('pods placed at once (workers not counted)'),
+    workers: count('serverless workers in service, all endpoints together'),
+    volumeGb: count('network volume GB, all volumes together'),
+    spendPerHour: usd('USD per hour of everything that accrues now'),
+    monthlyBudget: usd('USD per calendar month (UTC)'),
+    budgetAction: { type: ['string', 'null'], enum: [...BUDGET_ACTIONS, null], description: 'running pods once the monthly budget is used up: keep (default) or stop' },
+  },
+} as const;
+
+export type AccountLimitsPatchInput = InputOf<typeof accountLimitsPatchSchema>;
 export type AccountCreateInput = InputOf<typeof accountCreateSchema>;
 export type AccountCreditInput = InputOf<typeof accountCreditSchema>;
 export type KeyCreateInput = InputOf<typeof keyCreateSchema>;
