@@ -97,6 +97,11 @@ export interface ServerConfig {
    * SIGKILL (default 5, as on the public platform; 0 to 120) (docs/teams.md "Interruptible pods")
    */
   preemptGraceSeconds?: number;
+  /**
+   * GPUFLEET_SPEND_GUARD_INTERVAL_MS: how often credits and monthly budgets are looked at (pods stopped
+   * at a balance of 0, budget thresholds announced; docs/teams.md); default 5000
+   */
+  spendGuardIntervalMs?: number;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig {
@@ -132,6 +137,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     ...(env.GPUFLEET_GPU_POLL_SECONDS ? { gpuPollSeconds: Number(env.GPUFLEET_GPU_POLL_SECONDS) } : {}),
     ...(env.GPUFLEET_GPU_SMI_TIMEOUT_SECONDS ? { gpuSmiTimeoutSeconds: Number(env.GPUFLEET_GPU_SMI_TIMEOUT_SECONDS) } : {}),
     preemptGraceSeconds: parsePreemptGrace(env.GPUFLEET_PREEMPT_GRACE),
+    ...(env.GPUFLEET_SPEND_GUARD_INTERVAL_MS ? { spendGuardIntervalMs: Number(env.GPUFLEET_SPEND_GUARD_INTERVAL_MS) } : {}),
   };
 }
 

@@ -42,7 +42,7 @@ import { publicOrigin } from './public-models/index.ts';
 import { PublicEndpointCatalog, PublicEndpointCharges, PublicEndpointOutputs } from './public-models/index.ts';
 import { MEDIA_SWEEP_LEADERSHIP, newReplicaId, PgHostLeases, PgLeadership, SoleHostLeases, type HostLeases } from './replicas/index.ts';
 import { pinEndpointsOfOthers } from './endpoints/index.ts';
-import { AccountLimitsService, Admission } from './quotas/index.ts';
+import { AccountLimitsService, Admission, SpendGuard } from './quotas/index.ts';
 
 export interface Services {
   config: ServerConfig;
@@ -75,6 +75,8 @@ export interface Services {
   admission: Admission;
   /** GET/PATCH /v2/accounts/{id}/limits */
   limits: AccountLimitsService;
+  /** stops pods at a balance of 0, announces and enforces monthly budgets (docs/teams.md) */
+  spendGuard: SpendGuard;
   /** this control plane's metrics (GET /metrics, docs/metrics.md) */
   telemetry: Telemetry;
   /** what GET /readyz checks: the store, and the provisioner where it runs in this process */
@@ -204,6 +206,15 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     credits,
     admission,
     limits: new AccountLimitsService(s, quotaClock),
+    // its actions reach the pod and worker services when it runs
+    spendGuard: new SpendGuard(
+      s,
+      {
+        stopPods: (accountId, reason, nowMs) => services.pods.stopAllOf(accountId, reason, nowMs),
+        stopLoadBalancers: (accountId, reason) => services.workers.retireLoadBalancersOf(accountId, reason),
+      },
+      { clock: quotaClock, ...(config.spendGuardIntervalMs !== undefined ? { intervalMs: config.spendGuardIntervalMs } : {}) },
+    ),
     telemetry,
     readiness,
     events,
@@ -220,6 +231,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     hostLeases: pool ? new PgHostLeases(pool, replicaId) : new SoleHostLeases(replicaId),
     gpuHealthSignal: new GpuHealthSignal(),
   };
+  services.spendGuard.start();
   media.start();
   // charges never written (a crash between a job's final record and its charge, a failed write): now, then every minute
   services.publicCharges.start();
@@ -235,6 +247,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
 
 /** Stops what the services run beside the store (webhook retries, the job queue); the caller closes the store. */
 export async function closeServices(services: Services): Promise<void> {
+  await services.spendGuard.stop();
   await services.publicCharges.close();
   await services.media.close();
   services.jobs.close();

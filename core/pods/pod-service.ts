@@ -7,7 +7,7 @@ import { validatePodAction, validatePodCreate, validatePodUpdate } from '../../m
 import { actionConditions, actionsFor, transition } from '../../model/index.ts';
 import type { PodAction, PodRecord, PodStatus } from '../../model/index.ts';
 import { fail400, isInterruptible } from '../../model/index.ts';
-import { userActor, type EventView } from '../../model/index.ts';
+import { SYSTEM_ACTOR, userActor, type EventView } from '../../model/index.ts';
 import type { Store, StoreTx } from '../../store/index.ts';
 import { accruePod } from '../billing/index.ts';
 import { buildPodRecord, containerConfigChanged } from './pod-builder.ts';
@@ -16,7 +16,7 @@ import { checkRegistry } from '../images/index.ts';
 import { checkImageRegistry } from '../images/index.ts';
 import { cudaVersionsAtLeast } from '../hosts/index.ts';
 import type { Placer, PodPlacementRequest } from '../hosts/index.ts';
-import { isInterruptible, type Admission } from '../quotas/index.ts';
+import type { Admission } from '../quotas/index.ts';
 import type { Principal } from '../../model/index.ts';
 
 /** Placement choices GraphQL pod inputs carry and the v2 body has no field for (cloudType ALL, minVcpuCount, minMemoryInGb). */
@@ -267,6 +267,31 @@ export class PodService {
       await accruePod(tx, pod, next, now);
       return next;
     });
+  }
+
+  /**
+   * Stops every placed pod of the account (not its serverless workers), as `stop` does but whatever
+   * `locked` says: the account's credits or monthly budget ran out (core/quotas/spend-guard.ts).
+   * Disks and volumes are kept; the pod can be started again once admission lets it. Answers how many.
+   */
+  async stopAllOf(accountId: string, reason: string, nowMs: number): Promise<number> {
+    const now = new Date(nowMs).toISOString();
+    return this.store.transact(
+      async (tx) => {
+        let n = 0;
+        for (const pod of await tx.list('pods', { accountId })) {
+          if (pod.endpointId !== undefined || !pod.allocated || !transition(pod.status, 'stop', false)) continue;
+          const t = transition(pod.status, 'stop', false)!;
+          const next: PodRecord = { ...pod, status: t.status, desiredStatus: t.desiredStatus, statusReason: reason, allocated: false, gpuUuids: [], updatedAt: now };
+          next.conditions = actionConditions(next, 'stop', now);
+          tx.put('pods', next);
+          await accruePod(tx, pod, next, now);
+          n++;
+        }
+        return n;
+      },
+      { actor: SYSTEM_ACTOR },
+    );
   }
 
   /** DELETE: terminate from any state; deleting a terminated pod again is a no-op. */

@@ -3,7 +3,7 @@
 // workers in service, network volume GB, USD per hour of every open billing record, and USD accrued in
 // the calendar month (UTC). Read inside the transaction that admits new work, so on both stores what
 // it counts is what the commit sees (serialisable transactions: docs/placement.md, "Quotas").
-import type { PodRecord } from '../../model/index.ts';
+import { isInterruptible, type PodRecord } from '../../model/index.ts';
 import type { StoreReader } from '../../store/index.ts';
 import { accrued } from '../billing/index.ts';
 
@@ -22,8 +22,6 @@ export interface QuotaUsage {
   month: string;
 }
 
-/** 23b's interruptible pods carry `interruptible: true`; read loosely so this works before and after it lands */
-export const isInterruptible = (p: PodRecord): boolean => (p as PodRecord & { interruptible?: boolean }).interruptible === true;
 
 /** A worker that has not been retired (it holds, or is about to hold, its GPUs). */
 const workerInService = (p: PodRecord): boolean => p.endpointId !== undefined && p.status !== 'TERMINATED';

@@ -202,6 +202,20 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
     return made;
   }
 
+  /**
+   * Retires the workers of the account's load-balancing endpoints (their credits ran out:
+   * core/quotas/spend-guard.ts); the autoscaler's next worker is refused by admission until credits
+   * are added, and the endpoint says why. Answers how many.
+   */
+  async retireLoadBalancersOf(accountId: string, reason: string): Promise<number> {
+    let n = 0;
+    for (const e of await this.deps.store.list('endpoints', { accountId })) {
+      if (e.type !== 'LOAD_BALANCER') continue;
+      for (const w of await this.workersOf(e.id)) if (!retired(w) && (await this.retire(w.id, reason, { fault: false }))) n++;
+    }
+    return n;
+  }
+
   /** The endpoint wants no more workers than it has: nothing is throttled. */
   clearThrottle(endpointId: string): void {
     this.throttled.delete(endpointId);

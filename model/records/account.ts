@@ -48,6 +48,11 @@ export interface BudgetAlert {
   month: string;
   /** the highest threshold reached and announced that month */
   percent: number;
+  /** USD spent that month when it was announced, and the budget then */
+  spent: number;
+  budget: number;
+  /** when it was announced */
+  at: string;
 }
 
 export const API_KEY_SCOPES = ['read', 'read_write', 'admin'] as const;

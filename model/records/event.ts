@@ -2,7 +2,7 @@
 // serverless worker, with when, why and who. Kept by core/observability/events (in memory and in their own file
 // beside the store, docs/events.md), not in the store.
 
-export type EventResourceType = 'pod' | 'host' | 'worker';
+export type EventResourceType = 'pod' | 'host' | 'worker' | 'account';
 
 export interface FleetEvent {
   /** `<run>-<seq>`: the SSE `id` of GET /v2/events; `run` tells a resume from an earlier run apart */
@@ -71,7 +71,7 @@ export const eventViewSchema = {
   properties: {
     id: { type: 'string' },
     time: { type: 'string', format: 'date-time' },
-    resourceType: { type: 'string', enum: ['pod', 'host', 'worker'] },
+    resourceType: { type: 'string', enum: ['pod', 'host', 'worker', 'account'] },
     resourceId: { type: 'string' },
     type: { type: 'string' },
     status: nullableString,

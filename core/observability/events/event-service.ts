@@ -71,7 +71,9 @@ export class EventService {
   }
 
   visibleTo(principal: Principal, e: FleetEvent): boolean {
-    return e.resourceType === 'host' ? principal.operator : e.accountId === principal.accountId;
+    // an operator also sees accounts' budget events: operators set the budgets (docs/teams.md)
+    if (e.resourceType === 'host') return principal.operator;
+    return e.accountId === principal.accountId || (e.resourceType === 'account' && principal.operator);
   }
 
   private async filter(principal: Principal, q: EventQuery): Promise<(e: FleetEvent) => boolean> {
@@ -91,6 +93,8 @@ export class EventService {
     if (kept) {
       if (this.visibleTo(principal, kept)) return;
     } else {
+      // an account's own events (budget thresholds): the account itself, or an operator
+      if (resourceId === principal.accountId || (principal.operator && (await this.store.get('accounts', resourceId)))) return;
       const pod = await this.store.get('pods', resourceId);
       if (pod?.accountId === principal.accountId) return;
       if (principal.operator && (await this.store.get('hosts', resourceId))) return;

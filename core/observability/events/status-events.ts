@@ -1,10 +1,34 @@
 // Events from the store's commits: whatever writes a pod's or a host's status (a user's action, the
 // provisioner, an operator, a serverless scaler), the change is seen here, once, with the actor the
 // transaction named. Nothing that writes a status has to remember to record an event.
-import { SYSTEM_ACTOR, type EventResourceType, type HostRecord, type PodRecord } from '../../../model/index.ts';
+import { SYSTEM_ACTOR, type AccountRecord, type EventResourceType, type HostRecord, type PodRecord } from '../../../model/index.ts';
 import type { CommitInfo, Store, StoreChange } from '../../../store/index.ts';
 import type { EventLog } from './event-log.ts';
 import { GpuEvents } from './gpu-events.ts';
+
+/**
+ * A monthly-budget threshold written on an account (core/quotas/spend-guard.ts) is a `budget.threshold`
+ * event of the account, once per threshold, month and budget (docs/teams.md, "Monthly budget").
+ */
+function budgetThreshold(account: AccountRecord | undefined, commit: CommitInfo, last: Map<string, string>, log: EventLog): void {
+  const alert = account?.budgetAlert;
+  if (!account || !alert) return;
+  const key = `budget:${account.id}`;
+  const seen = `${alert.month}/${alert.budget}/${alert.percent}`;
+  if (last.get(key) === seen) return;
+  const previous = last.get(key)?.startsWith(`${alert.month}/${alert.budget}/`) ? `${last.get(key)!.split('/')[2]}%` : null;
+  last.set(key, seen);
+  log.append({
+    resourceType: 'account',
+    resourceId: account.id,
+    accountId: account.id,
+    type: 'budget.threshold',
+    status: `${alert.percent}%`,
+    previousStatus: previous,
+    reason: `${alert.percent} % of the monthly budget reached: ${alert.spent} USD of ${alert.budget} USD spent in ${alert.month}`,
+    actor: commit.actor ?? SYSTEM_ACTOR,
+  });
+}
 
 /** Starts recording; the returned function stops it. */
 export async function recordStatusEvents(store: Store, log: EventLog): Promise<() => void> {
@@ -19,10 +43,13 @@ export async function recordStatusEvents(store: Store, log: EventLog): Promise<(
     if (!last.has(h.id)) last.set(h.id, h.status);
     gpus.know(h);
   }
+  for (const a of await store.list('accounts'))
+    if (a.budgetAlert && !last.has(`budget:${a.id}`)) last.set(`budget:${a.id}`, `${a.budgetAlert.month}/${a.budgetAlert.budget}/${a.budgetAlert.percent}`);
   return stop;
 }
 
 function onChange(c: StoreChange, commit: CommitInfo, last: Map<string, string>, log: EventLog, gpus: GpuEvents): void {
+  if (c.collection === 'accounts') return budgetThreshold(c.record, commit, last, log);
   if (c.collection !== 'pods' && c.collection !== 'hosts') return;
   const actor = commit.actor ?? SYSTEM_ACTOR;
   const previous = last.get(c.id) ?? null;
