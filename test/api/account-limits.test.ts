@@ -145,6 +145,23 @@ describe('admission', () => {
     expect(stored).toMatchObject({ status: 'EXITED', allocated: false, gpuUuids: [] });
   });
 
+  it('resize: growing a placed pod past gpus is 403 and changes nothing; shrinking and growing within the limit pass; a dry run answers the same', async () => {
+    const a = await cp.newAccount();
+    await setLimits(a.accountId, { gpus: 4 });
+    const p = await call(a.key, 'POST', '/v2/pods', pod('r1', H100, 2));
+    expect(p.status).toBe(201);
+    // its own 2 GPUs count as free to its resize: 4 fits, 5 does not
+    const over = await call(a.key, 'PATCH', `/v2/pods/${p.body.id}`, { gpu: { count: 5 } });
+    expect(over.status).toBe(403);
+    expect(over.body).toMatchObject({ code: 'QUOTA_EXCEEDED', limit: { name: 'gpus', value: 4, used: 0, requested: 5 } });
+    expect(await cp.services.store.get('pods', p.body.id as string)).toMatchObject({ gpu: { count: 2 } });
+    expect((await call(a.key, 'PATCH', `/v2/pods/${p.body.id}`, { gpu: { count: 4 } })).status).toBe(200);
+    expect((await call(a.key, 'POST', '/v2/pods?dryRun=true', pod('r2'))).body).toMatchObject({ code: 'QUOTA_EXCEEDED', limit: { name: 'gpus', used: 4 } });
+    // a dry run replacing the pod counts its GPUs as free
+    expect((await call(a.key, 'POST', `/v2/pods?dryRun=true&replaces=${p.body.id}`, pod('r1', H100, 4))).status).toBe(200);
+    expect((await call(a.key, 'PATCH', `/v2/pods/${p.body.id}`, { gpu: { count: 1 } })).status).toBe(200);
+  });
+
   it('spend per hour counts what runs: an H100 at 2.99 USD/h fits 5 USD/h once, not twice', async () => {
     const a = await cp.newAccount();
     await setLimits(a.accountId, { spendPerHour: 5 });

@@ -2,25 +2,18 @@
 // control planes on one PostgreSQL database, against an account limited to 5 GPUs on a fleet with room
 // for 48, place exactly 5; every other answer is 403 QUOTA_EXCEEDED and none is a 5xx.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import type { TestControlPlane } from '../harness/control-plane.ts';
 import { seedHosts } from '../harness/fake-hosts.ts';
-import { startPostgres, type TestPostgres } from '../harness/postgres.ts';
+import { startReplicas, type TestReplicas } from '../harness/replicas.ts';
 
-const SECRET_KEY = Buffer.alloc(32, 7);
-
-let cluster: TestPostgres;
+let replicas: TestReplicas | undefined;
 let cps: TestControlPlane[] = [];
 beforeAll(async () => {
-  cluster = await startPostgres();
-  const url = await cluster.createDatabase();
-  const replica = () => startTestControlPlane({ rateLimits: 'minute=10000000,hour=100000000,day=1000000000', config: { databaseUrl: url, secretKey: SECRET_KEY } });
-  cps = await Promise.all([replica(), replica(), replica()]);
+  replicas = await startReplicas(3, { rateLimits: 'minute=10000000,hour=100000000,day=1000000000' });
+  cps = replicas.cps;
   await seedHosts(cps[0]!.services.store, [{ gpus: 16 }, { gpus: 16 }, { gpus: 16 }]);
 }, 120_000);
-afterAll(async () => {
-  await Promise.all(cps.map((cp) => cp.close()));
-  await cluster?.stop();
-});
+afterAll(async () => replicas?.close());
 
 it('50 concurrent creates over three replicas against a quota of 5 GPUs: exactly 5 placed', async () => {
   const a = await cps[0]!.newAccount('read_write', 1000);
