@@ -1,8 +1,9 @@
-// `gpufleet pods create|list|get|start|stop|restart|terminate|logs|exec` for users (a read_write key of
+// `gpufleet pods create|list|get|start|stop|restart|terminate|logs|exec|ssh` for users (a read_write key of
 // their account): the public /v2/pods routes through client/. `--data '{…}'` sends any other field
 // of the create body (model/schemas/pod.ts); the named options win over it.
 import { Command, Option } from 'commander';
 import { ApiClient, ApiError, PodsApi, type PodAction, type PodView } from '../client/index.ts';
+import { podSshCommand } from './pod-ssh.ts';
 import { intArg, jsonObjectArg, keyValueArg, listArg, printJson, printRecord, printTable, withSpinner } from './output.ts';
 
 interface CreateOptions {
@@ -129,6 +130,7 @@ export function podsCommand(): Command {
     .action(async (id: string, argv: string[]) => {
       process.exitCode = await execSession(id, argv);
     });
+  pods.addCommand(podSshCommand(execSession));
   return pods;
 }
 

@@ -64,21 +64,7 @@ export class PodExecSocket {
       });
       ended.catch(() => undefined); // read by the caller once open
       ws.once('open', () => resolve(new PodExecSocket(ws, ended)));
-      ws.once('unexpected-response', (_req, res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => {
-          let p: { code?: string; detail?: string; title?: string; errors?: string[] } = {};
-          try {
-            p = JSON.parse(body) as typeof p;
-          } catch {
-            /* not problem+json */
-          }
-          reject(new ApiError(res.statusCode ?? 502, p.code ?? `HTTP_${res.statusCode}`, p.detail ?? p.title ?? res.statusMessage ?? 'refused', p.errors ?? []));
-          ws.terminate();
-        });
-      });
+      rejectOnRefusal(ws, reject);
       ws.once('error', (e) => reject(e));
     });
   }
@@ -107,4 +93,23 @@ export class PodExecSocket {
   terminate(): void {
     this.ws.terminate();
   }
+}
+
+/** A refusal before the upgrade (its problem+json read into an ApiError) rejects; the socket is dropped. */
+export function rejectOnRefusal(ws: WebSocket, reject: (e: ApiError) => void): void {
+  ws.once('unexpected-response', (_req, res) => {
+    let body = '';
+    res.setEncoding('utf8');
+    res.on('data', (c: string) => (body += c));
+    res.on('end', () => {
+      let p: { code?: string; detail?: string; title?: string; errors?: string[] } = {};
+      try {
+        p = JSON.parse(body) as typeof p;
+      } catch {
+        /* not problem+json */
+      }
+      reject(new ApiError(res.statusCode ?? 502, p.code ?? `HTTP_${res.statusCode}`, p.detail ?? p.title ?? res.statusMessage ?? 'refused', p.errors ?? []));
+      ws.terminate();
+    });
+  });
 }

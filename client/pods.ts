@@ -1,7 +1,9 @@
 // Typed calls for pods (`/v2/pods`, runpod-compat.md "REST v2 … Pods"): create, list, get, the
 // start/stop/restart/terminate actions, and the log as server-sent events. Used by `gpufleet pods`.
 import type { ApiClient } from './api-client.ts';
+import type { Duplex } from 'node:stream';
 import { PodExecSocket, type ExecSessionHandlers, type ExecSessionOptions } from './pod-exec-socket.ts';
+import { openSshTunnel } from './pod-ssh-tunnel.ts';
 
 /** the fields of a pod view the CLI reads; the API answers more (model/schemas/pod-view.ts) */
 export interface PodView {
@@ -53,6 +55,14 @@ export class PodsApi {
   /** an interactive session (GET /v2/pods/{id}/exec/ws): stdin, a terminal if asked, the exit code */
   execSession(id: string, argv: readonly string[], opts: ExecSessionOptions, out: ExecSessionHandlers): Promise<PodExecSocket> {
     return PodExecSocket.open(this.client, id, argv, opts, out);
+  }
+
+  /**
+   * A byte stream to the pod's port 22 through the control plane (GET /v2/pods/{id}/ssh/tunnel,
+   * docs/connect.md): what `gpufleet pods ssh --proxy` bridges to ssh. A refusal rejects with its ApiError.
+   */
+  sshTunnel(id: string): Promise<Duplex> {
+    return openSshTunnel(this.client, id);
   }
 
   /** follows the pod's log until it ends or `signal` aborts */

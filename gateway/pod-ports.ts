@@ -1,4 +1,4 @@
-// Pods' HTTP ports on the proxy domain (docs/connect.md): a request to host
+// Pods' HTTP ports on the proxy domain (docs/connect.md), and the SSH tunnel (pod-ssh-tunnel.ts): a request to host
 // `<pod id>-<port>.<GPUFLEET_PROXY_DOMAIN>` goes to that port of the pod's container, over its host's
 // SSH connection (a direct-tcpip channel to the container's address, as load-balancing workers are
 // reached: connectors.ts), with bodies streaming both ways and WebSocket upgrades joined (tunnel.ts).
@@ -17,7 +17,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { Services } from '../core/index.ts';
 import { isGpufleetCookie, parseProxyHost, PORT_LINK_PARAM, type PortAccess, underProxyDomain } from '../core/index.ts';
-import { GpufleetError, type Principal } from '../model/index.ts';
+import { GpufleetError, type PodRecord, type Principal } from '../model/index.ts';
+import type { Duplex } from 'node:stream';
+import { podSshTunnelRoute } from './pod-ssh-tunnel.ts';
 import { containerRoute, SshConnector, type WorkerConnector } from './connectors.ts';
 import type { GatewayMount } from './gateway.ts';
 import { forward } from './forward.ts';
@@ -47,11 +49,11 @@ export function podPortProxy(opts: PodPortOptions = {}): (services: Services) =>
     const access = services.portAccess;
     const domain = access.proxy?.domain ?? null;
     const connector = opts.connector?.(services) ?? new SshConnector(services.sshPool, containerRoute(services.store, services.fleet, services.sshPool));
-    const dispatcher = streamDispatcher(async (podId, port) => {
-      const pod = await services.store.get('pods', podId);
-      if (!pod?.hostId || !pod.observed?.containerId) throw new GpufleetError('BAD_GATEWAY', `Pod ${podId} has no running container.`);
+    const connectPod = (pod: PodRecord | undefined, port: number): Promise<Duplex> => {
+      if (!pod?.hostId || !pod.observed?.containerId) throw new GpufleetError('BAD_GATEWAY', `Pod ${pod?.id ?? ''} has no running container.`);
       return connector.connect({ id: pod.id, hostId: pod.hostId, containerId: pod.observed.containerId }, port);
-    });
+    };
+    const dispatcher = streamDispatcher(async (podId, port) => connectPod(await services.store.get('pods', podId), port));
     const tunnels = new Tunnels();
     return {
       rewriteUrl(url, host) {
@@ -67,6 +69,8 @@ export function podPortProxy(opts: PodPortOptions = {}): (services: Services) =>
       },
       async register(app, ctx) {
         await app.register(async (scope) => routes(scope, { access, principalOf: ctx.principalOf, dispatcher, tunnels, timeoutMs: opts.timeoutMs ?? 600_000 }));
+        // `gpufleet pods ssh --proxy`: on the API's origin, served whether or not a proxy domain is set
+        podSshTunnelRoute(app, { access, principalOf: ctx.principalOf, connect: async (pod, port) => connectPod(pod, port) });
         app.addHook('preClose', (done) => {
           tunnels.closeAll();
           done();

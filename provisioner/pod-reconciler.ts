@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import type { HostRecord } from '../model/index.ts';
 import type { PodObserved, PodRecord, RuntimePort } from '../model/index.ts';
+import { SshProbes } from './ssh-probe.ts';
 import { pullRefusal, type ProvisionerObserver, type Services } from '../core/index.ts';
 import { GpufleetError, isGpufleetError, preemptionReason, podConditions as cond, type ConditionUpdate, type PodConditionType } from '../model/index.ts';
 import { GPU_METRICS_COMMAND, parseGpuMetrics } from '../fleet/index.ts';
@@ -70,7 +71,12 @@ export class PodReconciler {
     private readonly beforeCreate: (hostId: string) => Promise<void> = async () => undefined,
     /** image pulls, run beside the pass (pod-pulls.ts); set by the Reconciler */
     private readonly pulls: PodPulls | null = null,
-  ) {}
+  ) {
+    this.sshProbes = new SshProbes(s);
+  }
+
+  /** does a published 22/tcp answer as an SSH server (the pod view's ssh.direct) */
+  private readonly sshProbes: SshProbes;
 
   async reconcile(host: HostRecord, docker: HostDocker, pod: PodRecord, container: ObservedContainer | null, metrics: Map<string, PodMetrics> | null): Promise<void> {
     const intent = intentOf(pod);
@@ -127,9 +133,13 @@ export class PodReconciler {
         memoryUtil: m ? m.mem : (p.observed?.memoryUtil ?? null),
         observedAt: m ? new Date().toISOString() : (p.observed?.observedAt ?? new Date().toISOString()),
       };
+      // whether its published 22/tcp answers as an SSH server (ssh-probe.ts), known for this container
+      const sshAnswers = p.observed?.containerId === c.id ? p.observed.sshAnswers : undefined;
+      if (sshAnswers !== undefined) observed.sshAnswers = sshAnswers;
       const conditions = [cond.placed(host.id), cond.present(), cond.running()];
       return { status: 'RUNNING', statusReason: null, startedAt: c.startedAt, restartedGeneration: p.restartGeneration, observed, conditions };
     });
+    this.sshProbes.check(host, pod, c.id, c.ports.find((x) => x.containerPort === 22 && x.proto === 'tcp')?.hostPort ?? undefined);
   }
 
   /** Start the kept container, or run a new one (pulling first when the host lacks the image). */

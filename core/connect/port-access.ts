@@ -49,13 +49,28 @@ export class PortAccess {
    */
   async target(principal: Principal, podId: string, port: number): Promise<PodRecord> {
     if (!this.proxy) throw new GpufleetError('NOT_FOUND', 'Pod ports are not served here: the control plane has no GPUFLEET_PROXY_DOMAIN.');
+    return this.runningPod(principal, podId, (pod) => {
+      if (!pod.ports.includes(`${port}/http`))
+        throw new GpufleetError('NOT_FOUND', `Pod ${podId} publishes no HTTP port ${port} (its ports: ${pod.ports.join(', ') || 'none'}).`);
+    });
+  }
+
+  /**
+   * The pod, when `principal` may open a byte stream to its port 22 (`gpufleet pods ssh --proxy`,
+   * docs/connect.md): its own account's (or an operator), RUNNING. No port needs publishing.
+   */
+  sshTarget(principal: Principal, podId: string): Promise<PodRecord> {
+    return this.runningPod(principal, podId, () => undefined);
+  }
+
+  /** the pod, the principal's (or any, for an operator), `check`ed, then RUNNING with a container: else 404 / 409 */
+  private async runningPod(principal: Principal, podId: string, check: (pod: PodRecord) => void): Promise<PodRecord> {
     const pod = await this.store.get('pods', podId);
     if (!pod || pod.endpointId !== undefined || (pod.accountId !== principal.accountId && !principal.operator))
       throw new GpufleetError('NOT_FOUND', `Pod ${podId} was not found.`);
-    if (!pod.ports.includes(`${port}/http`))
-      throw new GpufleetError('NOT_FOUND', `Pod ${podId} publishes no HTTP port ${port} (its ports: ${pod.ports.join(', ') || 'none'}).`);
+    check(pod);
     if (pod.status !== 'RUNNING' || !pod.hostId || !pod.observed?.containerId)
-      throw new GpufleetError('CONFLICT', `Pod ${podId} is ${pod.status}; its ports answer while it is RUNNING.`, { fields: { status: pod.status } });
+      throw new GpufleetError('CONFLICT', `Pod ${podId} is ${pod.status}; it is reached while it is RUNNING.`, { fields: { status: pod.status } });
     return pod;
   }
 

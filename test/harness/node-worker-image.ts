@@ -45,7 +45,7 @@ export async function nodeWorkerInputs(entry = HANDLER, repo = NODE_WORKER_REPO)
 }
 
 /** Absolute paths of the libraries `ldd` resolves for `binary`, the loader included. */
-async function sharedLibraries(binary: string): Promise<string[]> {
+export async function sharedLibraries(binary: string): Promise<string[]> {
   const text = await run('ldd', [binary]);
   const paths = new Set<string>();
   for (const line of text.split('\n')) {
@@ -59,26 +59,10 @@ async function sharedLibraries(binary: string): Promise<string[]> {
 export async function buildNodeWorkerImage(inputs: NodeWorkerInputs): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), 'gpufleet-node-worker-'));
   try {
-    for (const d of ['bin', 'etc', 'root', 'proc', 'sys', 'dev', 'usr/local/bin', 'app']) await mkdir(join(root, d), { recursive: true });
-    await mkdir(join(root, 'tmp'));
-    await chmod(join(root, 'tmp'), 0o1777);
-    await symlink('bin', join(root, 'sbin'));
-    await symlink('../bin', join(root, 'usr', 'bin'));
-    await symlink('../bin', join(root, 'usr', 'sbin'));
-    await copyFile(BUSYBOX, join(root, 'bin', 'busybox'));
-    for (const a of (await run(BUSYBOX, ['--list'])).split('\n').map((s) => s.trim())) {
-      if (a && a !== 'busybox' && !a.includes('/')) await symlink('busybox', join(root, 'bin', a));
-    }
-    // each library at the path ldd resolved it to (copyFile follows the host's symlinks)
-    for (const lib of inputs.libs) {
-      await mkdir(join(root, dirname(lib)), { recursive: true });
-      await copyFile(lib, join(root, lib));
-    }
+    await layBusyboxRoot(root, inputs.libs);
     await copyFile(process.execPath, join(root, 'usr', 'local', 'bin', 'node'));
     await chmod(join(root, 'usr', 'local', 'bin', 'node'), 0o755);
     await writeFile(join(root, 'app', 'worker.mjs'), inputs.bundle);
-    await writeFile(join(root, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n');
-    await writeFile(join(root, 'etc', 'group'), 'root:x:0:\nnogroup:x:65534:\n');
     await importRootfs(root, inputs.ref, [
       'ENV PATH=/usr/local/bin:/bin',
       'ENV NODE_ENV=production',
@@ -88,4 +72,28 @@ export async function buildNodeWorkerImage(inputs: NodeWorkerInputs): Promise<vo
   } finally {
     await rm(root, { recursive: true, force: true });
   }
+}
+
+/**
+ * A root filesystem of busybox-static (a shell and the usual tools) and `libs` at the paths ldd
+ * resolved them to, with root and nobody: the base of the Node images and the sshd image (sshd-image.ts).
+ */
+export async function layBusyboxRoot(root: string, libs: readonly string[]): Promise<void> {
+  for (const d of ['bin', 'etc', 'root', 'proc', 'sys', 'dev', 'usr/local/bin', 'app']) await mkdir(join(root, d), { recursive: true });
+  await mkdir(join(root, 'tmp'));
+  await chmod(join(root, 'tmp'), 0o1777);
+  await symlink('bin', join(root, 'sbin'));
+  await symlink('../bin', join(root, 'usr', 'bin'));
+  await symlink('../bin', join(root, 'usr', 'sbin'));
+  await copyFile(BUSYBOX, join(root, 'bin', 'busybox'));
+  for (const a of (await run(BUSYBOX, ['--list'])).split('\n').map((s) => s.trim())) {
+    if (a && a !== 'busybox' && !a.includes('/')) await symlink('busybox', join(root, 'bin', a));
+  }
+  // each library at the path ldd resolved it to (copyFile follows the host's symlinks)
+  for (const lib of libs) {
+    await mkdir(join(root, dirname(lib)), { recursive: true });
+    await copyFile(lib, join(root, lib));
+  }
+  await writeFile(join(root, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n');
+  await writeFile(join(root, 'etc', 'group'), 'root:x:0:\nnogroup:x:65534:\n');
 }
