@@ -11,19 +11,20 @@ export interface CliResult {
 }
 
 export function runCli(args: string[], env: { url: string; key: string }, timeoutMs = 30_000): Promise<CliResult> {
+  return runProcess(process.execPath, [path.join(REPO_ROOT, 'bin/gpufleet.js'), ...args], { GPUFLEET_URL: env.url, GPUFLEET_API_KEY: env.key, NO_COLOR: '1' }, timeoutMs, 'gpufleet');
+}
+
+/** Any program (ssh, scp), stdin closed, with `env` over this process's; killed past `timeoutMs`. */
+export function runProcess(cmd: string, args: string[], env: Record<string, string> = {}, timeoutMs = 60_000, name = cmd): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/gpufleet.js'), ...args], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, GPUFLEET_URL: env.url, GPUFLEET_API_KEY: env.key, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(cmd, args, { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`gpufleet ${args.join(' ')} ran past ${timeoutMs} ms\n${stdout}\n${stderr}`));
+      reject(new Error(`${name} ${args.slice(name === 'gpufleet' ? 1 : 0).join(' ')} ran past ${timeoutMs} ms\n${stdout}\n${stderr}`));
     }, timeoutMs);
     child.on('error', reject);
     child.on('close', (code) => {

@@ -3,7 +3,6 @@
 // (which serves the SSH tunnel), the real `gpufleet` CLI and this machine's OpenSSH client. The pods
 // run Debian's openssh-server (test/harness/sshd-image.ts), which takes PUBLIC_KEY as the public
 // cloud's images do.
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,7 +11,7 @@ import { REPO_ROOT, startTestControlPlane, type TestControlPlane } from '../harn
 import { disposeHostWorld, dockerInspect, enrolTestHost, ensureTestImage, runDocker, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
 import { ensureSshdImage } from '../harness/sshd-image.ts';
 import { waitFor } from '../harness/wait-for.ts';
-import { runCli } from '../cli/run-cli.ts';
+import { runCli, runProcess } from '../cli/run-cli.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { podPortProxy } from '../../gateway/index.ts';
 import { containerName } from '../../provisioner/container-spec.ts';
@@ -34,24 +33,7 @@ let hidden: J;
 /** sshd with 22/tcp published */
 let published: J;
 
-function run(cmd: string, args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${cmd} ${args.join(' ')} ran past ${timeoutMs} ms\n${stdout}\n${stderr}`));
-    }, timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const run = runProcess;
 
 /** ssh/scp options: this test's key, no known_hosts, never a prompt; through `gpufleet pods ssh %h --proxy` unless direct */
 const sshOptions = (proxy: boolean): string[] => [
