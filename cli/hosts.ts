@@ -1,4 +1,4 @@
-// `gpufleet hosts enroll|list|show|drain|undrain|refresh|accept-key|remove`
+// `gpufleet hosts enroll|list|show|drain|undrain|lost|refresh|accept-key|remove`
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { ApiClient, ApiError } from '../client/index.ts';
@@ -14,6 +14,7 @@ interface HostRow {
   status: string;
   statusReason: string | null;
   drained: boolean;
+  drain: { deadline: string; total: number; moved: number; stopped: number; remaining: number | null; finishedAt: string | null } | null;
   hostKeySha256: string;
   facts: { gpus: { name: string }[]; cpuCount: number; memoryGb: number; cudaVersion: string | null; dockerVersion: string };
 }
@@ -89,10 +90,22 @@ export function hostsCommand(): Command {
       console.log(t.toString());
     });
   hosts.command('show <id>').action(async (id: string) => console.log(JSON.stringify(await new ApiClient().get(`/v2/hosts/${encodeURIComponent(id)}`), null, 2)));
-  hosts.command('drain <id>').description('stop placing new pods on the host').action(async (id: string) => {
-    const h = await new ApiClient().post<HostRow>(`/v2/hosts/${encodeURIComponent(id)}/drain`, { drained: true });
-    console.log(`${h.id} ${h.status}`);
-  });
+  hosts
+    .command('drain <id>')
+    .description('stop placing new pods on the host; with --deadline also move its pods off (docs/host-drain.md)')
+    .option('--deadline <duration>', 'move every movable pod off, stop the rest when this passes: 10m, 1h30m, or seconds')
+    .action(async (id: string, o: { deadline?: string }) => {
+      const body = o.deadline === undefined ? { drained: true } : { drained: true, deadline: o.deadline };
+      const h = await new ApiClient().post<HostRow>(`/v2/hosts/${encodeURIComponent(id)}/drain`, body);
+      console.log(h.drain ? `${h.id} ${h.status}: moving ${h.drain.total} pod(s) off before ${h.drain.deadline}` : `${h.id} ${h.status}`);
+    });
+  hosts
+    .command('lost <id>')
+    .description('confirm an unreachable host is gone: its pods move, those with a network volume too')
+    .action(async (id: string) => {
+      const h = await new ApiClient().post<HostRow>(`/v2/hosts/${encodeURIComponent(id)}/lost`);
+      console.log(`${h.id} lost (confirmed)`);
+    });
   hosts.command('undrain <id>').action(async (id: string) => {
     const h = await new ApiClient().post<HostRow>(`/v2/hosts/${encodeURIComponent(id)}/drain`, { drained: false });
     console.log(`${h.id} ${h.status}`);

@@ -1,6 +1,6 @@
 // The interface points of mission.md, read once from the environment.
 import path from 'node:path';
-import { malformedAllowedRegistries, parseAllowedRegistries, parseQuotas, type Quotas } from '../model/index.ts';
+import { malformedAllowedRegistries, parseAllowedRegistries, parseDuration, parseQuotas, type Quotas } from '../model/index.ts';
 import { DEFAULT_PREEMPT_GRACE_S, MAX_PREEMPT_GRACE_S } from '../model/index.ts';
 import { parseHeldRequestLimits, type HeldRequestLimits } from './fair-share/index.ts';
 import { mediaS3FromEnv } from './public-models/index.ts';
@@ -102,6 +102,25 @@ export interface ServerConfig {
    * at a balance of 0, budget thresholds announced; docs/teams.md); default 5000
    */
   spendGuardIntervalMs?: number;
+  /** GPUFLEET_DRAIN_PARALLEL: pods a drain with a deadline moves at a time (default 1; docs/host-drain.md) */
+  drainParallel?: number;
+  /** GPUFLEET_HOST_LOST_AFTER: unreachable this long (ms), a host is lost and its pods move (default 5 min; docs/host-drain.md) */
+  hostLostAfterMs?: number;
+}
+
+/** A setting read as a duration (Go-style "5m" or seconds); anything else is refused at start. */
+function durationSetting(name: string, value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const ms = parseDuration(value);
+  if (ms === null || ms <= 0) throw new Error(`${name} must be a positive duration such as 5m, 90s or 300 (seconds); got ${JSON.stringify(value)}`);
+  return ms;
+}
+
+/** A setting read as a positive whole number; anything else is refused at start. */
+function countSetting(name: string, value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!/^[1-9]\d{0,3}$/.test(value)) throw new Error(`${name} must be a whole number from 1 to 9999; got ${JSON.stringify(value)}`);
+  return Number(value);
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig {
@@ -138,8 +157,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     ...(env.GPUFLEET_GPU_SMI_TIMEOUT_SECONDS ? { gpuSmiTimeoutSeconds: Number(env.GPUFLEET_GPU_SMI_TIMEOUT_SECONDS) } : {}),
     preemptGraceSeconds: parsePreemptGrace(env.GPUFLEET_PREEMPT_GRACE),
     ...(env.GPUFLEET_SPEND_GUARD_INTERVAL_MS ? { spendGuardIntervalMs: Number(env.GPUFLEET_SPEND_GUARD_INTERVAL_MS) } : {}),
+    ...optional('drainParallel', countSetting('GPUFLEET_DRAIN_PARALLEL', env.GPUFLEET_DRAIN_PARALLEL)),
+    ...optional('hostLostAfterMs', durationSetting('GPUFLEET_HOST_LOST_AFTER', env.GPUFLEET_HOST_LOST_AFTER)),
   };
 }
+
+const optional = <K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> => (value === undefined ? {} : ({ [key]: value } as Record<K, V>));
 
 /** GPUFLEET_PROXY_SCHEME: https (the default) or http; anything else is refused. */
 export function parseProxyScheme(value: string | undefined): 'https' | 'http' {

@@ -80,6 +80,11 @@ export {
   PodLogService,
   type PodLogStream,
   PodService,
+  moveBlocker,
+  type MoveOrder,
+  type MoveOutcome,
+  onHostToMove,
+  PodMover,
   rfc3339Nanos,
   type SessionOutput,
 } from './pods/index.ts';

@@ -5,7 +5,7 @@ import type { ServerConfig } from './config.ts';
 import { ApiKeys } from './accounts/index.ts';
 import type { Store } from '../store/index.ts';
 import { FleetPlacer } from './hosts/index.ts';
-import { PodService } from './pods/index.ts';
+import { PodMover, PodService } from './pods/index.ts';
 import { OfferService } from './hosts/index.ts';
 import type { SecretBox } from '../store/index.ts';
 import { databasePool, openStore, secretBoxFor } from './store-wiring.ts';
@@ -49,6 +49,8 @@ export interface Services {
   store: Store;
   keys: ApiKeys;
   pods: PodService;
+  /** moves pods off drained, lost or failed hosts keeping their ids (docs/host-drain.md) */
+  podMover: PodMover;
   placer: FleetPlacer;
   prices: PriceBook;
   offers: OfferService;
@@ -181,6 +183,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     store: s,
     keys,
     pods: new PodService(s, placer, events, config.allowedRegistries ?? [], admission),
+    podMover: new PodMover(s, placer),
     placer,
     prices,
     offers: new OfferService(s, placer, prices),

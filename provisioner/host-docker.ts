@@ -196,6 +196,20 @@ export class HostDocker {
     if (res.code !== 0) throw this.stepFailed('stop', `docker stop on ${this.target.address} failed: ${res.stderr.trim().slice(-300)}`, res.code);
   }
 
+  /**
+   * Stops the pod's container before its pod moves: SIGTERM, SIGKILL after `graceS`, and at most
+   * `killWaitS` more for it to exit (a process stuck in the driver may never). Answers 'stuck' when it
+   * did not exit in time, 'stopped' otherwise (also when there was no such container). The wait is
+   * bounded on the host (`timeout`), so the SSH channel is not left hanging.
+   */
+  async stopForMove(podId: string, graceS: number, killWaitS: number): Promise<'stopped' | 'stuck'> {
+    const limit = graceS + killWaitS;
+    const script = `timeout -s KILL ${limit} ${shellJoin(['docker', 'stop', '-t', String(graceS), containerName(podId)])} >/dev/null 2>&1; rc=$?; ` +
+      `if [ "$rc" = 137 ] || [ "$rc" = 124 ]; then echo stuck; fi`;
+    const res = await this.run(script, undefined, (limit + 15) * 1000);
+    return res.stdout.includes('stuck') ? 'stuck' : 'stopped';
+  }
+
   /** Restarts the pod's container; a failure is SSH_COMMAND_FAILED, step `restart`. */
   async restart(podId: string): Promise<void> {
     const res = await this.run(shellJoin(['docker', 'restart', '-t', '10', containerName(podId)]));

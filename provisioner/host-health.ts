@@ -25,6 +25,7 @@ export class HostHealth {
       const next: HostRecord = withHostConditions({
         ...h,
         missedHeartbeats: missed,
+        unansweredSince: h.unansweredSince ?? now,
         status: unreachable ? 'UNREACHABLE' : h.status,
         statusReason: unreachable ? (keyMismatch ? message : `missed ${missed} heartbeats: ${message}`) : h.statusReason,
         rejectedHostKeySha256: keyMismatch ? String((err as { fields: Record<string, unknown> }).fields.presented ?? '') || null : h.rejectedHostKeySha256,
@@ -53,8 +54,11 @@ export class HostHealth {
       tx.put('hosts', withHostConditions({
         ...h,
         missedHeartbeats: 0,
+        unansweredSince: null,
         status: h.drained ? 'DRAINING' : 'READY',
         statusReason: null,
+        // back after being lost: its moved pods' containers are removed by this pass (lost-hosts.ts)
+        lost: null,
         lastSeenAt: new Date().toISOString(),
       }));
     }, { actor: PROVISIONER_ACTOR });

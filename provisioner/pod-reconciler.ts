@@ -96,11 +96,11 @@ export class PodReconciler {
         return;
       }
       if (stoppedNow || pod.observed || (pod.status === 'EXITED' && pod.statusReason === 'stopped by user'))
-        await this.write(pod, intent, () => ({
-          observed: null,
-          statusReason: pod.status === 'EXITED' ? 'container stopped; GPUs released' : pod.statusReason,
-          conditions: pod.status === 'EXITED' ? [cond.stopped()] : [],
-        }));
+        await this.write(pod, intent, () => {
+          // a stop of the user's is reworded; one the control plane made (a move, a drain's deadline) keeps its reason
+          const users = pod.status === 'EXITED' && (pod.statusReason === 'stopped by user' || pod.statusReason === 'container stopped; GPUs released');
+          return { observed: null, statusReason: users ? 'container stopped; GPUs released' : pod.statusReason, conditions: users ? [cond.stopped()] : [] };
+        });
       return;
     }
     if (!pod.allocated) return;

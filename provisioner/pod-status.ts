@@ -1,6 +1,6 @@
 // Writes what the provisioner observed into a pod, but only if the user has not changed what they
 // want since the provisioner decided: a stale observation must never overwrite a newer intention.
-import { PROVISIONER_ACTOR, setConditions, type ConditionUpdate, type PodConditionType, type PodRecord } from '../model/index.ts';
+import { PROVISIONER_ACTOR, setConditions, settleMove, type ConditionUpdate, type PodConditionType, type PodRecord } from '../model/index.ts';
 import type { Store } from '../store/index.ts';
 import { accruePod } from '../core/index.ts';
 
@@ -35,7 +35,8 @@ export async function writeObserved(store: Store, podId: string, intent: Intent,
     if (!pod || !sameIntent(intentOf(pod), intent)) return false;
     const now = new Date().toISOString();
     const { conditions, ...patch } = change(pod);
-    const next: PodRecord = { ...pod, ...patch };
+    // a moved pod that runs again (or stops) is billed from here on (model/records/pod-move.ts)
+    const next: PodRecord = settleMove({ ...pod, ...patch });
     if (conditions) next.conditions = setConditions(pod.conditions, conditions, now);
     if (JSON.stringify(next) === JSON.stringify(pod)) return true;
     next.updatedAt = now;

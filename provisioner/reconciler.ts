@@ -22,6 +22,9 @@ import { DEFAULT_BACKOFF, RetryBackoff, type BackoffSettings } from './retry-bac
 import { retriedLater, retryReason } from './pod-retry.ts';
 import { intentOf } from './pod-status.ts';
 import { GpuHandover } from './gpu-handover.ts';
+import { PodMoves } from './pod-moves.ts';
+import { HostDrainer } from './host-drainer.ts';
+import { DEFAULT_HOST_LOST_AFTER_MS, LostHosts } from './lost-hosts.ts';
 
 /** the backoff key of a host's network clean-up, beside its pods' ids */
 const NETWORK_CLEANUP = 'network-cleanup';
@@ -68,6 +71,10 @@ export class Reconciler {
   private readonly pulls: PodPulls;
   /** which hosts this replica reconciles (all of them with the embedded store; docs/replicas.md) */
   readonly leases: HostLeaseKeeper;
+  /** pods leaving their hosts (docs/host-drain.md): drains with a deadline, lost hosts */
+  private readonly moves: PodMoves;
+  private readonly drainer: HostDrainer;
+  private readonly lost: LostHosts;
 
   constructor(
     private readonly s: Services,
@@ -92,6 +99,9 @@ export class Reconciler {
       log: opts.logger,
     });
     this.pods = new PodReconciler(s, opts.metricsIntervalMs ?? 10_000, opts.observer, opts.logger, confirm, this.pulls);
+    this.moves = new PodMoves(s, opts.logger);
+    this.drainer = new HostDrainer(s, this.moves, s.config.drainParallel ?? 1);
+    this.lost = new LostHosts(s, this.moves, s.config.hostLostAfterMs ?? DEFAULT_HOST_LOST_AFTER_MS);
   }
 
   /** started and not stopped: what /readyz reports for the provisioner */
@@ -138,6 +148,9 @@ export class Reconciler {
     }
     // a pass in progress stands for the interval's: none is queued behind it
     await Promise.allSettled(hosts.filter((h) => this.leases.holds(h.id)).map((h) => this.kick(h.id, { unlessRunning: true })));
+    // moved pods that found no free GPU try again; one replica does it (the leader; docs/replicas.md)
+    if (this.leases.isLeader() && !this.stopped)
+      await this.s.podMover.placeWaiting().catch((err: unknown) => this.opts.logger?.warn({ err }, 'placing moved pods that wait for a GPU failed'));
   }
 
   private async kickPod(podId: string): Promise<void> {
@@ -202,10 +215,12 @@ export class Reconciler {
     } catch (err) {
       await this.health.missed(host, err);
       if (!isGpufleetError(err)) this.opts.logger?.warn({ err, hostId }, 'heartbeat failed');
+      // away long enough, the host is lost and its movable pods go elsewhere (lost-hosts.ts)
+      await this.lost.check(hostId).catch((e: unknown) => this.opts.logger?.warn({ err: e, hostId }, 'moving the pods of a lost host failed'));
       return;
     }
     await this.health.seen(host);
-    const pods = await this.s.store.list('pods', { hostId });
+    let pods = await this.s.store.list('pods', { hostId });
     const metrics = this.pods.sampleMetrics(host, docker, containers);
     const byPod = new Map(containers.map((c) => [c.podId, c]));
     const podIds = new Set(pods.map((p) => p.id));
@@ -218,6 +233,9 @@ export class Reconciler {
         handover.released(c.podId);
       }
     }
+    await this.moves.clearStuck(host, new Set(containers.map((c) => c.podId)));
+    // a drain with a deadline moves pods off (host-drainer.ts); what it moved is no longer this host's
+    if (await this.drainer.step(host, docker, pods)) pods = await this.s.store.list('pods', { hostId });
     // releases first, so GPUs freed by a stop are free before anything starts on them
     const order = (p: PodRecord) => (p.desiredStatus === 'RUNNING' ? 1 : 0);
     const retries = this.retriesOf(hostId);

@@ -2,7 +2,7 @@
 // field names and shapes the public clients read (env as "K=V" strings, ports as a comma string).
 import { gpuTypeById } from '../../fleet/index.ts';
 import { cpuFlavorById } from '../../fleet/index.ts';
-import { holdsCompute, isInterruptible } from '../../model/index.ts';
+import { billable, isInterruptible } from '../../model/index.ts';
 import { podRuntime, type PodRecord } from '../../model/index.ts';
 import { hostOf, type GqlContext } from './context.ts';
 
@@ -27,7 +27,7 @@ async function hostShare(p: PodRecord, ctx: GqlContext, field: 'cpuCount' | 'mem
   return Math.floor((host.facts[field] * p.gpu.count) / gpus);
 }
 
-const cost = (p: PodRecord) => (holdsCompute(p.status) ? p.costPerHr : 0);
+const cost = (p: PodRecord) => (billable(p) ? p.costPerHr : 0);
 
 export const podFields = {
   imageName: (p: PodRecord) => p.image,

@@ -1,8 +1,8 @@
 // Fleet administration (operator accounts, admin scope): enroll, list, show, drain, refresh,
 // accept a changed host key, remove. docs/fleet.md describes enrollment.
 import type { FastifyInstance } from 'fastify';
-import { gpuHealth, type HostRecord } from '../../model/index.ts';
-import { hostDrainSchema, hostEnrollSchema, type HostDrainInput, type HostEnrollInput } from '../../model/index.ts';
+import { gpuHealth, type HostRecord, type PodRecord } from '../../model/index.ts';
+import { hostDrainSchema, hostEnrollSchema, hostViewSchema, type HostDrainInput, type HostEnrollInput } from '../../model/index.ts';
 import { check, compile } from '../../model/index.ts';
 import { parseSshAddress } from '../../core/index.ts';
 import type { Services } from '../../core/index.ts';
@@ -13,13 +13,18 @@ import { toProblem } from '../errors/problem.ts';
 const validateEnroll = compile<HostEnrollInput>(hostEnrollSchema);
 const validateDrain = compile<HostDrainInput>(hostDrainSchema);
 
-/** The host as the API shows it: never the (encrypted) private key. */
-export function hostView(h: HostRecord) {
+/**
+ * The host as the API shows it: never the (encrypted) private key. With the host's pods, a drain's
+ * `remaining` counts those still there that want to run (docs/host-drain.md).
+ */
+export function hostView(h: HostRecord, pods?: readonly PodRecord[]) {
   const { privateKeyEnc: _secret, ...rest } = h;
   // every GPU with its health and incidents (docs/gpu-health.md); records from before them: HEALTHY, none
   const gpus = h.facts.gpus.map((g) => ({ ...g, health: gpuHealth(g), incidents: g.incidents ?? [], busId: g.busId ?? null, diagnostic: g.diagnostic ?? null }));
-  // Reachable, Schedulable, GpusHealthy (docs/fleet.md "Conditions"); none yet on a host stored before them
-  return { ...rest, facts: { ...h.facts, gpus }, conditions: h.conditions ?? [] };
+  const remaining = pods?.filter((p) => p.desiredStatus === 'RUNNING' && p.status !== 'TERMINATED').length ?? null;
+  const drain = h.drain ? { ...h.drain, remaining } : null;
+  // Reachable, Schedulable, GpusHealthy, ContainersStuck (docs/fleet.md "Conditions"); none yet on a host stored before them
+  return { ...rest, facts: { ...h.facts, gpus }, drain, lost: h.lost ?? null, stuckContainers: h.stuckContainers ?? [], conditions: h.conditions ?? [] };
 }
 
 export function hostRoutes(fastify: FastifyInstance, s: Services): void {
@@ -56,13 +61,24 @@ export function hostRoutes(fastify: FastifyInstance, s: Services): void {
   );
 
   app.get('/v2/hosts', { config, schema: { tags, summary: 'List hosts' } }, async () => ({
-    hosts: (await s.store.list('hosts')).map(hostView),
+    hosts: (await s.store.list('hosts')).map((h) => hostView(h)),
   }));
-  app.get('/v2/hosts/:id', { config, schema: { tags, summary: 'Show a host', params: idParams } }, async (r) => hostView(await s.fleet.get(r.params.id)));
-  app.post('/v2/hosts/:id/drain', { config, schema: { tags, summary: 'Drain (or undrain) a host', params: idParams, body: docSchema(hostDrainSchema) } }, async (r) => {
+  app.get('/v2/hosts/:id', { config, schema: { tags, summary: 'Show a host', params: idParams, response: { 200: hostViewSchema } } }, async (r) =>
+    hostView(await s.fleet.get(r.params.id), await s.store.list('pods', { hostId: r.params.id })),
+  );
+  app.post(
+    '/v2/hosts/:id/drain',
+    { config, schema: { tags, summary: 'Drain (or undrain) a host; with a deadline, also move its pods off', params: idParams, body: docSchema(hostDrainSchema), response: { 200: hostViewSchema } } },
+    async (r) => {
     const body = check(validateDrain, r.body ?? {}, 'drain request');
-    return hostView(await s.fleet.drain(r.params.id, body.drained ?? true));
-  });
+      return hostView(await s.fleet.drain(r.params.id, body.drained ?? true, body.deadline), await s.store.list('pods', { hostId: r.params.id }));
+    },
+  );
+  app.post(
+    '/v2/hosts/:id/lost',
+    { config, schema: { tags, summary: 'Confirm an unreachable host is gone: its pods move, those with a network volume too', params: idParams, response: { 200: hostViewSchema } } },
+    async (r) => hostView(await s.fleet.confirmLost(r.params.id)),
+  );
   app.post('/v2/hosts/:id/refresh', { config, schema: { tags, summary: 'Probe a host again (re-detect GPUs)', params: idParams } }, async (r) =>
     hostView(await s.fleet.refresh(r.params.id)),
   );

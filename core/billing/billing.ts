@@ -1,6 +1,7 @@
 // Billing accrues while a resource holds compute: a record opens when a pod starts holding compute
-// and closes when it stops. Balances are credits minus accrued usage, computed when read.
-import { holdsCompute } from '../../model/index.ts';
+// and closes when it stops. A pod being moved off a failed, drained or lost host holds compute
+// without being billed until it runs again (model/records/pod-move.ts, docs/host-drain.md). Balances are credits minus accrued usage, computed when read.
+import { billable } from '../../model/index.ts';
 import type { PodRecord } from '../../model/index.ts';
 import type { BillingRecord, NetworkVolumeRecord } from '../../model/index.ts';
 import type { StoreReader, StoreTx } from '../../store/index.ts';
@@ -12,14 +13,15 @@ import { newId } from '../accounts/index.ts';
  * worker's id in `podId` (docs/billing.md).
  */
 export async function accruePod(tx: StoreTx, before: PodRecord | null, after: PodRecord, now: string): Promise<void> {
-  const was = before !== null && holdsCompute(before.status) && before.allocated;
-  const is = holdsCompute(after.status) && after.allocated;
+  const was = before !== null && billable(before);
+  const is = billable(after);
   const endpointId = after.endpointId;
   if (was && (!is || before.costPerHr !== after.costPerHr)) {
     const open = endpointId
       ? (await tx.list('billing', { accountId: after.accountId, resourceId: endpointId, endedAt: null })).filter((r) => r.podId === after.id)
       : await tx.list('billing', { accountId: after.accountId, resourceId: after.id, endedAt: null });
-    for (const rec of open) tx.put('billing', { ...rec, endedAt: now });
+    // a record closed at a moment before it began (a move's failure time, pod-mover.ts) ends where it began
+    for (const rec of open) tx.put('billing', { ...rec, endedAt: now < rec.startedAt ? rec.startedAt : now });
   }
   if (is && (!was || before.costPerHr !== after.costPerHr)) {
     const rec: BillingRecord = {

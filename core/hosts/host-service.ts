@@ -2,8 +2,8 @@
 // remove, and accepting a changed host key. Progress is reported through a callback so the CLI can
 // show a spinner and the API can log it.
 import { randomUUID } from 'node:crypto';
-import { GpufleetError, mergeProbedGpus, OPERATOR_ACTOR, podConditions, setConditions, withHostConditions } from '../../model/index.ts';
-import type { CloudTier, HostRecord } from '../../model/index.ts';
+import { fail400, GpufleetError, mergeProbedGpus, OPERATOR_ACTOR, parseDuration, podConditions, setConditions, withHostConditions } from '../../model/index.ts';
+import type { CloudTier, HostDrain, HostRecord } from '../../model/index.ts';
 import type { Store } from '../../store/index.ts';
 import type { SecretBox } from '../../store/index.ts';
 import { probeHost, type SshPool, type SshTarget } from '../../fleet/index.ts';
@@ -113,9 +113,47 @@ export class HostService {
     return this.update(id, (h) => ({ ...h, facts: { ...facts, gpus: mergeProbedGpus(h.facts.gpus, facts.gpus, now) }, lastSeenAt: now }));
   }
 
-  /** Drained hosts take no new pods; pods already there keep running. */
-  async drain(id: string, drained = true): Promise<HostRecord> {
-    return this.update(id, (h) => ({ ...h, drained, status: h.status === 'UNREACHABLE' ? h.status : drained ? 'DRAINING' : 'READY' }));
+  /**
+   * Drained hosts take no new pods; pods already there keep running (a cordon). With a `deadline` (a
+   * Go duration or seconds) the provisioner also moves every movable pod off and stops the rest when
+   * it passes (docs/host-drain.md); undraining cancels a drain in progress (pods moved stay moved).
+   */
+  async drain(id: string, drained = true, deadline?: unknown): Promise<HostRecord> {
+    const deadlineMs = deadline === undefined ? null : parseDrainDeadline(deadline, drained);
+    return this.store.transact(async (tx) => {
+      const h = await tx.get('hosts', id);
+      if (!h) throw new GpufleetError('NOT_FOUND', `Host ${id} is not enrolled.`);
+      let drain = drained ? (h.drain ?? null) : null;
+      if (deadlineMs !== null) {
+        const now = Date.now();
+        const inProgress = drain && !drain.finishedAt ? drain : null;
+        const total = (await tx.list('pods', { hostId: id })).filter((p) => p.desiredStatus === 'RUNNING' && p.status !== 'TERMINATED').length;
+        const next: HostDrain = inProgress
+          ? { ...inProgress, deadline: new Date(now + deadlineMs).toISOString() }
+          : { startedAt: new Date(now).toISOString(), deadline: new Date(now + deadlineMs).toISOString(), total, moved: 0, stopped: 0, moving: [], finishedAt: null };
+        drain = next;
+      }
+      const next = withHostConditions({ ...h, drained, drain, status: h.status === 'UNREACHABLE' ? h.status : drained ? 'DRAINING' : 'READY' });
+      tx.put('hosts', next);
+      return next;
+    }, { actor: OPERATOR_ACTOR });
+  }
+
+  /**
+   * An operator says an unreachable host is gone for good (powered off, unplugged): it is lost now,
+   * and pods with a network volume move too (docs/host-drain.md). Refused while the host answers.
+   */
+  async confirmLost(id: string): Promise<HostRecord> {
+    return this.store.transact(async (tx) => {
+      const h = await tx.get('hosts', id);
+      if (!h) throw new GpufleetError('NOT_FOUND', `Host ${id} is not enrolled.`);
+      if (h.status !== 'UNREACHABLE')
+        throw new GpufleetError('CONFLICT', `Host ${id} answers its heartbeats (${h.status}); only an unreachable host can be declared lost. Drain it with a deadline to move its pods.`);
+      const now = new Date().toISOString();
+      const next = withHostConditions({ ...h, lost: { since: h.lost?.since ?? h.lastSeenAt ?? now, at: h.lost?.at ?? now, confirmed: true } });
+      tx.put('hosts', next);
+      return next;
+    }, { actor: OPERATOR_ACTOR });
   }
 
   /** Re-pins the key the host presented after a mismatch (an admin checked it out of band). */
@@ -157,3 +195,17 @@ export class HostService {
   }
 }
 
+
+/** a drain's deadline, at most this far away */
+const MAX_DRAIN_DEADLINE_MS = 30 * 24 * 3_600_000;
+
+/** The deadline of a drain in ms (400 BAD_REQUEST for anything but a positive duration up to 30 days). */
+export function parseDrainDeadline(deadline: unknown, drained: boolean): number {
+  if (!drained) fail400('A deadline goes with drained: true (drained: false cancels a drain).', ['$.deadline: only with drained: true']);
+  const ms = parseDuration(deadline);
+  if (ms === null || ms <= 0 || ms > MAX_DRAIN_DEADLINE_MS)
+    fail400(`The drain deadline ${JSON.stringify(deadline)} is not a positive duration of at most 30 days: write it as Go does ("10m", "1h30m", "90s") or as a number of seconds.`, [
+      '$.deadline: must be a Go-style duration ("10m") or seconds (600), more than 0 and at most 30 days',
+    ]);
+  return ms;
+}

@@ -23,3 +23,4 @@ export {
   type PodLogStream,
 } from './logs/pod-log-service.ts';
 export { type PodCreateOptions, type PodListFilter, PodService } from './pod-service.ts';
+export { moveBlocker, type MoveOrder, type MoveOutcome, onHostToMove, PodMover } from './pod-mover.ts';

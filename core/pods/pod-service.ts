@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { canonicalJson, GpufleetError } from '../../model/index.ts';
 import type { PodCreateInput, PodUpdateInput } from '../../model/index.ts';
 import { validatePodAction, validatePodCreate, validatePodUpdate } from '../../model/index.ts';
-import { actionConditions, actionsFor, transition } from '../../model/index.ts';
+import { actionConditions, actionsFor, settleMove, transition } from '../../model/index.ts';
 import type { PodAction, PodRecord, PodStatus } from '../../model/index.ts';
 import { fail400, isInterruptible } from '../../model/index.ts';
 import { SYSTEM_ACTOR, userActor, type EventView } from '../../model/index.ts';
@@ -263,6 +263,7 @@ export class PodService {
         next = { ...next, ...placement, allocated: true, statusReason: `placed on host ${placement.hostId}; waiting for the provisioner` };
       }
       next.conditions = actionConditions(next, action, now);
+      next = settleMove(next);
       tx.put('pods', next);
       await accruePod(tx, pod, next, now);
       return next;

@@ -16,8 +16,8 @@ export interface Condition<T extends string = string> {
   lastTransitionTime: string;
 }
 
-export type PodConditionType = 'Scheduled' | 'ImageReady' | 'ContainerRunning';
-export type HostConditionType = 'Reachable' | 'Schedulable' | 'GpusHealthy';
+export type PodConditionType = 'Scheduled' | 'ImageReady' | 'ContainerRunning' | 'Moved';
+export type HostConditionType = 'Reachable' | 'Schedulable' | 'GpusHealthy' | 'ContainersStuck';
 export type PodCondition = Condition<PodConditionType>;
 export type HostCondition = Condition<HostConditionType>;
 

@@ -136,11 +136,51 @@ export interface HostRecord {
   /** Reachable, Schedulable (model/rules/host-conditions.ts); absent on records from before them */
   conditions?: HostCondition[];
   missedHeartbeats: number;
+  /** when the first of the heartbeats missed in a row was missed; null (or absent) while it answers */
+  unansweredSince?: string | null;
   lastSeenAt: string | null;
   facts: HostFacts;
   /** images pulled with registry credentials, and by whom; absent on records from before it existed */
   privateImages?: HostPrivateImage[];
   /** the GPU watcher's position in the host's kernel log and counters; absent until it first read the host */
   gpuWatch?: HostGpuWatch;
+  /** a drain with a deadline in progress or finished (docs/host-drain.md); absent or null: none */
+  drain?: HostDrain | null;
+  /** unreachable for longer than GPUFLEET_HOST_LOST_AFTER: its pods were moved (docs/host-drain.md) */
+  lost?: HostLost | null;
+  /** containers that did not exit within 30 s of SIGKILL when their pod moved (an operator looks) */
+  stuckContainers?: HostStuckContainer[];
   createdAt: string;
+}
+
+/** A drain that moves the host's pods off it before a deadline (docs/host-drain.md). */
+export interface HostDrain {
+  startedAt: string;
+  /** RFC 3339: pods still on the host then are stopped */
+  deadline: string;
+  /** pods on the host (wanting to run) when the drain started */
+  total: number;
+  /** moved off and placed elsewhere */
+  moved: number;
+  /** stopped: they could not move (a persistent volume on the host), or the deadline passed */
+  stopped: number;
+  /** moved and not running yet on their new host: at most GPUFLEET_DRAIN_PARALLEL at a time */
+  moving: string[];
+  /** when no pod was left to move or stop; null while in progress */
+  finishedAt: string | null;
+}
+
+/** The host was lost: unreachable longer than GPUFLEET_HOST_LOST_AFTER, or said gone by an operator. */
+export interface HostLost {
+  /** when it was last seen (its pods are not billed from here) */
+  since: string;
+  /** when the control plane declared it lost */
+  at: string;
+  /** an operator confirmed it is gone (POST /v2/hosts/{id}/lost): pods with a network volume move too */
+  confirmed: boolean;
+}
+
+export interface HostStuckContainer {
+  podId: string;
+  since: string;
 }

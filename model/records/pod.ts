@@ -1,9 +1,11 @@
 // The pod resource: the stored record, and the view every interface returns (spec 2.1).
 import type { CloudTier } from './host.ts';
-import { actionsFor, holdsCompute } from './pod-state-machine.ts';
+import { actionsFor } from './pod-state-machine.ts';
+import { billable } from './pod-move.ts';
 import type { WorkerFields } from './worker.ts';
 import type { EventView } from './event.ts';
 import type { PodCondition } from './condition.ts';
+import type { PodMove } from './pod-move.ts';
 
 export { POD_STATUSES, POD_ACTIONS, type PodStatus, type PodAction, type DesiredStatus } from './pod-status.ts';
 import type { PodStatus, PodAction, DesiredStatus } from './pod-status.ts';
@@ -148,6 +150,8 @@ export interface PodRecord extends PodSpec {
   /** serverless workers only (model/records/worker.ts): the endpoint the worker serves; such pods are not listed as pods */
   endpointId?: string;
   worker?: WorkerFields;
+  /** the last time the pod was moved off a host (drain, lost host, failed GPU; docs/host-drain.md) */
+  move?: PodMove;
 }
 
 /** A pod record that is a serverless worker (model/records/worker.ts). */
@@ -253,7 +257,7 @@ export function toPodView(pod: PodRecord, now = Date.now(), proxy: PortProxy | n
     cloud: pod.cloud,
     dataCenterId: pod.dataCenterId,
     template: pod.template,
-    cost: holdsCompute(pod.status) ? pod.costPerHr : 0,
+    cost: billable(pod) ? pod.costPerHr : 0,
     locked: pod.locked,
     globalNetworking: { enabled: false },
     runtime: podRuntime(pod, now, proxy),

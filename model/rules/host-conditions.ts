@@ -9,6 +9,10 @@ import { setConditions } from './conditions.ts';
 type Update = ConditionUpdate<HostConditionType>;
 
 function reachable(h: HostRecord): Update {
+  if (h.lost)
+    return h.lost.confirmed
+      ? { type: 'Reachable', status: 'False', reason: 'Lost', message: 'an operator confirmed the host is gone; its pods were placed elsewhere' }
+      : { type: 'Reachable', status: 'False', reason: 'Lost', message: 'unreachable for longer than the lost-host time; its movable pods were placed elsewhere (docs/host-drain.md)' };
   if (h.status === 'UNREACHABLE')
     return h.rejectedHostKeySha256
       ? { type: 'Reachable', status: 'False', reason: 'HostKeyMismatch', message: 'the host presented another host key; an operator must accept it' }
@@ -19,6 +23,8 @@ function reachable(h: HostRecord): Update {
 }
 
 function schedulable(h: HostRecord): Update {
+  if (h.drained && h.drain && !h.drain.finishedAt)
+    return { type: 'Schedulable', status: 'False', reason: 'Draining', message: `drained with a deadline: its pods are being moved off; those left at ${h.drain.deadline} are stopped` };
   if (h.drained) return { type: 'Schedulable', status: 'False', reason: 'Drained', message: 'drained by an operator: takes no new pods; pods on it keep running' };
   if (h.status === 'UNREACHABLE') return { type: 'Schedulable', status: 'False', reason: 'Unreachable', message: 'takes no new pods while it does not answer' };
   return { type: 'Schedulable', status: 'True', reason: 'Ready', message: 'takes new pods' };
@@ -45,8 +51,16 @@ function gpusHealthy(h: HostRecord): Update | null {
   return { type: 'GpusHealthy', status: 'True', reason: 'AllGpusHealthy', message: 'every GPU is healthy' };
 }
 
+/** Present only once a container got stuck (and False again when an operator cleared them). */
+function stuck(h: HostRecord): Update[] {
+  const n = h.stuckContainers?.length ?? 0;
+  if (n > 0)
+    return [{ type: 'ContainersStuck', status: 'True', reason: 'ExitTimedOut', message: `${n} container(s) of moved pods did not exit within 30 s of SIGKILL (a process stuck in the driver?); an operator should look at the host` }];
+  return h.conditions?.some((c) => c.type === 'ContainersStuck') ? [{ type: 'ContainersStuck', status: 'False', reason: 'Cleared', message: 'no container is known to be stuck' }] : [];
+}
+
 /** The host with its conditions brought in line with its fields (times kept where a status held). */
 export function withHostConditions(h: HostRecord, now: string = new Date().toISOString()): HostRecord {
   const gpus = gpusHealthy(h);
-  return { ...h, conditions: setConditions(h.conditions, gpus ? [reachable(h), schedulable(h), gpus] : [reachable(h), schedulable(h)], now) };
+  return { ...h, conditions: setConditions(h.conditions, [reachable(h), schedulable(h), ...(gpus ? [gpus] : []), ...stuck(h)], now) };
 }

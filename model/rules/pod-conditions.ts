@@ -10,6 +10,7 @@ type Update = ConditionUpdate<PodConditionType>;
 
 const scheduled = (status: 'True' | 'False', reason: string, message: string): Update => ({ type: 'Scheduled', status, reason, message });
 const image = (status: 'True' | 'False', reason: string, message: string): Update => ({ type: 'ImageReady', status, reason, message });
+const moved = (status: 'True' | 'False', reason: string, message: string): Update => ({ type: 'Moved', status, reason, message });
 const running = (status: 'True' | 'False' | 'Unknown', reason: string, message: string): Update => ({ type: 'ContainerRunning', status, reason, message });
 
 /** Why a pod no longer holds its host's compute. */
@@ -44,6 +45,8 @@ export const podConditions = {
   resizing: (count: number, hostId: string) => running('True', 'Updating', `the container is being recreated with ${count} GPU(s) on host ${hostId}`),
   stopped: () => running('False', 'Stopped', 'stopped by user'),
   preempted: (graceS: number) => running('False', 'Preempted', `preempted: the container is sent SIGTERM, then SIGKILL after ${graceS} s; volume and disk are kept`),
+  stoppedByDrain: () => running('False', 'DrainDeadline', "stopped: its host's drain reached its deadline before the pod could move"),
+  stoppedToMove: () => running('False', 'HostLeft', 'stopped: its host is being left and the pod cannot move (the Moved condition says why)'),
   exited: (code: number) => running('False', 'Exited', `the container exited on its own with code ${code}`),
   crashed: (code: number) => running('False', 'Crashed', `the container crashed on start with exit code ${code}`),
   startFailed: () => running('False', 'StartFailed', 'the container could not be started; the status reason says why'),
@@ -54,7 +57,17 @@ export const podConditions = {
   hostUnreachable: () => running('Unknown', 'HostUnreachable', 'its host does not answer; the container state is not known'),
   containerHostRemoved: () => running('False', 'HostRemoved', 'its host was removed from the fleet'),
   terminated: () => running('False', 'Terminated', 'terminated'),
+
+  /** `why` is moveWords (below): the cause in our words, with host ids, a GPU uuid and an Xid number at most */
+  moved: (reason: MoveReason, from: string, to: string, why: string) => moved('True', reason, `moved from host ${from} to host ${to}: ${why}`),
+  moveWaiting: (reason: MoveReason, from: string, why: string) => moved('False', reason, `moving off host ${from} (${why}): waiting for a free GPU of its type in its data center`),
+  moveRefused: (reason: MoveReason, from: string, why: string) => moved('False', reason, `cannot move off host ${from} (${why}): its persistent volume is on that host`),
+  moveHeld: (reason: MoveReason, from: string, why: string) => moved('False', reason, `not moved off host ${from} (${why}) until the host is confirmed gone: a network volume must never have two writers`),
+  movedAway: () => scheduled('False', 'Moving', 'its compute on the old host is released; it is being placed again'),
 } as const;
+
+/** the Moved condition's reason for each cause (model/records/pod-move.ts) */
+export type MoveReason = 'GpuFailed' | 'HostDrained' | 'HostLost';
 
 /** The conditions a user's action leaves (create is a start on the host it was placed on). */
 export function actionConditions(pod: { conditions?: PodCondition[] | undefined; hostId: string | null }, action: PodAction | 'create', now: string): PodCondition[] {

@@ -18,7 +18,58 @@ export const hostDrainSchema = {
   $id: 'HostDrain',
   type: 'object',
   additionalProperties: false,
-  properties: { drained: { type: 'boolean', default: true } },
+  properties: {
+    drained: { type: 'boolean', default: true },
+    /** also move every movable pod off, and stop the rest at the deadline: a Go duration ("10m") or seconds */
+    deadline: {
+      anyOf: [{ type: 'string', maxLength: 64 }, { type: 'number' }],
+      description: 'a Go-style duration ("10m", "1h30m") or a number of seconds; moves the pods off before it',
+    },
+  },
+} as const;
+
+const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
+
+/** The drain with a deadline as the host view shows it (docs/host-drain.md). */
+export const hostDrainViewSchema = {
+  type: ['object', 'null'],
+  required: ['startedAt', 'deadline', 'total', 'moved', 'stopped', 'moving', 'remaining', 'finishedAt'],
+  properties: {
+    startedAt: { type: 'string', format: 'date-time' },
+    deadline: { type: 'string', format: 'date-time' },
+    total: { type: 'integer', description: 'pods on the host when the drain started' },
+    moved: { type: 'integer', description: 'placed on another host' },
+    stopped: { type: 'integer', description: 'stopped: could not move, or left at the deadline' },
+    moving: { type: 'array', items: { type: 'string' }, description: 'moved and not running yet (at most GPUFLEET_DRAIN_PARALLEL)' },
+    remaining: { type: 'integer', description: 'pods still on the host that want to run' },
+    finishedAt: nullableTime,
+  },
+} as const;
+
+/** The host as GET /v2/hosts/{id} shows it (documentation: replies are not validated). */
+export const hostViewSchema = {
+  type: 'object',
+  required: ['id', 'address', 'port', 'status', 'drained', 'conditions'],
+  properties: {
+    id: { type: 'string' },
+    address: { type: 'string' },
+    port: { type: 'integer' },
+    user: { type: 'string' },
+    dataCenterId: { type: 'string' },
+    cloud: { type: 'string', enum: ['SECURE', 'COMMUNITY'] },
+    status: { type: 'string', enum: ['READY', 'DRAINING', 'UNREACHABLE'] },
+    statusReason: { type: ['string', 'null'] },
+    drained: { type: 'boolean' },
+    drain: hostDrainViewSchema,
+    lost: {
+      type: ['object', 'null'],
+      properties: { since: { type: 'string', format: 'date-time' }, at: { type: 'string', format: 'date-time' }, confirmed: { type: 'boolean' } },
+    },
+    stuckContainers: { type: 'array', items: { type: 'object', properties: { podId: { type: 'string' }, since: { type: 'string', format: 'date-time' } } } },
+    conditions: { type: 'array', items: { type: 'object' } },
+    lastSeenAt: nullableTime,
+    facts: { type: 'object' },
+  },
 } as const;
 
 export type HostEnrollInput = InputOf<typeof hostEnrollSchema>;

@@ -8,7 +8,7 @@ import type { PodActionInput, PodCreateInput } from './pod.ts';
 
 test('a defaulted property is optional in the type and absent after validation', () => {
   expectTypeOf<NonNullable<PodCreateInput['gpu']>>().toEqualTypeOf<{ id: string; count?: number; allowedCudaVersions?: string[] }>();
-  expectTypeOf<HostDrainInput>().toEqualTypeOf<{ drained?: boolean }>();
+  expectTypeOf<HostDrainInput>().toEqualTypeOf<{ drained?: boolean; deadline?: string | number }>();
   const input = validatePodCreate({ name: 'p', image: 'img', gpu: { id: 'NVIDIA H100 80GB HBM3' } });
   expect(input.gpu).toEqual({ id: 'NVIDIA H100 80GB HBM3' });
 });

@@ -18,6 +18,7 @@ import { nvidiaSmiScript, type FixtureGpu } from './nvidia-smi-fixture.ts';
 import { installDockerRunGate, type DockerRunGate } from './docker-run-gate.ts';
 import { installDockerFaults, type DockerFaults } from './docker-faults.ts';
 import { installGpuFixtures, type GpuFixtures, type KernelLogSource } from './gpu-fixtures.ts';
+import { installDockerOwnNames } from './docker-own-names.ts';
 
 export type { FixtureGpu } from './nvidia-smi-fixture.ts';
 export type { DockerRunGate } from './docker-run-gate.ts';
@@ -51,6 +52,8 @@ export interface StartTestHostOptions {
   kernelLog?: KernelLogSource;
   /** GPU hosts: `nvidia-smi --help-query-gpu` without the remapped_rows fields (read through --query-remapped-rows) */
   remappedInQueryGpu?: boolean;
+  /** put a `docker` wrapper first on PATH that gives this host's pod containers names of its own (docker-own-names.ts) */
+  ownContainerNames?: boolean;
 }
 
 export interface TestHost {
@@ -112,6 +115,8 @@ export async function startTestHost(opts: StartTestHostOptions): Promise<TestHos
   if (opts.dockerRunGate && opts.dockerFaults) throw new Error('startTestHost: dockerRunGate and dockerFaults both replace docker on the PATH; pick one');
   if (opts.dockerRunGate) host.dockerRunGate = await installDockerRunGate(dir, join(dir, 'bin'));
   if (opts.dockerFaults) host.dockerFaults = await installDockerFaults(dir, join(dir, 'bin'));
+  if (opts.ownContainerNames && (opts.dockerRunGate || opts.dockerFaults)) throw new Error('startTestHost: ownContainerNames replaces docker on the PATH too; pick one wrapper');
+  if (opts.ownContainerNames) await installDockerOwnNames(join(dir, 'bin'), opts.name);
   await host.newHostKey();
   if (opts.netns) {
     // a namespace of the test's own: the address is the host's alone, nothing else binds there

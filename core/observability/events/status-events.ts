@@ -30,15 +30,26 @@ function budgetThreshold(account: AccountRecord | undefined, commit: CommitInfo,
   });
 }
 
+/** A pod's move as one string: a new one is a `pod.moved` event (model/records/pod-move.ts). */
+const moveKey = (p: PodRecord): string | null => (p.move?.toHostId ? `${p.move.fromHostId}>${p.move.toHostId}@${p.move.since}` : null);
+
 /** Starts recording; the returned function stops it. */
 export async function recordStatusEvents(store: Store, log: EventLog): Promise<() => void> {
   const last = new Map<string, string>();
   const gpus = new GpuEvents(log);
+  const moves = new Map<string, string>();
   // subscribed first, so no commit falls between reading the statuses and listening
   const stop = store.onCommit((changes, commit) => {
-    for (const c of changes) onChange(c, commit, last, log, gpus);
+    for (const c of changes) {
+      onChange(c, commit, last, log, gpus);
+      if (c.collection === 'pods') onMove(c.id, c.deleted ? undefined : c.record, commit, moves, log);
+    }
   });
-  for (const p of await store.list('pods')) if (!last.has(p.id)) last.set(p.id, p.status);
+  for (const p of await store.list('pods')) {
+    if (!last.has(p.id)) last.set(p.id, p.status);
+    const key = moveKey(p);
+    if (key && !moves.has(p.id)) moves.set(p.id, key);
+  }
   for (const h of await store.list('hosts')) {
     if (!last.has(h.id)) last.set(h.id, h.status);
     gpus.know(h);
@@ -78,5 +89,27 @@ function onChange(c: StoreChange, commit: CommitInfo, last: Map<string, string>,
     previousStatus: previous,
     reason: rec.statusReason,
     actor,
+  });
+}
+
+/** `pod.moved` (or `worker.moved`): the pod was placed on another host, keeping its id; the reason names both hosts and why. */
+function onMove(id: string, rec: PodRecord | undefined, commit: CommitInfo, moves: Map<string, string>, log: EventLog): void {
+  if (!rec) {
+    moves.delete(id);
+    return;
+  }
+  const key = moveKey(rec);
+  if (!key || moves.get(id) === key) return;
+  moves.set(id, key);
+  const resourceType: EventResourceType = rec.endpointId !== undefined ? 'worker' : 'pod';
+  log.append({
+    resourceType,
+    resourceId: id,
+    accountId: rec.accountId,
+    type: `${resourceType}.moved`,
+    status: rec.status,
+    previousStatus: rec.status,
+    reason: `moved from host ${rec.move!.fromHostId} to host ${rec.move!.toHostId}: ${rec.move!.detail}`,
+    actor: commit.actor ?? SYSTEM_ACTOR,
   });
 }
