@@ -29,8 +29,10 @@ need=()
 # postgresql: the PostgreSQL store and queue tests start their own cluster (initdb, pg_ctl) in a temp dir;
 #   nothing starts the packaged one here
 # espeak-ng: the text-to-speech model worker of the public model endpoints and its tests
+# chromium: the browser test of pods' signed links (test/connect/pod-ports.test.ts, driven by playwright-core);
+#   openssh-server also makes the sshd test image (test/harness/sshd-image.ts), openssh-client runs ssh/scp there
 for pkg in docker.io openssh-server openssh-client busybox-static iproute2 iptables jq docker-registry apache2-utils debootstrap \
-  postgresql espeak-ng; do
+  postgresql espeak-ng chromium; do
   installed "$pkg" || need+=("$pkg")
 done
 # runpod-python's dependencies from Debian: test/graphql runs the unmodified client with /usr/bin/python3

@@ -4,6 +4,8 @@
 // /sse streams, a WebSocket echo): a Jupyter stand-in. Its name under the proxy domain is a Host header
 // against the control plane's own address, as a wildcard DNS name would point there.
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect, createServer, type Server } from 'node:net';
+import { chromium, type Browser } from 'playwright-core';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { WebSocket } from 'ws';
@@ -225,6 +227,76 @@ describe('a signed link', () => {
     expect((await link(bob.key)).status).toBe(404);
     expect((await link(alice.key, 9000)).status).toBe(404);
     expect((await link(alice.key, 8888, { path: '//evil.example/' })).status).toBe(422);
+  });
+});
+
+/**
+ * Port 80 of a loopback address of its own, relayed to the control plane: the browser opens the
+ * link's URL as it is (no port), its wildcard name mapped there by --host-resolver-rules.
+ */
+async function port80Relay(): Promise<{ address: string; server: Server }> {
+  const target = new URL(cp.url);
+  for (let i = 0; i < 20; i++) {
+    const address = `127.0.0.${100 + Math.floor(Math.random() * 150)}`;
+    const server = createServer((sock) => {
+      const up = connect(Number(target.port), target.hostname);
+      sock.pipe(up).pipe(sock);
+      const end = () => (sock.destroy(), up.destroy());
+      sock.on('error', end).on('close', end);
+      up.on('error', end).on('close', end);
+    });
+    const ok = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(80, address, () => resolve(true));
+    });
+    if (ok) return { address, server };
+  }
+  throw new Error('no loopback address with a free port 80');
+}
+
+describe('a signed link in Chromium', () => {
+  let browser: Browser;
+  let relay: { address: string; server: Server };
+  beforeAll(async () => {
+    relay = await port80Relay();
+    browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', `--host-resolver-rules=MAP *.${DOMAIN} ${relay.address}`],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((r) => relay?.server.close(r));
+  });
+
+  test("opens the pod's page, whose script's WebSocket reaches the pod with no gpufleet cookie; the cookie is host-only and HttpOnly; the URL keeps no token", async () => {
+    const res = await cp.api(`/v2/pods/${pod.id}/ports/8888/link`, { method: 'POST', key: alice.key, json: { path: '/page' } });
+    const { url } = (await res.json()) as J;
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const answer = await page.goto(url as string);
+    expect(answer?.status()).toBe(200);
+    expect(page.url()).toBe(`http://${portHost}/page`);
+    await page.waitForFunction("document.getElementById('out')?.textContent?.startsWith('{')", undefined, { timeout: 15_000 });
+    const seen = JSON.parse((await page.textContent('#out'))!) as J;
+    expect(seen).toEqual({ path: '/kernel', cookie: null, authorization: null, got: 'ping from the page' });
+    const cookies = await context.cookies();
+    expect(cookies).toHaveLength(1);
+    expect(cookies[0]).toMatchObject({ name: 'gpufleet-port', domain: portHost, path: '/', httpOnly: true, sameSite: 'Lax' });
+    // the page itself, reloaded: the cookie alone opens it
+    expect((await page.reload())?.status()).toBe(200);
+    await context.close();
+  });
+
+  test('a forged link opens nothing and sets no cookie', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const answer = await page.goto(`http://${portHost}/page?gpufleet_link=v1.${Buffer.from('{"p":"x"}').toString('base64url')}.${'A'.repeat(43)}`);
+    expect(answer?.status()).toBe(401);
+    expect(await context.cookies()).toEqual([]);
+    const bare = await page.goto(`http://${portHost}/page`);
+    expect(bare?.status()).toBe(401);
+    await context.close();
   });
 });
 
