@@ -18,7 +18,7 @@ import { EndpointService } from './endpoints/index.ts';
 import { BillingService } from './billing/index.ts';
 import { StackLockService } from './stacks/index.ts';
 import { proxySettings, workerOrigin } from './config.ts';
-import { AccountSshKeys, PortAccess } from './connect/index.ts';
+import { AccountSshKeys, PORT_LINK_KEY_PURPOSE, PortAccess } from './connect/index.ts';
 import { WorkerService } from './workers/index.ts';
 import path from 'node:path';
 import { hostname } from 'node:os';
@@ -135,7 +135,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   // throws (the server does not start) when the proxy domain shares a registrable domain with the origin
   const proxy = proxySettings(config);
   const keys = new ApiKeys(s);
-  const portAccess = new PortAccess(s, keys, secretBox.deriveKey('pod-port-links/v1'), proxy);
+  const portAccess = new PortAccess(s, keys, secretBox.deriveKey(PORT_LINK_KEY_PURPOSE), proxy);
   // each account's share of a host's streams is counted beside the pool's own cap per host
   const streamShares = new HostStreamShares(config.streamsPerHost);
   const sshPool = new SshPool({ observer: telemetry.ssh, maxStreamsPerHost: streamShares.perHost });

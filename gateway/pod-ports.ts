@@ -136,6 +136,8 @@ function routes(app: FastifyInstance, d: RouteDeps): void {
     config: {
       scope: 'read_write',
       credential: (request: FastifyRequest) => credential(request, d.access),
+      // the pod's web traffic, not API calls (docs/connect.md)
+      unmetered: true,
     },
     schema: { hide: true },
     exposeHeadRoute: false,

@@ -49,6 +49,12 @@ declare module 'fastify' {
      * else the principal it stands for, or null (refused: 401); the scope check below still applies
      */
     credential?: (request: FastifyRequest) => Promise<Principal | null> | undefined;
+    /**
+     * an authenticated caller's requests here are not counted against the account's rate limits (a
+     * pod's own web traffic through its port, gateway/pod-ports.ts: a notebook loads hundreds of
+     * assets); refused callers are still counted per address
+     */
+    unmetered?: boolean;
   }
 }
 
@@ -118,7 +124,8 @@ export function registerRequestGuard(
       }
     }
     // limit per account; a caller without a valid key is limited per address
-    await chargeArrival(request, reply, limiter, principal ? `acct:${principal.accountId}` : `anon:${anonSubject(request)}`);
+    if (!(principal && matched && config.unmetered === true))
+      await chargeArrival(request, reply, limiter, principal ? `acct:${principal.accountId}` : `anon:${anonSubject(request)}`);
     // no route: the not-found handler answers 404/405 and nothing runs
     if (!matched || isPublic) return;
     if (!principal) throw authError ?? new GpufleetError('UNAUTHENTICATED', 'An API key is required: send Authorization: Bearer <key>.');

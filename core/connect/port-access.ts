@@ -14,6 +14,9 @@ export const PORT_COOKIE_TTL_S = 8 * 3600;
 /** the query parameter a signed link carries its token in; the proxy takes it away before anything else */
 export const PORT_LINK_PARAM = 'gpufleet_link';
 
+/** what the signing key is derived for from the control plane's secret key (SecretBox.deriveKey) */
+export const PORT_LINK_KEY_PURPOSE = 'pod-port-links/v1';
+
 /** every cookie of gpufleet's own: never sent on to a pod (its name with or without a prefix) */
 export const isGpufleetCookie = (name: string): boolean => /^(__Host-|__Secure-)?gpufleet/i.test(name.trim());
 

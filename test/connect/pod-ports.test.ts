@@ -9,13 +9,17 @@ import { chromium, type Browser } from 'playwright-core';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { WebSocket } from 'ws';
-import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort, spawnControlPlane, startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { disposeHostWorld, enrolTestHost, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
 import { ensurePortServerImage } from '../harness/worker-images.ts';
 import { waitFor } from '../harness/wait-for.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { loadBalancerGateway, podPortProxy } from '../../gateway/index.ts';
 import { podViewSchema } from '../../model/index.ts';
+import { PORT_LINK_KEY_PURPOSE, PortTokens } from '../../core/index.ts';
 
 type J = Record<string, any>;
 const GPU = 'NVIDIA H100 80GB HBM3';
@@ -185,6 +189,31 @@ describe('a pod port by URL', () => {
 });
 
 describe('a signed link', () => {
+  test("an expired link, a cookie's token used as a link, and a link of a revoked key are refused; a port's traffic carries no API rate-limit headers", async () => {
+    const tokens = new PortTokens(cp.services.secretBox.deriveKey(PORT_LINK_KEY_PURPOSE));
+    const principal = (await cp.services.keys.authenticate(`Bearer ${alice.key}`))!;
+    const claims = { podId: pod.id, port: 8888, accountId: alice.accountId, keyId: principal.keyId };
+    const now = Math.floor(Date.now() / 1000);
+    const expired = tokens.sign('link', { ...claims, expiresAt: now - 1 });
+    const cookieKind = tokens.sign('cookie', { ...claims, expiresAt: now + 60 });
+    const good = tokens.sign('link', { ...claims, expiresAt: now + 60 });
+    for (const t of [expired, cookieKind]) expect((await proxied(portHost, `/echo?gpufleet_link=${t}`)).status).toBe(401);
+    expect((await proxied(portHost, `/echo?gpufleet_link=${good}`)).status).toBe(303); // the same, signed right
+    // a key revoked: its links and cookies end with it
+    const second = await cp.services.keys.createKey({ accountId: alice.accountId, name: 'second', scope: 'read_write' });
+    const link = new URL((((await (await cp.api(`/v2/pods/${pod.id}/ports/8888/link`, { method: 'POST', key: second.key, json: {} })).json()) as J).url) as string);
+    const exchanged = await proxied(portHost, link.pathname + link.search);
+    const cookie = exchanged.headers['set-cookie']![0]!.split(';')[0]!;
+    expect((await proxied(portHost, '/echo', { headers: { cookie } })).status).toBe(200);
+    await cp.services.keys.revoke(second.record.id, principal);
+    expect((await proxied(portHost, '/echo', { headers: { cookie } })).status).toBe(401);
+    // the API's answers carry RateLimit headers; a pod's, through its port, do not (not counted)
+    expect((await cp.api('/v2/pods', { key: alice.key })).headers.get('ratelimit')).not.toBeNull();
+    const through = await proxied(portHost, '/echo', { headers: bearer(alice.key) });
+    expect(through.status).toBe(200);
+    expect(through.headers.ratelimit).toBeUndefined();
+  });
+
   const link = async (key: string, port = 8888, body: J = { path: '/echo/x?y=2' }) =>
     cp.api(`/v2/pods/${pod.id}/ports/${port}/link`, { method: 'POST', key, json: body });
 
@@ -305,6 +334,15 @@ describe('the proxy domain is a site of its own', () => {
     await expect(
       startTestControlPlane({ config: { proxyDomain: 'pods.example.co.uk', publicUrl: 'https://api.example.co.uk' } }),
     ).rejects.toThrow(/shares its registrable domain \(example\.co\.uk\)/);
+    // `gpufleet serve` itself exits, saying why
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-proxy-domain-'));
+    try {
+      await expect(
+        spawnControlPlane({ dataDir, port: await freePort(), env: { GPUFLEET_PROXY_DOMAIN: 'x.pods.example.co.uk', GPUFLEET_PUBLIC_URL: 'https://api.example.co.uk' } }),
+      ).rejects.toThrow(/GPUFLEET_PROXY_DOMAIN=x\.pods\.example\.co\.uk shares its registrable domain/);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
     // another registrable domain, and a sibling under the private section of the list (github.io), start
     const ok = await startTestControlPlane({ config: { proxyDomain: 'pods.example-pods.net', publicUrl: 'https://api.example.com' } });
     await ok.close();
