@@ -17,8 +17,8 @@ const HIGH_WATER = 2000;
 const TIMESTAMPED = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})) ?/;
 
 /** The host-side script: `docker logs` in the background, killed when stdin reaches EOF. */
-export function followScript(req: Pick<ContainerLogRequest, 'podId' | 'tail' | 'since'>): string {
-  const argv = ['docker', 'logs', '--follow', '--timestamps', `--tail=${req.tail}`];
+export function followScript(req: Pick<ContainerLogRequest, 'podId' | 'tail' | 'since' | 'follow'>): string {
+  const argv = ['docker', 'logs', ...(req.follow ? ['--follow'] : []), '--timestamps', `--tail=${req.tail}`];
   if (req.since !== null) argv.push(`--since=${req.since}`);
   argv.push(END_OF_OPTIONS, containerName(req.podId));
   // a background command's stdin is /dev/null unless redirected: fd 3 carries the channel's stdin

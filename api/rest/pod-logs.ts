@@ -17,6 +17,7 @@ export const podLogQuerystring = {
     tail: { type: 'string', pattern: '^[0-9]{1,4}$', description: 'lines before the live ones, 0 to 5000 (default 100); ignored with since or Last-Event-ID' },
     since: { type: 'string', format: 'date-time', description: 'RFC 3339: the log from then on; ignored with Last-Event-ID' },
     source: { type: 'string', enum: ['container', 'system'], description: "container: the container's stdout and stderr; system: the pod's events. Both when omitted" },
+    follow: { type: 'string', enum: ['true', 'false'], description: 'false: the entries there are now, then `event: end` (as `docker logs` without --follow); default true' },
   },
 } as const;
 

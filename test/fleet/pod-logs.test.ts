@@ -170,6 +170,22 @@ describe('pod logs', () => {
     expect(events.find((e) => e.status === 'RUNNING')?.actor).toBe('provisioner');
   });
 
+  test('follow=false sends the tail, then an end event, and leaves no docker logs running, while the container keeps printing', async () => {
+    const s = await logs(pods.ticker!, 'source=container&tail=3&follow=false');
+    expect(s.status).toBe(200);
+    const rest = await s.rest(20_000);
+    expect(rest.map((e) => e.event)).toEqual(['message', 'message', 'message', 'end']);
+    expect(rest.slice(0, 3).map((e) => data(e).line)).toEqual(rest.slice(0, 3).map((e) => expect.stringMatching(/^tick-\d+$/)));
+    expect(s.ended).toBe(true);
+    // both sources: the kept events and the container's tail, then the end, though the pod runs on
+    const both = await (await logs(pods.ticker!, 'tail=2&follow=false')).rest(20_000);
+    expect(both.at(-1)?.event).toBe('end');
+    expect(both.filter((e) => e.event === 'message' && data(e).source === 'container')).toHaveLength(2);
+    expect(both.some((e) => e.event === 'message' && data(e).source === 'system')).toBe(true);
+    expect(await followers(pods.ticker!)).toEqual([]);
+    expect((await logs(pods.ticker!, 'follow=maybe')).status).toBe(422);
+  });
+
   test('the stream ends with an end event when the pod stops', async () => {
     const s = await logs(pods.ticker!, 'source=container&tail=1');
     await s.next();

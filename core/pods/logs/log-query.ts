@@ -1,6 +1,7 @@
 // GET /v2/pods/{id}/logs parameters (runpod-compat.md, "REST v2 … Pods"; docs/pods.md, "Logs"):
 // `tail` (default 100, at most 5000; 0 = live only), `since` (RFC 3339), `source` (container |
-// system; both when omitted) and the Last-Event-ID header, which wins over both `since` and `tail`.
+// system; both when omitted), `follow` (default true; false: what is there, then the end, as
+// `docker logs` without --follow) and the Last-Event-ID header, which wins over `since` and `tail`.
 // Nothing of them reaches a host unchecked: `since` must be an RFC 3339 time, `tail` an integer.
 import { GpufleetError } from '../../../model/index.ts';
 
@@ -24,6 +25,8 @@ export interface PodLogQuery {
   since: string | null;
   /** from Last-Event-ID: only entries after it */
   after: LogCursor | null;
+  /** false: the entries there are now, then the end (no live ones) */
+  follow: boolean;
 }
 
 const RFC3339 = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;
@@ -71,12 +74,18 @@ export function parsePodLogQuery(q: Record<string, unknown>, lastEventId: string
     if ((LOG_SOURCES as readonly string[]).includes(s)) sources = [s as LogSource];
     else errors.push(`$.source: must be one of ${LOG_SOURCES.join(', ')}`);
   }
-  for (const k of Object.keys(q)) if (!['tail', 'since', 'source'].includes(k)) errors.push(`$.${k}: unknown query parameter`);
+  let follow = true;
+  const f = one('follow');
+  if (f !== undefined) {
+    if (f === 'true' || f === 'false') follow = f === 'true';
+    else errors.push('$.follow: must be true or false');
+  }
+  for (const k of Object.keys(q)) if (!['tail', 'since', 'source', 'follow'].includes(k)) errors.push(`$.${k}: unknown query parameter`);
   let after: LogCursor | null = null;
   if (lastEventId !== undefined) {
     after = typeof lastEventId === 'string' ? parseCursor(lastEventId.trim()) : null;
     if (!after) errors.push('Last-Event-ID: must be an id this stream sent (an RFC 3339 time, optionally #n)');
   }
   if (errors.length) throw new GpufleetError('VALIDATION_FAILED', `Invalid log request: ${errors.join('; ')}`, { errors });
-  return { sources, tail, since, after };
+  return { sources, tail, since, after, follow };
 }

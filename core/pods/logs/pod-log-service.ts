@@ -25,13 +25,16 @@ export interface ContainerLogRequest {
   tail: number | 'all';
   /** RFC 3339, checked; the lines at or after it */
   since: string | null;
+  /** false: the lines there are now, then the end (`docker logs` without --follow) */
+  follow: boolean;
 }
 
 /** The port the provisioner implements: one pod container's log, followed on its host. */
 export interface ContainerLogSource {
   /**
-   * Starts following; resolves once the host runs the command. The iteration ends when the container
-   * stops (or cannot be read: it throws), and ending it early stops the command on the host.
+   * Starts reading; resolves once the host runs the command. The iteration ends when the container
+   * stops, or with `follow: false` once the lines there are now are read (or cannot be read: it
+   * throws), and ending it early stops the command on the host.
    */
   follow(req: ContainerLogRequest): Promise<AsyncIterable<ContainerLogLine>>;
 }
@@ -101,7 +104,7 @@ export class PodLogService {
       const [tail, since] = q.after ? ['all' as const, q.after.ts] : q.since ? ['all' as const, q.since] : [q.tail, null];
       releaseShare = this.shares.acquire(pod.accountId, host.id);
       try {
-        lines = (await source.follow({ host, podId: pod.id, tail, since }))[Symbol.asyncIterator]();
+        lines = (await source.follow({ host, podId: pod.id, tail, since, follow: q.follow }))[Symbol.asyncIterator]();
       } catch (e) {
         releaseShare();
         if (isGpufleetError(e) && (e.code === 'HOST_UNREACHABLE' || e.code === 'HOST_KEY_MISMATCH')) throw unavailable(pod, host, e);
@@ -122,7 +125,7 @@ export class PodLogService {
         releaseShare();
         stopEvents();
       });
-    else if (!q.sources.includes('system') || pod.status === 'TERMINATED') close();
+    else if (!q.sources.includes('system') || pod.status === 'TERMINATED' || !q.follow) close();
     return { entries: out, close };
   }
 
@@ -157,6 +160,7 @@ export class PodLogService {
       lastSeq = e.seq;
       emit(e);
     }
+    if (!q.follow) return () => undefined;
     return subscribe((e) => e.seq > lastSeq && emit(e));
   }
 }
