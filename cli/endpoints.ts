@@ -1,7 +1,8 @@
-// `gpufleet endpoints create|list|get|update|delete|workers`: serverless endpoints through the public
+// `gpufleet endpoints create|list|get|update|delete|workers|logs`: serverless endpoints through the public
 // /v2/serverless routes (docs/endpoints.md). `--data '{…}'` sends any other field of the body.
 import { Command, Option } from 'commander';
 import { ApiClient, EndpointsApi, type EndpointView } from '../client/index.ts';
+import { logOptions, logQuery, printLog, type LogOptions } from './log-stream.ts';
 import { intArg, jsonObjectArg, listArg, printJson, printRecord, printTable, withSpinner } from './output.ts';
 
 interface BodyOptions {
@@ -121,5 +122,8 @@ export function endpointsCommand(): Command {
       if (o.json) return printJson(rows);
       printTable(['id', 'state'], rows.map((w) => [w.id, w.state ?? '']));
     });
+  logOptions(
+    endpoints.command('logs').description("print a worker's log (the last 100 lines); -f follows it").argument('<id>', 'endpoint id').argument('<worker>', 'worker id (gpufleet endpoints workers <id>)'),
+  ).action(async (id: string, worker: string, o: LogOptions) => printLog((signal) => api().workerLogs(id, worker, logQuery(o), signal), o.json));
   return endpoints;
 }

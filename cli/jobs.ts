@@ -1,4 +1,4 @@
-// `gpufleet jobs run|status|cancel`: jobs of a serverless endpoint (runpod-compat.md 3). Exit 1 when
+// `gpufleet jobs run|stream|status|cancel`: jobs of a serverless endpoint (runpod-compat.md 3). Exit 1 when
 // the job ends FAILED or TIMED_OUT, as when the API refuses; `--sync` waits for the end, `--stream`
 // prints each stream chunk (one JSON line) as it comes.
 import { Command } from 'commander';
@@ -63,6 +63,23 @@ export function jobsCommand(): Command {
       const job = await withSpinner(`queueing on ${endpoint}`, o.json, () => api().run(endpoint, o.input));
       if (o.json) printJson(job);
       else console.log(`${job.id} ${job.status}`);
+    });
+  jobs
+    .command('stream')
+    .description("print a job's stream chunks (one JSON line each) not read before, then exit; -f follows until the job ends")
+    .argument('<endpoint>', 'endpoint id')
+    .argument('<job>', 'job id')
+    .option('-f, --follow', 'keep polling until the job ends, then print its final status')
+    .option('--poll <ms>', 'how often to poll while following', intArg, 500)
+    .option('--json', 'print each chunk whole ({output}), and the final status as JSON')
+    .action(async (endpoint: string, id: string, o: { follow?: boolean; poll: number; json?: boolean }) => {
+      if (!o.follow) {
+        const s = await api().stream(endpoint, id);
+        for (const chunk of s.stream ?? []) console.log(JSON.stringify(o.json ? chunk : chunk.output));
+        return;
+      }
+      const end = await streamJob(endpoint, id, o.json, o.poll);
+      return report(await api().status(endpoint, end.id), o.json);
     });
   jobs
     .command('status')

@@ -10,6 +10,9 @@ import { dbCommand } from './db.ts';
 import { podsCommand } from './pods.ts';
 import { endpointsCommand } from './endpoints.ts';
 import { jobsCommand } from './jobs.ts';
+import { publicEndpointsCommand, registriesCommand, templatesCommand, volumesCommand } from './resource-groups.ts';
+import { cpusCommand, dataCentersCommand, gpusCommand } from './catalog.ts';
+import { accountCommand, billingCommand, eventsCommand } from './activity.ts';
 import { ApiError, MissingApiKeyError } from '../client/index.ts';
 import { packageVersion } from './version.ts';
 
@@ -24,6 +27,8 @@ for (const c of stackCommands()) program.addCommand(c);
 program.addCommand(podsCommand());
 program.addCommand(endpointsCommand());
 program.addCommand(jobsCommand());
+for (const c of [templatesCommand(), volumesCommand(), registriesCommand(), publicEndpointsCommand(), gpusCommand(), cpusCommand(), dataCentersCommand(), billingCommand(), eventsCommand(), accountCommand()])
+  program.addCommand(c);
 
 /** wrong usage exits 2 (1 is an error from the API or a failed job); commander would exit 1 */
 function usageExits2(c: Command): void {

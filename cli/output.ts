@@ -1,5 +1,6 @@
-// What the user-facing commands share: JSON or a table, a spinner only on a terminal (and never
-// with --json, whose stdout a script parses), and option parsers that fail as usage errors (exit 2).
+// What the user-facing commands share: JSON or a table (colour only on a terminal that has it: never
+// piped, never with NO_COLOR), a spinner only on a terminal (and never with --json, whose stdout a
+// script parses), and option parsers that fail as usage errors (exit 2).
 // cli-table3 and ora are loaded when a table or a spinner is shown, not at every start (docs/cli.md,
 // "Start-up time").
 import { createRequire } from 'node:module';
@@ -12,27 +13,54 @@ export function printJson(value: unknown): void {
 
 const requireCjs = createRequire(import.meta.url);
 
-/** a cli-table3 table; the package (CommonJS, so require() is synchronous) is read on first use */
-export function newTable(options?: ConstructorParameters<typeof Table>[0]): Table.Table {
+/**
+ * Colour on `stream` only when it is a terminal that has colours: Node's hasColors() reads NO_COLOR,
+ * NODE_DISABLE_COLORS, FORCE_COLOR and TERM=dumb. Piped or redirected output never has escape codes.
+ */
+export function colorOn(stream: NodeJS.WriteStream = process.stdout): boolean {
+  return stream.isTTY === true && typeof stream.hasColors === 'function' && stream.hasColors();
+}
+
+/** the width to fit output in: the terminal's, else COLUMNS, else 100 */
+export function outputWidth(): number {
+  const cols = process.stdout.isTTY ? process.stdout.columns : Number(process.env.COLUMNS);
+  return Number.isInteger(cols) && cols! >= 40 ? cols! : 100;
+}
+
+/** a cli-table3 table, coloured only where colorOn(); the package (CommonJS, so require() is synchronous) is read on first use */
+export function newTable(options: ConstructorParameters<typeof Table>[0] = {}): Table.Table {
   const TableClass = requireCjs('cli-table3') as typeof Table;
-  return new TableClass(options);
+  return new TableClass(colorOn() ? options : { ...options, style: { ...options.style, head: [], border: [] } });
 }
 
 /** rows under a header */
-export function printTable(head: string[], rows: (string | number)[][]): void {
+export function printTable(head: string[], rows: unknown[][]): void {
   const t = newTable({ head });
-  for (const r of rows) t.push(r);
+  for (const r of rows) t.push(r.map(cell));
   console.log(t.toString());
 }
 
-/** one record as field / value lines; nested values as compact JSON */
-export function printRecord(record: Record<string, unknown>): void {
-  const t = newTable();
-  for (const [k, v] of Object.entries(record)) {
-    if (v === undefined) continue;
-    t.push({ [k]: typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v) });
-  }
+/** a value in one cell: scalars as they are, lists of scalars joined, other objects as compact JSON */
+export function cell(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  if (Array.isArray(v) && v.every((x) => typeof x !== 'object' || x === null)) return v.join(', ');
+  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
+/** label / value rows, wrapped to fit outputWidth() */
+export function printFields(rows: [string, unknown][]): void {
+  const shown = rows.filter(([, v]) => v !== undefined);
+  const labelWidth = Math.min(24, Math.max(...shown.map(([k]) => k.length), 4) + 2);
+  // two borders of the label column, one between, one after: 4 characters besides the contents
+  const valueWidth = Math.max(20, outputWidth() - labelWidth - 3);
+  const t = newTable({ colWidths: [labelWidth, valueWidth], wordWrap: true, wrapOnWordBoundary: false });
+  for (const [k, v] of shown) t.push([k, cell(v)]);
   console.log(t.toString());
+}
+
+/** one record as field / value lines; nested values as compact JSON, wrapped to the width */
+export function printRecord(record: Record<string, unknown>): void {
+  printFields(Object.entries(record));
 }
 
 /** a spinner on stderr when it is a terminal and the output is not --json; off, nothing at all */
@@ -86,4 +114,18 @@ export function keyValueArg(value: string, previous: Record<string, string> = {}
 /** repeatable or comma-separated values into a list */
 export function listArg(value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
+}
+
+/** a number (USD, units): decimals allowed */
+export function numberArg(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError('a number');
+  return n;
+}
+
+/** all of stdin as text, one trailing newline dropped (a secret piped or typed: `--password-stdin`) */
+export async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }

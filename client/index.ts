@@ -1,5 +1,7 @@
 // The public surface of client/: what other layers import.
 export * from './api-client.ts';
+export * from './resource-api.ts';
+export * from './resources.ts';
 export * from './accounts.ts';
 export * from './pods.ts';
 export * from './pod-exec-socket.ts';

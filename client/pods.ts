@@ -1,6 +1,9 @@
-// Typed calls for pods (`/v2/pods`, runpod-compat.md "REST v2 … Pods"): create, list, get, the
-// start/stop/restart/terminate actions, and the log as server-sent events. Used by `gpufleet pods`.
+// Typed calls for pods (`/v2/pods`, runpod-compat.md "REST v2 … Pods"): create, list, get, update,
+// the start/stop/restart/terminate actions, exec, and the log as server-sent events. Used by
+// `gpufleet pods`.
+import type { PodCreateInput, PodUpdateInput } from '../model/index.ts';
 import type { ApiClient } from './api-client.ts';
+import { queryString, ResourceApi } from './resource-api.ts';
 import type { Duplex } from 'node:stream';
 import { PodExecSocket, type ExecSessionHandlers, type ExecSessionOptions } from './pod-exec-socket.ts';
 import { openSshTunnel } from './pod-ssh-tunnel.ts';
@@ -27,29 +30,31 @@ export interface PodLogEvent {
   data: string;
 }
 
-export class PodsApi {
-  constructor(private readonly client: ApiClient) {}
+/** `GET /v2/pods/{id}/logs` and a worker's: `follow: false` sends what is there, then the end */
+export interface LogQuery {
+  /** lines before the live ones (default 100, at most 5000) */
+  tail?: number;
+  /** RFC 3339: from then on */
+  since?: string;
+  source?: 'container' | 'system';
+  /** default true: keep following until the container stops */
+  follow?: boolean;
+}
 
-  create(input: Record<string, unknown>): Promise<PodView> {
-    return this.client.post<PodView>('/v2/pods', input);
-  }
-
-  async list(): Promise<PodView[]> {
-    return (await this.client.get<{ pods: PodView[] }>('/v2/pods')).pods;
-  }
-
-  get(id: string): Promise<PodView> {
-    return this.client.get<PodView>(`/v2/pods/${encodeURIComponent(id)}`);
+/** `/v2/pods`: list, get, create, update (PATCH), terminate (delete), the actions, exec and logs */
+export class PodsApi extends ResourceApi<PodView, PodCreateInput | Record<string, unknown>, PodUpdateInput | Record<string, unknown>> {
+  constructor(client: ApiClient) {
+    super(client, '/v2/pods', 'pods');
   }
 
   /** the pod after the action; undefined once terminated (the API answers 204) */
   act(id: string, action: PodAction): Promise<PodView | undefined> {
-    return this.client.post<PodView | undefined>(`/v2/pods/${encodeURIComponent(id)}/action`, { action });
+    return this.client.post<PodView | undefined>(this.one(id, '/action'), { action });
   }
 
   /** runs `argv` in the pod's container: `output` events `{stream, text}`, then `exit` `{code}` (or `problem`) */
   exec(id: string, argv: string[], signal?: AbortSignal): AsyncGenerator<PodLogEvent> {
-    return this.client.sse(`/v2/pods/${encodeURIComponent(id)}/exec`, signal, { command: argv });
+    return this.client.sse(this.one(id, '/exec'), signal, { command: argv });
   }
 
   /** an interactive session (GET /v2/pods/{id}/exec/ws): stdin, a terminal if asked, the exit code */
@@ -65,12 +70,8 @@ export class PodsApi {
     return openSshTunnel(this.client, id);
   }
 
-  /** follows the pod's log until it ends or `signal` aborts */
-  logs(id: string, query: { tail?: number; source?: string } = {}, signal?: AbortSignal): AsyncGenerator<PodLogEvent> {
-    const q = new URLSearchParams();
-    if (query.tail !== undefined) q.set('tail', String(query.tail));
-    if (query.source) q.set('source', query.source);
-    const qs = q.size ? `?${q.toString()}` : '';
-    return this.client.sse(`/v2/pods/${encodeURIComponent(id)}/logs${qs}`, signal);
+  /** the pod's log: follows until it ends or `signal` aborts, or with `follow: false` what is there now */
+  logs(id: string, query: LogQuery = {}, signal?: AbortSignal): AsyncGenerator<PodLogEvent> {
+    return this.client.sse(this.one(id, `/logs${queryString({ ...query })}`), signal);
   }
 }
