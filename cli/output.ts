@@ -53,7 +53,8 @@ export function printFields(rows: [string, unknown][]): void {
   const labelWidth = Math.min(24, Math.max(...shown.map(([k]) => k.length), 4) + 2);
   // two borders of the label column, one between, one after: 4 characters besides the contents
   const valueWidth = Math.max(20, outputWidth() - labelWidth - 3);
-  const t = newTable({ colWidths: [labelWidth, valueWidth], wordWrap: true, wrapOnWordBoundary: false });
+  // wrapped on words (a word longer than the column is cut there); no rule between the rows
+  const t = newTable({ colWidths: [labelWidth, valueWidth], wordWrap: true, chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' } });
   for (const [k, v] of shown) t.push([k, cell(v)]);
   console.log(t.toString());
 }
