@@ -1,8 +1,9 @@
-// `gpufleet accounts create|list|credit` (operators): accounts and their credits (docs/billing.md,
+// `gpufleet accounts create|list|credit|limits|set-limits` (operators): accounts, their credits and limits (docs/billing.md,
 // "Credits"). A negative credit takes credits back: `gpufleet accounts credit <id> -- -5`.
 import { Command, InvalidArgumentError } from 'commander';
 import { AccountsApi, ApiClient } from '../client/index.ts';
 import { newTable } from './output.ts';
+import { accountLimitsCommands } from './account-limits.ts';
 
 function usd(value: string): number {
   const n = Number(value);
@@ -52,5 +53,6 @@ export function accountsCommand(): Command {
       if (o.json) console.log(JSON.stringify(a, null, 2));
       else console.log(`account ${a.id}: credits ${a.balance} USD, used ${a.usage} USD, left ${a.clientBalance} USD`);
     });
+  for (const c of accountLimitsCommands()) accounts.addCommand(c);
   return accounts;
 }

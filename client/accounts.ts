@@ -1,6 +1,6 @@
-// Typed calls for accounts and credits (operators): `POST/GET /v2/accounts`,
-// `POST /v2/accounts/{id}/credits`. Used by `gpufleet accounts`.
-import type { AccountRecord } from '../model/index.ts';
+// Typed calls for accounts, credits and limits (operators): `POST/GET /v2/accounts`,
+// `POST /v2/accounts/{id}/credits`, `GET/PATCH /v2/accounts/{id}/limits`. Used by `gpufleet accounts`.
+import type { AccountLimitsPatchInput, AccountRecord } from '../model/index.ts';
 import type { ApiClient } from './api-client.ts';
 
 export interface AccountWithBalance extends AccountRecord {
@@ -27,6 +27,16 @@ export class AccountsApi {
 
   async list(): Promise<AccountRecord[]> {
     return (await this.client.get<{ accounts: AccountRecord[] }>('/v2/accounts')).accounts;
+  }
+
+  /** `GET /v2/accounts/{id}/limits`: each limit beside its use (docs/teams.md); the account itself or an operator */
+  limits(accountId: string): Promise<Record<string, unknown>> {
+    return this.client.get<Record<string, unknown>>(`/v2/accounts/${encodeURIComponent(accountId)}/limits`);
+  }
+
+  /** `PATCH /v2/accounts/{id}/limits` (operators): each field given sets that limit, null clears it */
+  setLimits(accountId: string, patch: AccountLimitsPatchInput): Promise<Record<string, unknown>> {
+    return this.client.patch<Record<string, unknown>>(`/v2/accounts/${encodeURIComponent(accountId)}/limits`, patch);
   }
 
   /** adds `amount` USD to the account's credits (negative takes some back) */

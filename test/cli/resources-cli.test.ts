@@ -145,3 +145,23 @@ describe('read-only groups: --json equals the API', () => {
     expect((await runCli(['billing', 'dinners'], user)).code).toBe(2);
   }, 120_000);
 });
+
+describe('account limits (docs/teams.md)', () => {
+  test('accounts set-limits (operator) sets numbers, none clears, per-type limits merge; accounts limits equals the API; a user may read their own, not set them', async () => {
+    const team = await cp.newAccount('read_write');
+    const set = json(await runCli(['accounts', 'set-limits', team.accountId, '--gpus', '16', '--gpus-by-type', `${H100}=8`, '--pods', '5', '--monthly-budget', '2000.5', '--budget-action', 'stop', '--json'], operator));
+    expect(set).toEqual(await api(`/v2/accounts/${team.accountId}/limits`, cp.adminKey));
+    expect(set.limits).toMatchObject({ gpus: { limit: 16 }, gpusByType: { [H100]: { limit: 8 } }, pods: { limit: 5 }, monthlyBudget: { limit: 2000.5 } });
+    expect(set.budgetAction).toBe('stop');
+    const cleared = json(await runCli(['accounts', 'set-limits', team.accountId, '--gpus', 'none', '--json'], operator));
+    expect(cleared.limits).toMatchObject({ gpus: { limit: null }, pods: { limit: 5 } });
+    const own = json(await runCli(['accounts', 'limits', team.accountId, '--json'], { url: cp.url, key: team.key }));
+    expect(own).toEqual(await api(`/v2/accounts/${team.accountId}/limits`, team.key));
+    const table = await runCli(['accounts', 'limits', team.accountId], { url: cp.url, key: team.key });
+    expect(table.stdout).toContain(`gpus: ${H100}`);
+    const refused = await runCli(['accounts', 'set-limits', team.accountId, '--gpus', '99'], { url: cp.url, key: team.key });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/HTTP 403/);
+    expect((await runCli(['accounts', 'set-limits', team.accountId, '--gpus', 'lots'], operator)).code).toBe(2);
+  }, 120_000);
+});
