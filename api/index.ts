@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { configWarnings, type ServerConfig } from '../core/index.ts';
 import { buildServer } from './server.ts';
 import type { OriginMount } from './origin-mount.ts';
-import { closeServices, createServices, createTelemetry, openStore, refusedRegistriesInUse, systemLookup, type Services } from '../core/index.ts';
+import { closeServices, createServices, createTelemetry, openStore, PodTimerLoop, refusedRegistriesInUse, systemLookup, type Services } from '../core/index.ts';
 import type { GpufleetError } from '../model/index.ts';
 
 export { buildServer } from './server.ts';
@@ -72,6 +72,13 @@ export async function startControlPlane(config: ServerConfig, opts: StartOptions
   // `port: 0` asked for any free port: what derives from the port (the workers' default URL) uses the bound one
   if (port !== config.port) services.config = { ...services.config, port };
   const stops: (() => Promise<void>)[] = [];
+  // stop and terminate timers (GraphQL stopAfter/terminateAfter) are honoured with or without a provisioner
+  const timers = new PodTimerLoop(services.store, services.pods, {
+    intervalMs: config.reconcileIntervalMs,
+    onError: (err, podId) => log?.warn({ err, podId }, 'a pod timer could not be carried out; trying again at the next interval'),
+  });
+  await timers.start();
+  stops.push(() => timers.stop());
   for (const start of opts.background ?? []) stops.push(await start(services));
   return {
     app,

@@ -85,6 +85,9 @@ export {
   type MoveOutcome,
   onHostToMove,
   PodMover,
+  PodTimerLoop,
+  type PodTimers,
+  parseTimer,
   rfc3339Nanos,
   type SessionOutput,
 } from './pods/index.ts';

@@ -4,7 +4,7 @@
 // the options mean (a CUDA minimum against the fleet's hosts) is decided in core.
 import { parseCpuInstanceId } from '../../fleet/index.ts';
 import { fail422 } from '../../model/index.ts';
-import { CUDA_VERSION, type PodCreateOptions } from '../../core/index.ts';
+import { CUDA_VERSION, parseTimer, type PodCreateOptions } from '../../core/index.ts';
 import type { StoreReader } from '../../store/index.ts';
 import { str } from './context.ts';
 
@@ -40,6 +40,8 @@ export interface GqlPodInput {
   bidPerGpu?: number | null;
   /** podRentInterruptable (SkyPilot): a minimum CUDA version where allowedCudaVersions is not given */
   cudaVersion?: string | null;
+  stopAfter?: string | null;
+  terminateAfter?: string | null;
 }
 
 /** which create a GraphQL pod input is: on-demand GPU, interruptible (spot) GPU, or CPU */
@@ -144,6 +146,14 @@ export async function toPodCreate(store: StoreReader, input: GqlPodInput, kind: 
     if (!cpu) fail422('pod', [`$.input.instanceId: "${instanceId}" must look like cpu3c-2-4 (flavor-vCPUs-memoryGB)`]);
     body.cpu = cpu;
   }
+  // ISO 8601 instants as runpodctl sends them ("" is not set); the pod is stopped / terminated then
+  const stopAfter = str(input.stopAfter);
+  const terminateAfter = str(input.terminateAfter);
+  if (stopAfter !== undefined || terminateAfter !== undefined)
+    options.timers = {
+      ...(stopAfter !== undefined ? { stopAfter: parseTimer(stopAfter, 'stopAfter') } : {}),
+      ...(terminateAfter !== undefined ? { terminateAfter: parseTimer(terminateAfter, 'terminateAfter') } : {}),
+    };
   return { body, options };
 }
 

@@ -22,5 +22,6 @@ export {
   PodLogService,
   type PodLogStream,
 } from './logs/pod-log-service.ts';
-export { type PodCreateOptions, type PodListFilter, PodService } from './pod-service.ts';
+export { type PodCreateOptions, type PodListFilter, PodService, type PodTimers } from './pod-service.ts';
 export { moveBlocker, type MoveOrder, type MoveOutcome, onHostToMove, PodMover } from './pod-mover.ts';
+export { parseTimer, PodTimerLoop } from './pod-timers.ts';

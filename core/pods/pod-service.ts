@@ -7,10 +7,11 @@ import { validatePodAction, validatePodCreate, validatePodUpdate } from '../../m
 import { actionConditions, actionsFor, settleMove, transition } from '../../model/index.ts';
 import type { PodAction, PodRecord, PodStatus } from '../../model/index.ts';
 import { fail400, isInterruptible } from '../../model/index.ts';
-import { SYSTEM_ACTOR, userActor, type EventView } from '../../model/index.ts';
+import { holdsCompute, SYSTEM_ACTOR, userActor, type EventView } from '../../model/index.ts';
 import type { Store, StoreTx } from '../../store/index.ts';
 import { accruePod } from '../billing/index.ts';
 import { buildPodRecord, containerConfigChanged } from './pod-builder.ts';
+import { dueTimer } from './pod-timers.ts';
 import { changeInProgress, dryRunAnswer, networkVolumeDataCenter, resizeInPlace, resizes, type DryRunPlacement } from './pod-resize.ts';
 import { checkRegistry } from '../images/index.ts';
 import { checkImageRegistry } from '../images/index.ts';
@@ -22,8 +23,14 @@ import type { Principal } from '../../model/index.ts';
 /** Placement choices GraphQL pod inputs carry and the v2 body has no field for (cloudType ALL, minVcpuCount, minMemoryInGb). */
 export type PlacementOptions = Pick<PodPlacementRequest, 'cloud' | 'minVcpu' | 'minMemoryGb'>;
 
-/** What GraphQL pod inputs carry beside the v2 body: placement options and a CUDA minimum (cuda-versions.ts). */
-export type PodCreateOptions = PlacementOptions & { minCudaVersion?: string };
+/** GraphQL's stopAfter / terminateAfter, parsed (pod-timers.ts): RFC 3339 UTC instants. */
+export interface PodTimers {
+  stopAfter?: string;
+  terminateAfter?: string;
+}
+
+/** What GraphQL pod inputs carry beside the v2 body: placement options, a CUDA minimum (cuda-versions.ts) and timers. */
+export type PodCreateOptions = PlacementOptions & { minCudaVersion?: string; timers?: PodTimers };
 
 export interface PodListFilter {
   status?: PodStatus;
@@ -105,20 +112,22 @@ export class PodService {
   /** GraphQL creation: the same validation and rules as `create`, plus options REST has no field for. */
   async createWithPlacement(principal: Principal, body: unknown, options: PodCreateOptions = {}): Promise<PodRecord> {
     const input = validatePodCreate(body);
-    const { minCudaVersion, ...placement } = options;
+    const { minCudaVersion, timers, ...placement } = options;
     return this.transactAs(principal, async (tx) => {
       const cuda = input.gpu && (await cudaVersionsAtLeast(tx, minCudaVersion, input.gpu.allowedCudaVersions, 'pod'));
       const withCuda = input.gpu && cuda ? { ...input, gpu: { ...input.gpu, allowedCudaVersions: cuda } } : input;
-      return this.createIn(tx, principal, withCuda, placement);
+      return this.createIn(tx, principal, withCuda, placement, timers);
     });
   }
 
   /** Creation inside a caller's transaction (GraphQL and the constructs reuse it). */
-  async createIn(tx: StoreTx, principal: Principal, input: PodCreateInput, options: PlacementOptions = {}): Promise<PodRecord> {
+  async createIn(tx: StoreTx, principal: Principal, input: PodCreateInput, options: PlacementOptions = {}, timers: PodTimers = {}): Promise<PodRecord> {
     const now = new Date().toISOString();
     const { draft, placement } = await this.planCreate(tx, principal, input, now, options);
     const pod: PodRecord = {
       ...draft,
+      ...(timers.stopAfter ? { stopAfter: timers.stopAfter } : {}),
+      ...(timers.terminateAfter ? { terminateAfter: timers.terminateAfter } : {}),
       ...placement,
       allocated: true,
       statusReason: `placed on host ${placement.hostId}; waiting for the provisioner to pull and start it`,
@@ -231,42 +240,7 @@ export class PodService {
       if (!usersPod(pod, principal)) throw notFound(id);
       if (opts.bidPerGpu !== undefined && !isInterruptible(pod))
         fail400(`Pod ${id} is an on-demand pod; only an interruptible pod is started with a bid.`, ['$.input.bidPerGpu: the pod is not interruptible']);
-      const t = transition(pod.status, action, pod.locked);
-      if (!t) {
-        const why = pod.locked && action === 'stop' ? ' (the pod is locked)' : '';
-        throw new GpufleetError(
-          'INVALID_TRANSITION',
-          `Cannot ${action} pod ${id} while it is ${pod.status}${why}; valid actions: ${actionsFor(pod.status, pod.locked).join(', ') || 'none'}.`,
-          { fields: { status: pod.status, action } },
-        );
-      }
-      const now = new Date().toISOString();
-      let next: PodRecord = { ...pod, status: t.status, desiredStatus: t.desiredStatus, statusReason: t.statusReason, updatedAt: now };
-      if (t.restart) next.restartGeneration += 1;
-      if (t.place) {
-        // a start ends a preemption; a new bid replaces the old one before the pod is placed at it
-        if (pod.preemption) next.preemption = null;
-        if (opts.bidPerGpu !== undefined) next.bidPerGpu = opts.bidPerGpu;
-      }
-      if (action === 'stop' || action === 'terminate') next = { ...next, allocated: false, gpuUuids: [] };
-      if (action === 'terminate') next.terminatedAt = now;
-      if (t.place) {
-        const pinnedHostId = pod.mounts.persistent ? pod.hostId : null;
-        const volumeDc = await networkVolumeDataCenter(tx, pod);
-        const placement = await this.placer.place(tx, {
-          pod: next,
-          pinnedHostId,
-          dataCenterIds: volumeDc ? [volumeDc] : pod.dataCenterIds,
-        });
-        await this.admit(tx, next, placement.costPerHr, 'pod start');
-        await this.admit(tx, next, placement.costPerHr, 'pod start');
-        next = { ...next, ...placement, allocated: true, statusReason: `placed on host ${placement.hostId}; waiting for the provisioner` };
-      }
-      next.conditions = actionConditions(next, action, now);
-      next = settleMove(next);
-      tx.put('pods', next);
-      await accruePod(tx, pod, next, now);
-      return next;
+      return this.actIn(tx, pod, action, opts.bidPerGpu !== undefined ? { bidPerGpu: opts.bidPerGpu } : {});
     });
   }
 
@@ -293,6 +267,68 @@ export class PodService {
       },
       { actor: SYSTEM_ACTOR },
     );
+  }
+
+  /**
+   * The pod's timer that is due at `now` (docs/pods.md#stop-and-terminate-timers), carried out as the
+   * system: terminate before stop; a timer with nothing left to do is cleared. False when none was due.
+   */
+  async fireTimer(podId: string, now = Date.now()): Promise<boolean> {
+    return this.store.transact(async (tx) => {
+      const pod = await tx.get('pods', podId);
+      const due = pod ? dueTimer(pod, now) : null;
+      if (!pod || !due) return false;
+      const at = due === 'terminate' ? pod.terminateAfter! : pod.stopAfter!;
+      const cleared: PodRecord = { ...pod, stopAfter: null, ...(due === 'terminate' ? { terminateAfter: null } : {}) };
+      // a pod already stopped (or terminated) only loses its timer; a timer outranks `locked`: its owner set it
+      if (due === 'stop' ? !holdsCompute(pod.status) : pod.status === 'TERMINATED') {
+        tx.put('pods', { ...cleared, updatedAt: new Date(now).toISOString() });
+        return true;
+      }
+      const reason = `${due === 'stop' ? 'stopped' : 'terminated'}: its ${due}After time ${at} was reached`;
+      await this.actIn(tx, cleared, due, { ignoreLock: true, reason });
+      return true;
+    }, { actor: SYSTEM_ACTOR });
+  }
+
+  /** `ignoreLock`, `reason`: a timer's action (fireTimer); `bidPerGpu`: an interruptible pod's new bid (applyAction) */
+  private async actIn(tx: StoreTx, pod: PodRecord, action: PodAction, opts: { ignoreLock?: boolean; reason?: string; bidPerGpu?: number } = {}): Promise<PodRecord> {
+    const id = pod.id;
+    const t = transition(pod.status, action, pod.locked && !opts.ignoreLock);
+    if (!t) {
+      const why = pod.locked && action === 'stop' ? ' (the pod is locked)' : '';
+      throw new GpufleetError(
+        'INVALID_TRANSITION',
+        `Cannot ${action} pod ${id} while it is ${pod.status}${why}; valid actions: ${actionsFor(pod.status, pod.locked).join(', ') || 'none'}.`,
+        { fields: { status: pod.status, action } },
+      );
+    }
+    const now = new Date().toISOString();
+    let next: PodRecord = { ...pod, status: t.status, desiredStatus: t.desiredStatus, statusReason: opts.reason ?? t.statusReason, updatedAt: now };
+    if (t.restart) next.restartGeneration += 1;
+    if (t.place) {
+      // a start ends a preemption; a new bid replaces the old one before the pod is placed at it
+      if (pod.preemption) next.preemption = null;
+      if (opts.bidPerGpu !== undefined) next.bidPerGpu = opts.bidPerGpu;
+    }
+    if (action === 'stop' || action === 'terminate') next = { ...next, allocated: false, gpuUuids: [] };
+    if (action === 'terminate') next.terminatedAt = now;
+    if (t.place) {
+      const pinnedHostId = pod.mounts.persistent ? pod.hostId : null;
+      const volumeDc = await networkVolumeDataCenter(tx, pod);
+      const placement = await this.placer.place(tx, {
+        pod: next,
+        pinnedHostId,
+        dataCenterIds: volumeDc ? [volumeDc] : pod.dataCenterIds,
+      });
+      await this.admit(tx, next, placement.costPerHr, 'pod start');
+      next = { ...next, ...placement, allocated: true, statusReason: `placed on host ${placement.hostId}; waiting for the provisioner` };
+    }
+    next.conditions = actionConditions(next, action, now);
+    next = settleMove(next);
+    tx.put('pods', next);
+    await accruePod(tx, pod, next, now);
+    return next;
   }
 
   /** DELETE: terminate from any state; deleting a terminated pod again is a no-op. */

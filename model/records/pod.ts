@@ -147,6 +147,12 @@ export interface PodRecord extends PodSpec {
   terminatedAt: string | null;
   /** set while an interruptible pod stays stopped after a preemption; the provisioner stops its container with this grace */
   preemption?: PodPreemption | null;
+  /**
+   * GraphQL `stopAfter` / `terminateAfter` (docs/pods.md#stop-and-terminate-timers): when the pod is
+   * stopped or terminated (RFC 3339, UTC); cleared once done. Absent on pods stored before them.
+   */
+  stopAfter?: string | null;
+  terminateAfter?: string | null;
   /** serverless workers only (model/records/worker.ts): the endpoint the worker serves; such pods are not listed as pods */
   endpointId?: string;
   worker?: WorkerFields;
@@ -200,6 +206,9 @@ export interface PodView {
   /** docs/teams.md "Interruptible pods": true for a spot pod, which runs at its bid (USD per GPU-hour) */
   interruptible: boolean;
   bidPerGpu: number | null;
+  /** when the pod will be stopped / terminated by its timer (docs/pods.md#stop-and-terminate-timers); null when none */
+  stopAfter: string | null;
+  terminateAfter: string | null;
   /** one pod's answers (create, get, update, action): its last few events; not in lists (docs/events.md) */
   events?: EventView[];
 }
@@ -272,6 +281,8 @@ export function toPodView(pod: PodRecord, now = Date.now(), proxy: PortProxy | n
     tags: pod.tags,
     interruptible: isInterruptible(pod),
     bidPerGpu: isInterruptible(pod) ? (pod.bidPerGpu ?? null) : null,
+    stopAfter: pod.stopAfter ?? null,
+    terminateAfter: pod.terminateAfter ?? null,
   };
   if (pod.gpu) view.gpu = pod.gpu;
   else if (pod.cpu) view.cpu = pod.cpu;

@@ -115,6 +115,9 @@ export const podViewSchema = {
     interruptible: { type: 'boolean' },
     /** USD per GPU-hour an interruptible pod bids; null for on-demand pods */
     bidPerGpu: { type: ['number', 'null'] },
+    /** docs/pods.md#stop-and-terminate-timers: when the pod's timer stops / terminates it; null when none */
+    stopAfter: { type: ['string', 'null'], format: 'date-time' },
+    terminateAfter: { type: ['string', 'null'], format: 'date-time' },
     /** one pod's answers (create, get, update, action): its last few events, oldest first; not in lists (docs/events.md) */
     events: { type: 'array', maxItems: 5, items: eventViewSchema },
   },
