@@ -14,6 +14,9 @@ const REFUSED_EXIT = 97;
 /** the steps of a pod on a host whose failure the reconciler retries with backoff (pod-retry.ts) */
 export type PodStep = 'network' | 'stop' | 'restart';
 
+/** seconds a container has between SIGTERM and SIGKILL on stop and restart (docs/pods.md#stopping) */
+export const STOP_GRACE_S = 10;
+
 export interface ObservedContainer {
   id: string;
   podId: string;
@@ -187,11 +190,11 @@ export class HostDocker {
   }
 
   /**
-   * Stops the pod's container: SIGTERM (or the image's stop signal), SIGKILL after `graceSeconds` (10
-   * unless given: a preemption's grace, docs/teams.md); a failure (docker did not answer 0) is
-   * SSH_COMMAND_FAILED, step `stop`.
+   * Stops the pod's container: SIGTERM (or the image's stop signal), SIGKILL after `graceSeconds`
+   * (STOP_GRACE_S unless given: a preemption's grace, docs/teams.md); a failure (docker did not answer
+   * 0) is SSH_COMMAND_FAILED, step `stop`.
    */
-  async stop(podId: string, graceSeconds = 10): Promise<void> {
+  async stop(podId: string, graceSeconds = STOP_GRACE_S): Promise<void> {
     const res = await this.run(shellJoin(['docker', 'stop', '-t', String(graceSeconds), containerName(podId)]), undefined, graceSeconds > 60 ? (graceSeconds + 60) * 1000 : undefined);
     if (res.code !== 0) throw this.stepFailed('stop', `docker stop on ${this.target.address} failed: ${res.stderr.trim().slice(-300)}`, res.code);
   }
@@ -212,7 +215,7 @@ export class HostDocker {
 
   /** Restarts the pod's container; a failure is SSH_COMMAND_FAILED, step `restart`. */
   async restart(podId: string): Promise<void> {
-    const res = await this.run(shellJoin(['docker', 'restart', '-t', '10', containerName(podId)]));
+    const res = await this.run(shellJoin(['docker', 'restart', '-t', String(STOP_GRACE_S), containerName(podId)]));
     if (res.code !== 0) throw this.stepFailed('restart', `docker restart on ${this.target.address} failed: ${res.stderr.trim().slice(-300)}`, res.code);
   }
 

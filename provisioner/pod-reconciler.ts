@@ -8,6 +8,7 @@ import { pullRefusal, type ProvisionerObserver, type Services } from '../core/in
 import { GpufleetError, isGpufleetError, preemptionReason, podConditions as cond, type ConditionUpdate, type PodConditionType } from '../model/index.ts';
 import { GPU_METRICS_COMMAND, parseGpuMetrics } from '../fleet/index.ts';
 import { podStorageDir, runSpec, specKey } from './container-spec.ts';
+import { STOP_GRACE_S } from './host-docker.ts';
 import type { HostDocker, ObservedContainer } from './host-docker.ts';
 import { intentOf, writeObserved, type Intent, type ObservedChange } from './pod-status.ts';
 import { refusedImages } from './image-access.ts';
@@ -88,6 +89,13 @@ export class PodReconciler {
     if (pod.desiredStatus === 'EXITED') {
       // a stop that failed (and waited out its backoff, reconciler.ts) is recorded once it succeeds
       const stoppedNow = container?.running === true;
+      // the grace period is the container's (its SIGTERM handler may be saving work): the pod says so
+      // while it lasts; a preemption's reason says it in its own words (docs/teams.md)
+      if (stoppedNow && !pod.preemption)
+        await this.write(pod, intent, () => ({
+          statusReason: `stopping: the container was sent SIGTERM at ${new Date().toISOString()} and has up to ${STOP_GRACE_S} s to exit before it is killed; its GPUs are released`,
+          conditions: [cond.stopping(STOP_GRACE_S)],
+        }));
       // a preempted pod's container gets the preemption's grace between SIGTERM and SIGKILL (docs/teams.md)
       if (stoppedNow) await docker.stop(pod.id, pod.preemption?.graceSeconds);
       if (pod.preemption) {

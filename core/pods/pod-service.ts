@@ -12,6 +12,7 @@ import type { Store, StoreTx } from '../../store/index.ts';
 import { accruePod } from '../billing/index.ts';
 import { buildPodRecord, containerConfigChanged } from './pod-builder.ts';
 import { dueTimer } from './pod-timers.ts';
+import { stillStopping, waitForStop } from './pod-stopping.ts';
 import { changeInProgress, dryRunAnswer, networkVolumeDataCenter, resizeInPlace, resizes, type DryRunPlacement } from './pod-resize.ts';
 import { checkRegistry } from '../images/index.ts';
 import { checkImageRegistry } from '../images/index.ts';
@@ -326,6 +327,8 @@ export class PodService {
     }
     next.conditions = actionConditions(next, action, now);
     next = settleMove(next);
+    // its previous container still has its stop grace period on that host: the start waits for it, and says so
+    if (t.place && stillStopping(pod, next.hostId)) next = waitForStop(pod, next, now);
     tx.put('pods', next);
     await accruePod(tx, pod, next, now);
     return next;

@@ -47,6 +47,10 @@ export const podConditions = {
   preempted: (graceS: number) => running('False', 'Preempted', `preempted: the container is sent SIGTERM, then SIGKILL after ${graceS} s; volume and disk are kept`),
   stoppedByDrain: () => running('False', 'DrainDeadline', "stopped: its host's drain reached its deadline before the pod could move"),
   stoppedToMove: () => running('False', 'HostLeft', 'stopped: its host is being left and the pod cannot move (the Moved condition says why)'),
+  /** a stop accepted; the container is still in its grace period (SIGTERM sent, not yet exited) */
+  stopping: (graceS: number) => running('True', 'Stopping', `the container was sent SIGTERM and has up to ${graceS} s to exit`),
+  /** a start accepted while the previous container of the pod is still in its stop grace period */
+  waitingForStop: () => running('False', 'WaitingForStop', 'the previous container is finishing its stop grace period; the new one starts when it has exited'),
   exited: (code: number) => running('False', 'Exited', `the container exited on its own with code ${code}`),
   crashed: (code: number) => running('False', 'Crashed', `the container crashed on start with exit code ${code}`),
   startFailed: () => running('False', 'StartFailed', 'the container could not be started; the status reason says why'),

@@ -92,9 +92,11 @@ describe('a pod through its lifecycle', () => {
     expect(cond(stopped, 'ContainerRunning')).toMatchObject({ status: 'False', reason: 'Stopped' });
     expect(cond(stopped, 'ImageReady')).toEqual(cond(running, 'ImageReady'));
     await waitFor('container stopped', async () => (await dockerInspect(`gpufleet-${id}`))?.State.Running === false);
-    // the provisioner's write of the stop ("container stopped; GPUs released") keeps the condition's time
+    // the provisioner's writes of the stop: True (Stopping) while the container has its grace period
+    // (docs/pods.md#stopping), then False (Stopped) again once it has exited
     const after = await podWhere(id, 'the stop recorded', (p) => p.statusReason === 'container stopped; GPUs released');
-    expect(cond(after, 'ContainerRunning')).toEqual(cond(stopped, 'ContainerRunning'));
+    expect(cond(after, 'ContainerRunning')).toMatchObject({ status: 'False', reason: 'Stopped', message: 'stopped by user' });
+    expect(Date.parse(cond(after, 'ContainerRunning')!.lastTransitionTime)).toBeGreaterThanOrEqual(Date.parse(cond(stopped, 'ContainerRunning')!.lastTransitionTime));
 
     const started = (await (await cp.api(`/v2/pods/${id}/action`, { method: 'POST', json: { action: 'start' } })).json()) as Json;
     expect(cond(started, 'Scheduled')).toMatchObject({ status: 'True', reason: 'Placed' });
