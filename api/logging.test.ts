@@ -9,6 +9,12 @@ describe('redactUrl', () => {
     expect(out).toContain('tail=5');
   });
 
+  it("censors a pod port's signed link token (docs/connect.md)", () => {
+    const out = redactUrl('/.pod-port/abc/8888/lab?x=1&gpufleet_link=v1.payload.mac');
+    expect(out).toMatch(/^\/\.pod-port\/abc\/8888\/lab\?x=1&gpufleet_link=/);
+    expect(out).not.toMatch(/payload|mac/);
+  });
+
   it('answers a URL with no credential unchanged', () => {
     expect(redactUrl('/v2/pods?limit=5')).toBe('/v2/pods?limit=5');
   });

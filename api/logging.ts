@@ -23,7 +23,7 @@ export const LOG_REDACT: NonNullable<LoggerOptions['redact']> = {
   censor: CENSOR,
 };
 
-/** `url` with the value of every `api_key` (and media `signature`, exec `ticket`) query parameter censored (names compared decoded, any case). */
+/** `url` with the value of every `api_key` (and media `signature`, exec `ticket`, port link `gpufleet_link`) query parameter censored (names compared decoded, any case). */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
   if (q < 0) return url;
@@ -44,10 +44,11 @@ export function redactUrl(url: string): string {
 }
 
 // `signature`: a media URL's signature is its credential (docs/media.md); `ticket`: an exec
-// WebSocket's single-use credential (docs/pods.md), spent on use but still a secret until then
+// WebSocket's single-use credential (docs/pods.md), spent on use but still a secret until then;
+// `gpufleet_link`: a pod port's signed link (docs/connect.md), good for 60 s
 const isKeyName = (name: string): boolean => {
   const n = name.trim().toLowerCase();
-  return n.includes('api_key') || n === 'signature' || n === 'ticket';
+  return n.includes('api_key') || n === 'signature' || n === 'ticket' || n === 'gpufleet_link';
 };
 
 /** Fastify's request serializer, with the URL censored; anything else logged as `req` passes (redact still applies). */

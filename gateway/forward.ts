@@ -126,7 +126,11 @@ class AnswerWriter implements Dispatcher.DispatchHandler {
     this.f.onAnswer();
     this.res.statusCode = statusCode; // what the request's metrics record when it ends (nothing is written through res)
     if (!this.f.upgrade) socket.destroy(); // undici sends an upgrade only when asked to
-    else this.f.upgrade.tunnels.join(this.f.upgrade.caller, socket, statusCode, headers, this.f.ownHeaders);
+    else {
+      const own = this.f.ownCookie;
+      const sent = own && Array.isArray(headers['set-cookie']) ? { ...headers, 'set-cookie': keptSetCookies(headers['set-cookie'], own) } : headers;
+      this.f.upgrade.tunnels.join(this.f.upgrade.caller, socket, statusCode, sent, this.f.ownHeaders);
+    }
     this.resolve();
   }
 
@@ -161,7 +165,7 @@ function requestHeaders(h: IncomingHttpHeaders, f: Forward): Record<string, stri
   return out;
 }
 
-export function answerHeaders(h: IncomingHttpHeaders, own: OutgoingHttpHeaders, ownCookie?: (name: string) => boolean): OutgoingHttpHeaders {
+function answerHeaders(h: IncomingHttpHeaders, own: OutgoingHttpHeaders, ownCookie?: (name: string) => boolean): OutgoingHttpHeaders {
   const named = connectionNamed(h.connection);
   const out: OutgoingHttpHeaders = {};
   for (const name in own) out[name] = own[name];
@@ -169,7 +173,7 @@ export function answerHeaders(h: IncomingHttpHeaders, own: OutgoingHttpHeaders, 
     const v = h[name];
     if (v === undefined || NOT_RETURNED.has(name) || named?.has(name)) continue;
     if (name === 'set-cookie' && ownCookie && Array.isArray(v)) {
-      const kept = v.filter((c) => !ownCookie(c.slice(0, Math.max(0, c.indexOf('=')))));
+      const kept = keptSetCookies(v, ownCookie);
       if (kept.length) out[name] = kept;
       continue;
     }
@@ -177,6 +181,9 @@ export function answerHeaders(h: IncomingHttpHeaders, own: OutgoingHttpHeaders, 
   }
   return out;
 }
+
+/** the Set-Cookie lines that name none of `own` */
+const keptSetCookies = (lines: string[], own: (name: string) => boolean): string[] => lines.filter((c) => !own(c.slice(0, Math.max(0, c.indexOf('=')))));
 
 /** a Cookie header without the cookies `drop` names; '' when none is left */
 function withoutCookies(v: string | string[], drop: (name: string) => boolean): string {

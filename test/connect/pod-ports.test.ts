@@ -119,7 +119,9 @@ describe('a pod port by URL', () => {
     expect(seen.headers['x-api-key']).toBeUndefined();
     expect(seen.headers.cookie).toBe('theirs=1; other=2');
     expect(seen.headers.host).toBe(portHost);
-    expect(JSON.stringify(seen.headers)).not.toContain(alice.key);
+    expect(JSON.stringify(seen.headers)).not.toContain(alice.key);    // nor may the pod set a gpufleet cookie; its own pass
+    const set = await proxied(portHost, '/set-cookies', { headers: bearer(alice.key) });
+    expect(set.headers['set-cookie']).toEqual(['mine=1; Path=/']);
   });
 
   test("another account's key, no key, an unpublished port and a name that is no pod's are refused with problem+json", async () => {

@@ -1,8 +1,8 @@
 // The pod port test server (a Jupyter stand-in, test/connect/): the LB test routes (lb-test-server.ts:
 // /echo shows the request headers it received, /sse streams) on PORT (default 8888), a WebSocket
 // echo (the `ws` library) on any path of an upgrade, greeting with the path and the Cookie it saw,
-// and GET /page: an HTML page whose script opens a WebSocket back to its own origin and prints what
-// came back, as a notebook's kernel channel does.
+// GET /set-cookies (tries to set gpufleet's cookie), and GET /page: an HTML page whose script opens a
+// WebSocket back to its own origin and prints what came back, as a notebook's kernel channel does.
 import { createServer } from 'node:http';
 import { WebSocketServer, type RawData } from 'ws';
 import { lbTestHandler } from './lb-test-server.ts';
@@ -17,6 +17,12 @@ ws.onerror = () => { document.getElementById('out').textContent = 'websocket fai
 const port = Number(process.env.PORT ?? 8888);
 const http = lbTestHandler();
 const server = createServer((req, res) => {
+  if (req.url === '/set-cookies') {
+    // a pod that tries to set the proxy's own cookie beside one of its own
+    res.setHeader('set-cookie', ['gpufleet-port=from-the-pod; Path=/', '__Host-gpufleet-port=x; Path=/; Secure', 'mine=1; Path=/']);
+    res.end('ok');
+    return;
+  }
   if (req.url === '/page') {
     res.setHeader('content-type', 'text/html; charset=utf-8');
     res.end(PAGE);
