@@ -1,8 +1,9 @@
-// `gpufleet hosts enroll|list|show|drain|undrain|lost|refresh|accept-key|remove`
+// `gpufleet hosts enroll|list|show|drain|undrain|lost|refresh|accept-key|remove|diagnose|clear-gpu` (show, diagnose, clear-gpu: host-gpus.ts)
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { ApiClient, ApiError } from '../client/index.ts';
 import { newTable } from './output.ts';
+import { addHostGpuCommands } from './host-gpus.ts';
 
 interface HostRow {
   id: string;
@@ -89,7 +90,7 @@ export function hostsCommand(): Command {
         t.push([h.id, `${h.user}@${h.address}:${h.port}`, h.dataCenterId, h.cloud, h.status, `${h.facts.gpus.length}${h.facts.gpus[0] ? ` × ${h.facts.gpus[0].name}` : ''}`, h.facts.cpuCount, h.facts.memoryGb, h.facts.cudaVersion ?? '-']);
       console.log(t.toString());
     });
-  hosts.command('show <id>').action(async (id: string) => console.log(JSON.stringify(await new ApiClient().get(`/v2/hosts/${encodeURIComponent(id)}`), null, 2)));
+  addHostGpuCommands(hosts);
   hosts
     .command('drain <id>')
     .description('stop placing new pods on the host; with --deadline also move its pods off (docs/host-drain.md)')

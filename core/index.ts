@@ -26,7 +26,7 @@ export {
 } from './endpoints/index.ts';
 export { type HeldRequestKind, HeldRequests } from './fair-share/index.ts';
 export { CUDA_VERSION, type GpuTypeInfo, HostService, parseSshAddress } from './hosts/index.ts';
-export { GpuHealthSignal, type GpuHealthListener, type GpuHealthSignalEvent } from './hosts/index.ts';
+export { GpuHealthSignal, type GpuHealthListener, type GpuHealthSignalEvent, type DiagnoseInput, type DiagnoseResult, GpuDiagnostics } from './hosts/index.ts';
 export { AccountLimitsService, type AccountLimitsView, quotaUsage } from './quotas/index.ts';
 export { pullRefusal, refusedRegistriesInUse, RegistryService, systemLookup } from './images/index.ts';
 export {

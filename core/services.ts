@@ -9,7 +9,7 @@ import { PodMover, PodService } from './pods/index.ts';
 import { OfferService } from './hosts/index.ts';
 import type { SecretBox } from '../store/index.ts';
 import { databasePool, openStore, secretBoxFor } from './store-wiring.ts';
-import { GpuHealthSignal, HostService } from './hosts/index.ts';
+import { GpuDiagnostics, GpuHealthSignal, HostService } from './hosts/index.ts';
 import { SshPool } from '../fleet/index.ts';
 import { TemplateService } from './endpoints/index.ts';
 import { NetworkVolumeService } from './volumes/index.ts';
@@ -109,6 +109,8 @@ export interface Services {
   hostLeases: HostLeases;
   /** GPU health changes as they are committed: the watcher's and the diagnostics' (docs/gpu-health.md, "The signal") */
   gpuHealthSignal: GpuHealthSignal;
+  /** POST /v2/hosts/{id}/diagnose and the operator's clear (docs/gpu-health.md, "Returning to service") */
+  gpuDiagnostics: GpuDiagnostics;
 }
 
 export interface CreateServicesOptions {
@@ -139,6 +141,8 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   // each account's share of a host's streams is counted beside the pool's own cap per host
   const streamShares = new HostStreamShares(config.streamsPerHost);
   const sshPool = new SshPool({ observer: telemetry.ssh, maxStreamsPerHost: streamShares.perHost });
+  const fleet = new HostService(s, sshPool, secretBox);
+  const gpuHealthSignal = new GpuHealthSignal();
   const eventLog = new EventLog();
   // events of earlier runs, kept beside the store (docs/events.md, "Retention")
   await eventLog.useArchive(new FileEventArchive(path.join(config.dataDir, 'events'), eventLog.retention.total));
@@ -189,7 +193,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     offers: new OfferService(s, placer, prices),
     secretBox,
     sshPool,
-    fleet: new HostService(s, sshPool, secretBox),
+    fleet,
     templates,
     networkVolumes: new NetworkVolumeService(s, admission),
     registries: new RegistryService(s, secretBox),
@@ -232,7 +236,8 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     media,
     replicaId,
     hostLeases: pool ? new PgHostLeases(pool, replicaId) : new SoleHostLeases(replicaId),
-    gpuHealthSignal: new GpuHealthSignal(),
+    gpuHealthSignal,
+    gpuDiagnostics: new GpuDiagnostics(s, sshPool, fleet, gpuHealthSignal),
   };
   services.spendGuard.start();
   media.start();

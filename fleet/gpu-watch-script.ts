@@ -23,14 +23,36 @@ export interface WatchScriptOptions {
 /** journald cursors are `s=…;i=…;b=…;m=…;t=…;x=…`: nothing else is passed on */
 export const JOURNAL_CURSOR = /^[A-Za-z0-9=;_.:-]{1,512}$/;
 
-export function watchScript(o: WatchScriptOptions): string {
-  const poll = Math.max(1, Math.floor(o.pollSeconds));
-  const limit = Math.max(1, Math.floor(o.smiTimeoutSeconds));
-  const after = o.cursor !== null && JOURNAL_CURSOR.test(o.cursor) ? ` ${shellJoin([`--after-cursor=${o.cursor}`])}` : '';
+/**
+ * Shell lines that set `T` (a `timeout` prefix, where the host has one), `F` (the --query-gpu fields
+ * the driver offers, from --help-query-gpu) and `G` (the --query-remapped-rows fields, or `-` when
+ * --query-gpu has the remapped rows), and print `F …` and `G …`.
+ */
+export function fieldDiscovery(smiTimeoutSeconds: number): string[] {
+  const limit = Math.max(1, Math.floor(smiTimeoutSeconds));
   const wanted = HEALTH_FIELDS.map((f) => (f.startsWith('clocks_event_reasons.') ? `${f}:${f.replace('clocks_event_reasons.', 'clocks_throttle_reasons.')}` : `${f}:${f}`)).join(' ');
   return [
-    'exec 3<&0; { IFS= read -r _ <&3; kill -TERM 0; } & trap \'exit 143\' HUP INT TERM',
     `T=; command -v timeout >/dev/null 2>&1 && T='timeout -k 2 ${limit}'`,
+    `help=$($T nvidia-smi --help-query-gpu 2>/dev/null); F=${ID_FIELDS.join(',')}`,
+    `for p in ${wanted}; do a=\${p%%:*}; b=\${p#*:}; case "$help" in *"\\"$a\\""*) F="$F,$a" ;; *"\\"$b\\""*) F="$F,$b" ;; esac; done`,
+    `G=-; case ",$F," in *,remapped_rows.pending,*) ;; *) G=${REMAPPED_FIELDS.join(',')} ;; esac`,
+    'echo "F $F"; echo "G $G"',
+  ];
+}
+
+/** Shell lines that print one poll's frame: `P <n> <exit>`, `Q <row>`s, `R <exit>`, `r <row>`s, `Z <n>` (after fieldDiscovery; `n` set). */
+export const POLL_FRAME = [
+  'o=$($T nvidia-smi --query-gpu="$F" --format=csv,noheader,nounits 2>&1); c=$?',
+  'echo "P $n $c"; printf "%s\\n" "$o" | sed "s/^/Q /"',
+  'if [ "$G" != - ]; then o=$($T nvidia-smi --query-remapped-rows="$G" --format=csv,noheader,nounits 2>&1); echo "R $?"; printf "%s\\n" "$o" | sed "s/^/r /"; fi',
+  'echo "Z $n"',
+];
+
+export function watchScript(o: WatchScriptOptions): string {
+  const poll = Math.max(1, Math.floor(o.pollSeconds));
+  const after = o.cursor !== null && JOURNAL_CURSOR.test(o.cursor) ? ` ${shellJoin([`--after-cursor=${o.cursor}`])}` : '';
+  return [
+    'exec 3<&0; { IFS= read -r _ <&3; kill -TERM 0; } & trap \'exit 143\' HUP INT TERM',
     'd=$(mktemp -d 2>/dev/null || echo /tmp); trap \'rm -f "$d/kerr"; [ "$d" = /tmp ] || rmdir "$d" 2>/dev/null\' EXIT',
     'echo "@@start $(cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo -) $(cut -d" " -f1 /proc/uptime 2>/dev/null || echo -)"',
     // journald where it runs and holds this boot's kernel lines (a journalctl without journald, as in
@@ -40,15 +62,13 @@ export function watchScript(o: WatchScriptOptions): string {
     'else',
     `  { dmesg --follow --raw 2>"$d/kerr"; printf 'X %s %s\\n' "$?" "$(head -c 300 "$d/kerr" | tr '\\n' ' ')" >&2; } &`,
     'fi',
-    `help=$($T nvidia-smi --help-query-gpu 2>/dev/null); F=${ID_FIELDS.join(',')}`,
-    `for p in ${wanted}; do a=\${p%%:*}; b=\${p#*:}; case "$help" in *"\\"$a\\""*) F="$F,$a" ;; *"\\"$b\\""*) F="$F,$b" ;; esac; done`,
-    `G=-; case ",$F," in *,remapped_rows.pending,*) ;; *) G=${REMAPPED_FIELDS.join(',')} ;; esac`,
-    'echo "F $F" >&2; echo "G $G" >&2; n=0',
+    '{',
+    ...fieldDiscovery(o.smiTimeoutSeconds),
+    '} >&2; n=0',
     'while :; do',
-    '  n=$((n+1)); o=$($T nvidia-smi --query-gpu="$F" --format=csv,noheader,nounits 2>&1); c=$?',
-    '  { echo "P $n $c"; printf "%s\\n" "$o" | sed "s/^/Q /"',
-    '    if [ "$G" != - ]; then o=$($T nvidia-smi --query-remapped-rows="$G" --format=csv,noheader,nounits 2>&1); echo "R $?"; printf "%s\\n" "$o" | sed "s/^/r /"; fi',
-    '    echo "Z $n"; } >&2',
+    '  n=$((n+1)); {',
+    ...POLL_FRAME.map((l) => `  ${l}`),
+    '  } >&2',
     `  sleep ${poll}`,
     'done',
   ].join('\n');

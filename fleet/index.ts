@@ -16,3 +16,4 @@ export * from './gpu-bus-id.ts';
 export * from './kernel-log.ts';
 export * from './smi-health.ts';
 export * from './gpu-watch-script.ts';
+export * from './gpu-diagnostic.ts';

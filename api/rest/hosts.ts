@@ -3,15 +3,21 @@
 import type { FastifyInstance } from 'fastify';
 import { gpuHealth, type HostRecord, type PodRecord } from '../../model/index.ts';
 import { hostDrainSchema, hostEnrollSchema, hostViewSchema, type HostDrainInput, type HostEnrollInput } from '../../model/index.ts';
+import { gpuUuidParams, hostDiagnoseSchema, hostGpuClearSchema, userActor, type HostDiagnoseInput, type HostGpuClearInput } from '../../model/index.ts';
+import { principalOf } from '../auth/request-guard.ts';
 import { check, compile } from '../../model/index.ts';
 import { parseSshAddress } from '../../core/index.ts';
 import type { Services } from '../../core/index.ts';
-import { docSchema, idParams, queryFlag, type RestTypeProvider } from './route-schema.ts';
+import { docSchema, errorResponses, idParams, queryFlag, type RestTypeProvider } from './route-schema.ts';
 import { GpufleetError, isGpufleetError } from '../../model/index.ts';
 import { toProblem } from '../errors/problem.ts';
 
 const validateEnroll = compile<HostEnrollInput>(hostEnrollSchema);
 const validateDrain = compile<HostDrainInput>(hostDrainSchema);
+const validateDiagnose = compile<HostDiagnoseInput>(hostDiagnoseSchema);
+const validateClear = compile<HostGpuClearInput>(hostGpuClearSchema);
+/** a GPU uuid in a path: checked here (route schemas are not run), 404 like any GPU the host lacks */
+const GPU_UUID = /^GPU-[0-9A-Fa-f-]{8,64}$/;
 
 /**
  * The host as the API shows it: never the (encrypted) private key. With the host's pods, a drain's
@@ -66,6 +72,18 @@ export function hostRoutes(fastify: FastifyInstance, s: Services): void {
   app.get('/v2/hosts/:id', { config, schema: { tags, summary: 'Show a host', params: idParams, response: { 200: hostViewSchema } } }, async (r) =>
     hostView(await s.fleet.get(r.params.id), await s.store.list('pods', { hostId: r.params.id })),
   );
+  // returning a GPU to service (docs/gpu-health.md): a diagnostic whose pass clears it, or an operator's clear
+  app.post('/v2/hosts/:id/diagnose', { config, schema: { tags, summary: 'Run a GPU diagnostic (dcgmi diag, or the driver check) on one GPU or all; a pass returns a GPU to service', params: idParams, body: docSchema(hostDiagnoseSchema), response: errorResponses(401, 403, 404, 409, 422, 429) } }, async (r) => {
+    const body = check(validateDiagnose, r.body ?? {}, 'diagnose request');
+    const res = await s.gpuDiagnostics.diagnose(r.params.id, { ...(body.gpu !== undefined ? { gpu: body.gpu } : {}), ...(body.level !== undefined ? { level: body.level as 1 | 2 } : {}) }, userActor(principalOf(r).keyId));
+    return { ...res, host: hostView(res.host) };
+  });
+  app.post('/v2/hosts/:id/gpus/:uuid/clear', { config, schema: { tags, summary: 'Return a GPU to service by hand (recorded with who)', params: gpuUuidParams, body: docSchema(hostGpuClearSchema), response: { 200: hostViewSchema, ...errorResponses(401, 403, 404, 422, 429) } } }, async (r) => {
+    const body = check(validateClear, r.body ?? {}, 'clear request');
+    const uuid = (r.params as { uuid: string }).uuid;
+    if (!GPU_UUID.test(uuid)) throw new GpufleetError('NOT_FOUND', `Host ${r.params.id} has no GPU ${uuid.slice(0, 80)}.`);
+    return hostView(await s.gpuDiagnostics.clear(r.params.id, uuid, userActor(principalOf(r).keyId), body.reason));
+  });
   app.post(
     '/v2/hosts/:id/drain',
     { config, schema: { tags, summary: 'Drain (or undrain) a host; with a deadline, also move its pods off', params: idParams, body: docSchema(hostDrainSchema), response: { 200: hostViewSchema } } },

@@ -7,3 +7,4 @@ export { DEFAULT_DATA_CENTER, type EnrollInput, HostService, parseSshAddress, ty
 export { type GpuTypeInfo, OfferService } from './offer-service.ts';
 export { type Placement, type PodPlacementRequest, type Placer } from './placer.ts';
 export { GpuHealthSignal, type GpuHealthListener, type GpuHealthSignalEvent } from './gpu-health-signal.ts';
+export { type DiagnoseInput, type DiagnoseResult, GpuDiagnostics } from './gpu-diagnostics.ts';

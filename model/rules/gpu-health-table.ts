@@ -78,6 +78,7 @@ export const COUNTER_TABLE: readonly CounterRow[] = [
   { counter: 'clocks_event_reasons.hw_power_brake_slowdown', trigger: 'set', mnemonic: 'HW_POWER_BRAKE_SLOWDOWN', health: 'WARNING', action: 'CHECK_MECHANICALS', source: 'nvidia-smi clocks event reasons; DCGM_HEALTH_WATCH_POWER' },
   { counter: 'gpu.missing', trigger: 'set', mnemonic: 'GPU_MISSING', health: 'FAILURE', action: 'RESTART_BM', source: 'the GPU is no longer listed by nvidia-smi (as Xid 79); the device plugin marks every device unhealthy when NVML fails' },
   { counter: 'gpu.fallen_off_bus', trigger: 'set', mnemonic: 'GPU_FALLEN_OFF_BUS', health: 'FAILURE', action: 'RESTART_BM', source: 'NVSentinel: a kernel line "fallen off the bus" without an Xid (gpufallen_handler.go)' },
+  { counter: 'diagnostic.failed', trigger: 'set', mnemonic: 'DIAGNOSTIC_FAILED', health: 'FAILURE', action: 'CONTACT_SUPPORT', source: 'DCGM user guide: level 1 as a readiness check; a GPU that fails it (or gpufleet\'s driver check) stays out' },
   { counter: 'nvidia-smi.failed', trigger: 'set', mnemonic: 'NVIDIA_SMI_FAILED', health: 'WARNING', action: 'CONTACT_SUPPORT', source: 'nvidia-smi exited non-zero or hung past its timeout: the GPUs could not be read', why: 'a failed read is not a failed GPU; a GPU that stays unlisted becomes gpu.missing' },
 ];
 

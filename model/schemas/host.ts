@@ -30,6 +30,58 @@ export const hostDrainSchema = {
 
 const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
 
+const nullableString = { type: ['string', 'null'] } as const;
+const health = { type: 'string', enum: ['HEALTHY', 'WARNING', 'FAILURE'] } as const;
+
+/** One incident of a GPU (model/records/host.ts GpuIncident). */
+export const gpuIncidentSchema = {
+  type: 'object',
+  required: ['kind', 'xid', 'counter', 'mnemonic', 'action', 'health', 'live', 'message', 'firstSeen', 'lastSeen', 'count', 'resolvedAt'],
+  properties: {
+    kind: { type: 'string', enum: ['xid', 'counter'] },
+    xid: { type: ['integer', 'null'] },
+    counter: nullableString,
+    mnemonic: { type: 'string' },
+    action: { type: 'string' },
+    health,
+    live: { type: 'boolean' },
+    message: { type: 'string' },
+    firstSeen: { type: 'string', format: 'date-time' },
+    lastSeen: { type: 'string', format: 'date-time' },
+    count: { type: 'integer' },
+    resolvedAt: { type: ['string', 'null'], format: 'date-time' },
+  },
+} as const;
+
+/** A GPU of a host as GET /v2/hosts/{id} shows it. */
+export const hostGpuViewSchema = {
+  type: 'object',
+  required: ['index', 'uuid', 'name', 'memoryMiB', 'typeId', 'health', 'incidents', 'busId', 'diagnostic'],
+  additionalProperties: true,
+  properties: {
+    index: { type: 'integer' },
+    uuid: { type: 'string' },
+    name: { type: 'string' },
+    memoryMiB: { type: 'integer' },
+    typeId: nullableString,
+    health,
+    incidents: { type: 'array', items: gpuIncidentSchema },
+    busId: nullableString,
+    diagnostic: {
+      type: ['object', 'null'],
+      required: ['at', 'passed', 'method', 'level', 'summary', 'by'],
+      properties: {
+        at: { type: 'string', format: 'date-time' },
+        passed: { type: 'boolean' },
+        method: { type: 'string', enum: ['dcgmi', 'driver-check', 'cleared'] },
+        level: { type: 'integer' },
+        summary: { type: 'string' },
+        by: { type: 'string' },
+      },
+    },
+  },
+} as const;
+
 /** The drain with a deadline as the host view shows it (docs/host-drain.md). */
 export const hostDrainViewSchema = {
   type: ['object', 'null'],
@@ -68,9 +120,45 @@ export const hostViewSchema = {
     stuckContainers: { type: 'array', items: { type: 'object', properties: { podId: { type: 'string' }, since: { type: 'string', format: 'date-time' } } } },
     conditions: { type: 'array', items: { type: 'object' } },
     lastSeenAt: nullableTime,
-    facts: { type: 'object' },
+    // every GPU with its health and incidents (docs/gpu-health.md)
+    facts: { type: 'object', properties: { gpus: { type: 'array', items: hostGpuViewSchema } } },
   },
 } as const;
 
 export type HostEnrollInput = InputOf<typeof hostEnrollSchema>;
 export type HostDrainInput = InputOf<typeof hostDrainSchema>;
+
+/** a GPU's uuid as nvidia-smi prints it */
+const gpuUuid = { type: 'string', pattern: '^GPU-[0-9A-Fa-f-]{8,64}$', description: 'GPU uuid (GPU-…), as nvidia-smi prints it' } as const;
+
+/** POST /v2/hosts/{id}/diagnose (docs/gpu-health.md, "Returning to service") */
+export const hostDiagnoseSchema = {
+  $id: 'HostDiagnose',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    gpu: gpuUuid,
+    level: { type: 'integer', enum: [1, 2], default: 1, description: 'dcgmi diag run level: 1 quick, 2 medium (about two minutes)' },
+  },
+} as const;
+
+/** POST /v2/hosts/{id}/gpus/{uuid}/clear: an operator returns a GPU to service by hand */
+export const hostGpuClearSchema = {
+  $id: 'HostGpuClear',
+  type: 'object',
+  additionalProperties: false,
+  properties: { reason: { type: 'string', maxLength: 500, description: 'why, recorded in the event' } },
+} as const;
+
+export const gpuUuidParams = {
+  type: 'object',
+  required: ['id', 'uuid'],
+  properties: { id: { type: 'string' }, uuid: gpuUuid },
+} as const;
+
+export type HostDiagnoseInput = InputOf<typeof hostDiagnoseSchema>;
+export type HostGpuClearInput = InputOf<typeof hostGpuClearSchema>;
+
+
+
+
