@@ -25,6 +25,8 @@ export interface GpuFixtures {
   dcgmi(result: 'pass' | 'fail' | null): Promise<void>;
   /** the argument lines dcgmi was called with, oldest first */
   dcgmiCalls(): Promise<string[]>;
+  /** how many times the kernel log was followed (`journalctl -f` / `dmesg --follow` started): one per watch session */
+  follows(): Promise<number>;
 }
 
 const sq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -58,6 +60,7 @@ export async function installGpuFixtures(hostDir: string, binDir: string, source
 J=${sq(journal)}; follow=0; after=
 for a; do case "$a" in -f|--follow) follow=1 ;; --after-cursor=*) after=\${a#--after-cursor=} ;; esac; done
 [ $follow = 1 ] || exec tail -n 1 "$J"
+echo "$$" >> ${sq(join(dir, 'follows'))}
 start=1
 if [ -n "$after" ]; then i=\${after##*i=}; i=\${i%%;*}; start=$((i + 1)); fi
 exec tail -n +$start -F "$J" 2>/dev/null
@@ -68,7 +71,7 @@ exec tail -n +$start -F "$J" 2>/dev/null
 # test harness (test/harness/gpu-fixtures.ts): dmesg [--follow] --raw
 K=${sq(kmsg)}; follow=0
 for a; do case "$a" in -w|--follow) follow=1 ;; esac; done
-if [ $follow = 1 ]; then exec tail -n +1 -F "$K" 2>/dev/null; fi
+if [ $follow = 1 ]; then echo "$$" >> ${sq(join(dir, 'follows'))}; exec tail -n +1 -F "$K" 2>/dev/null; fi
 exec cat "$K"
 `);
   }
@@ -110,6 +113,9 @@ exec cat "$K"
       if (r === null) return void (await rm(join(binDir, 'dcgmi'), { force: true }));
       await writeFile(result, r);
       await install(binDir, 'dcgmi', dcgmiScript(calls, result));
+    },
+    async follows() {
+      return (await readFile(join(dir, 'follows'), 'utf8').catch(() => '')).split('\n').filter((l) => l.length > 0).length;
     },
     async dcgmiCalls() {
       return (await readFile(calls, 'utf8').catch(() => '')).split('\n').filter((l) => l.length > 0);
