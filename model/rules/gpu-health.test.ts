@@ -72,3 +72,13 @@ describe('a refresh never drops a failed GPU', () => {
     expect(merged[1]).toMatchObject({ uuid: 'GPU-1', health: 'FAILURE', incidents: [{ counter: 'gpu.missing', live: true }] });
   });
 });
+
+describe('docs/gpu-health.md shows the table as it is', () => {
+  it('every Xid and counter row, with gpufleet\'s health and action', async () => {
+    const { readFileSync } = await import('node:fs');
+    const doc = readFileSync(new URL('../../docs/gpu-health.md', import.meta.url), 'utf8');
+    expect(doc).toContain(`**version ${GPU_HEALTH_TABLE_VERSION}**`);
+    for (const r of XID_TABLE) expect(doc, `Xid ${r.xid}`).toContain(`| ${r.xid} | ${r.mnemonic} | ${r.health === 'APPLICATION' ? 'no change' : r.health} | ${r.action} |`);
+    for (const r of COUNTER_TABLE) expect(doc, r.counter).toContain(`| \`${r.counter}\` | ${r.trigger === 'rise' ? 'rises' : 'becomes set'} | ${r.mnemonic} | ${r.health} | ${r.action} |`);
+  });
+});
