@@ -42,6 +42,12 @@ export function endpointRoutes(fastify: FastifyInstance, endpoints: EndpointServ
     return v;
   }
 
+  /** create and update answers: `warnings` names each GPU type no enrolled host has (accepted all the same) */
+  async function withWarnings<V extends object>(e: EndpointRecord, v: V): Promise<V & { warnings?: string[] }> {
+    const warnings = await workers.gpuTypeWarnings(e);
+    return warnings.length ? { ...v, warnings } : v;
+  }
+
   app.post(
     '/v1/endpoints',
     {
@@ -50,7 +56,8 @@ export function endpointRoutes(fastify: FastifyInstance, endpoints: EndpointServ
     },
     async (request) => {
       const p = principalOf(request);
-      return view(p, await endpoints.create(p, request.body), {}, originOf(request));
+      const e = await endpoints.create(p, request.body);
+      return withWarnings(e, await view(p, e, {}, originOf(request)));
     },
   );
 
@@ -75,7 +82,10 @@ export function endpointRoutes(fastify: FastifyInstance, endpoints: EndpointServ
     },
   );
 
-  const update = async (request: FastifyRequest, id: string, body: unknown) => view(principalOf(request), await endpoints.update(principalOf(request), id, body), {}, originOf(request));
+  const update = async (request: FastifyRequest, id: string, body: unknown) => {
+    const e = await endpoints.update(principalOf(request), id, body);
+    return withWarnings(e, await view(principalOf(request), e, {}, originOf(request)));
+  };
   const updateSchema = {
     tags,
     summary: 'Update a serverless endpoint (only the fields sent change)',

@@ -5,3 +5,4 @@ export { createEndpointV2, endpointV2Containers, toEndpointV2View, updateEndpoin
 export { endpointRequestUrls, type RequestUrls } from './request-urls.ts';
 export { pinEndpointsOfOthers, workerTemplate, type WorkerTemplate } from './template-pins.ts';
 export { TemplateService, toTemplateView } from './template-service.ts';
+export { gpuTypesNoHostHas, gpuTypeWarnings, noHostReason } from './gpu-coverage.ts';

@@ -24,7 +24,9 @@ export const STREAM_HOLD_MS = 5000;
 /** A job as the job interface answers it (status, runsync, cancel, retry, and the webhook body). */
 export interface JobView {
   id: string;
-  status: JobStatus;
+  /** THROTTLED: shown for a queued job whose endpoint can have no worker (`reason` says why); stored as IN_QUEUE */
+  status: JobStatus | 'THROTTLED';
+  reason?: string;
   /** ms from entering the queue to the take of the attempt that reported */
   delayTime?: number;
   /** ms from that take to the final status */
@@ -145,14 +147,27 @@ export class JobService {
       sync: opts.sync,
     });
     this.workers.notifyQueued(endpoint.id);
-    if (!opts.sync) return { id: job.id, status: job.status };
+    if (!opts.sync) return this.throttledView({ id: job.id, status: job.status }, endpoint.id);
+    // no worker can start (no enrolled host has its GPU types): waiting out `wait` cannot help
+    const noWorker = job.status === 'IN_QUEUE' ? await this.workers.noWorkerReason(endpoint.id) : null;
+    if (noWorker) return { id: job.id, status: 'THROTTLED', reason: noWorker };
     const done = await this.queue.waitForFinal(job.id, { waitMs: opts.waitMs ?? JOB_WAIT.default, ...(opts.signal ? { signal: opts.signal } : {}) });
-    return done ? toJobView(done) : { id: job.id, status: job.status };
+    return done ? toJobView(done) : this.throttledView({ id: job.id, status: job.status }, endpoint.id);
   }
 
   async status(principal: Principal, endpointId: string, jobId: string, ttlMs?: number): Promise<JobView> {
     const job = await this.job(principal, endpointId, jobId);
-    return toJobView(ttlMs === undefined ? job : await this.queue.setTtl(job.id, ttlMs));
+    return this.throttledView(toJobView(ttlMs === undefined ? job : await this.queue.setTtl(job.id, ttlMs)), job.endpointId);
+  }
+
+  /**
+   * A queued job of an endpoint that can have no worker (docs/serverless.md#gpu-types-no-host-has) is
+   * shown THROTTLED with the reason; it stays queued and runs once a host with its GPU type is enrolled.
+   */
+  private async throttledView(v: JobView, endpointId: string): Promise<JobView> {
+    if (v.status !== 'IN_QUEUE') return v;
+    const reason = await this.workers.noWorkerReason(endpointId);
+    return reason ? { ...v, status: 'THROTTLED', reason } : v;
   }
 
   /** status-sync: the job once final, or as it stands when `waitMs` ends */

@@ -36,6 +36,11 @@ export interface WorkerDirectory {
   recycle(workerId: string, reason: string, opts?: { fault?: boolean }): Promise<void>;
   /** a job was queued for the endpoint: scale from zero now rather than at the next autoscaler tick */
   notifyQueued?(endpointId: string): void;
+  /**
+   * Why the endpoint can have no worker at all (no enrolled host has any of its GPU types), or null:
+   * its queued jobs show THROTTLED with it, and runsync answers at once (docs/serverless.md)
+   */
+  noWorkerReason?(endpointId: string): Promise<string | null>;
 }
 
 /** health `workers`: the public platform's names plus `unhealthy` */
@@ -99,6 +104,10 @@ export class WorkerPorts implements WorkerDirectory, WorkerCountsSource {
 
   notifyQueued(endpointId: string): void {
     this.directory?.notifyQueued?.(endpointId);
+  }
+
+  noWorkerReason(endpointId: string): Promise<string | null> {
+    return this.directory?.noWorkerReason?.(endpointId) ?? Promise.resolve(null);
   }
 
   counts(endpointId: string): Promise<WorkerStateCounts> {

@@ -3,6 +3,7 @@
 // retires them, answers the worker protocol routes (WorkerDirectory: token, liveness, recycle), gives
 // the provisioner a worker's protocol env, and shows workers under their endpoint. The autoscaler
 // (autoscaler-loop.ts) decides when.
+import { gpuTypeWarnings, noHostReason } from '../endpoints/index.ts';
 import type { EndpointRecord, PodRecord, WorkerPod } from '../../model/index.ts';
 import { GpufleetError, isGpufleetError, isWorker } from '../../model/index.ts';
 import type { SecretBox, Store } from '../../store/index.ts';
@@ -143,6 +144,17 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
   // ---- for the job side and the autoscaler -----------------------------------------------------------
 
   /** A job was queued for the endpoint: the autoscaler looks at it now rather than at its next tick. */
+  /** An endpoint create or update answer's warnings: each of its GPU types no enrolled host has (gpu-coverage.ts). */
+  gpuTypeWarnings(e: EndpointRecord): Promise<string[]> {
+    return gpuTypeWarnings(this.deps.store, e);
+  }
+
+  /** WorkerDirectory.noWorkerReason: none of the endpoint's GPU types is on an enrolled host (gpu-coverage.ts) */
+  async noWorkerReason(endpointId: string): Promise<string | null> {
+    const e = await this.deps.store.get('endpoints', endpointId);
+    return e ? noHostReason(this.deps.store, e) : null;
+  }
+
   notifyQueued(endpointId: string): void {
     this.kick(endpointId);
   }
@@ -194,7 +206,9 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
         if (!placed) return made;
       } catch (err) {
         if (!isGpufleetError(err)) throw err;
-        this.throttled.set(e.id, { count: n - made, reason: throttleReason(err) });
+        // a type no enrolled host has is said as such, not as the placement's diagnosis
+        const noHost = err.code === 'PLACEMENT_IMPOSSIBLE' ? await noHostReason(this.deps.store, e) : null;
+        this.throttled.set(e.id, { count: n - made, reason: noHost ?? throttleReason(err) });
         return made;
       }
     }
