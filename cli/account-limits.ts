@@ -1,5 +1,7 @@
-// `gpufleet accounts limits <id>` and `gpufleet accounts set-limits <id> …` (docs/teams.md): each
-// limit beside its use; operators set them (a number, or `none` for unlimited).
+// `gpufleet accounts limits <id> [--gpus N] [--gpus-type TYPE=N]… [--pods N] [--workers N] [--volume-gb N]
+// [--spend-per-hour USD] [--monthly-budget USD] …` and `gpufleet accounts set-limits <id> …` (docs/teams.md):
+// without a limit flag each limit beside its use; with flags (operators) they are set first, a number or
+// `none` for unlimited, and the answer shown.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { AccountsApi, ApiClient } from '../client/index.ts';
 import { jsonObjectArg, printJson, printTable, withSpinner } from './output.ts';
@@ -53,31 +55,49 @@ function printLimits(answer: Record<string, unknown>, json: boolean | undefined)
   console.log(`month ${String(answer.month)}, at the budget: ${String(answer.budgetAction ?? 'keep')}`);
 }
 
-export function accountLimitsCommands(): Command[] {
-  const api = () => new AccountsApi(new ApiClient());
-  const show = new Command('limits')
-    .description("an account's limits beside their use (your own account, or any for operators)")
-    .argument('<id>', 'the account id (gpufleet account)')
-    .option('--json', 'print JSON')
-    .action(async (id: string, o: { json?: boolean }) => printLimits(await withSpinner('reading limits', o.json, () => api().limits(id)), o.json));
-  const set = new Command('set-limits')
-    .description('set limits of an account (operators); a number, or none for unlimited; the others stay')
-    .argument('<id>', 'the account id')
+const LIMIT_FIELDS = ['gpus', 'gpusByType', 'interruptibleGpus', 'pods', 'workers', 'volumeGb', 'spendPerHour', 'monthlyBudget', 'budgetAction'];
+
+/** the options that set limits; `typeFlag` names the repeatable TYPE=n one */
+function withLimitOptions(cmd: Command, typeFlag: string): Command {
+  return cmd
     .option('--gpus <n>', 'GPUs held at once by on-demand pods and workers', countOrNone)
-    .option('--gpus-by-type <TYPE=n>', 'GPUs of one type (repeatable)', gpuTypeLimit)
+    .option(`--${typeFlag} <TYPE=n>`, 'GPUs of one type (repeatable)', gpuTypeLimit)
     .option('--interruptible-gpus <n>', 'GPUs held at once by interruptible pods', countOrNone)
     .option('--pods <n>', 'pods placed at once', countOrNone)
-    .option('--workers <n>', 'serverless workers in service', countOrNone)
+    .option('--workers <n>', 'serverless workers in service (the public cloud allows 60)', countOrNone)
     .option('--volume-gb <n>', 'network volume GB, all together', countOrNone)
-    .option('--spend-per-hour <usd>', 'USD per hour of everything that accrues now', usdOrNone)
+    .option('--spend-per-hour <usd>', 'USD per hour of everything that accrues now (the public cloud defaults to 80)', usdOrNone)
     .option('--monthly-budget <usd>', 'USD per calendar month (UTC)', usdOrNone)
     .addOption(new Option('--budget-action <action>', 'running pods once the monthly budget is used up').choices(['keep', 'stop']))
+    .option('--json', 'print JSON');
+}
+
+/** the limit flags given, as the PATCH body (`none` as null) */
+const patchOf = (o: Record<string, unknown>): Record<string, unknown> =>
+  // --gpus-type (limits) and --gpus-by-type (set-limits) are both gpusByType
+  defined(Object.fromEntries(LIMIT_FIELDS.map((f) => [f, orNull(f === 'gpusByType' ? (o.gpusByType ?? o.gpusType) : o[f])])));
+
+export function accountLimitsCommands(): Command[] {
+  const api = () => new AccountsApi(new ApiClient());
+  const show = withLimitOptions(
+    new Command('limits')
+      .description("an account's limits beside their use (your own account, or any for operators); with limit flags (operators) sets them first")
+      .argument('<id>', 'the account id (gpufleet account)'),
+    'gpus-type',
+  ).action(async (id: string, o: Record<string, unknown> & { json?: boolean }) => {
+    const patch = patchOf(o);
+    const answer = Object.keys(patch).length
+      ? await withSpinner('setting limits', o.json, () => api().setLimits(id, patch))
+      : await withSpinner('reading limits', o.json, () => api().limits(id));
+    printLimits(answer, o.json);
+  });
+  const set = withLimitOptions(
+    new Command('set-limits').description('set limits of an account (operators); a number, or none for unlimited; the others stay').argument('<id>', 'the account id'),
+    'gpus-by-type',
+  )
     .option('--data <json>', 'other fields of the body, as a JSON object', jsonObjectArg)
-    .option('--json', 'print JSON')
     .action(async (id: string, o: Record<string, unknown> & { data?: Record<string, unknown>; json?: boolean }) => {
-      const fields = ['gpus', 'gpusByType', 'interruptibleGpus', 'pods', 'workers', 'volumeGb', 'spendPerHour', 'monthlyBudget', 'budgetAction'];
-      const patch = defined(Object.fromEntries(fields.map((f) => [f, orNull(o[f])])));
-      printLimits(await withSpinner('setting limits', o.json, () => api().setLimits(id, { ...o.data, ...patch })), o.json);
+      printLimits(await withSpinner('setting limits', o.json, () => api().setLimits(id, { ...o.data, ...patchOf(o) })), o.json);
     });
   return [show, set];
 }

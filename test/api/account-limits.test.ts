@@ -162,6 +162,19 @@ describe('admission', () => {
     expect((await call(a.key, 'PATCH', `/v2/pods/${p.body.id}`, { gpu: { count: 1 } })).status).toBe(200);
   });
 
+  it('interruptible pods count under interruptibleGpus only: beyond the on-demand gpus limit, and refused past their own', async () => {
+    const a = await cp.newAccount();
+    await setLimits(a.accountId, { gpus: 1, interruptibleGpus: 2 });
+    expect((await call(a.key, 'POST', '/v2/pods', pod('od'))).status).toBe(201);
+    expect((await call(a.key, 'POST', '/v2/pods', { ...pod('sp1', H100, 2), interruptible: true })).status).toBe(201);
+    const r = await call(a.key, 'POST', '/v2/pods', { ...pod('sp2'), interruptible: true });
+    expect(r.status).toBe(403);
+    expect(r.body).toMatchObject({ code: 'QUOTA_EXCEEDED', limit: { name: 'interruptibleGpus', value: 2, used: 2, requested: 1 } });
+    const view = await call(a.key, 'GET', `/v2/accounts/${a.accountId}/limits`);
+    expect(view.body.limits.gpus).toEqual({ limit: 1, used: 1 });
+    expect(view.body.limits.interruptibleGpus).toEqual({ limit: 2, used: 2 });
+  });
+
   it('spend per hour counts what runs: an H100 at 2.99 USD/h fits 5 USD/h once, not twice', async () => {
     const a = await cp.newAccount();
     await setLimits(a.accountId, { spendPerHour: 5 });

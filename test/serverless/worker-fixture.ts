@@ -54,7 +54,7 @@ export async function openWorkerFixture(opts: { hosts?: FakeHostSpec[]; workers?
   const clock = () => t;
   const queue = await EmbeddedJobQueue.open({ dir: path.join(dataDir, 'fixture-jobs'), clock, sweepIntervalMs: 0, fsync: false });
   const workers = new WorkerService(
-    { store: services.store, placer: services.placer, secretBox: services.secretBox, origin: () => ORIGIN, queue },
+    { store: services.store, placer: services.placer, secretBox: services.secretBox, origin: () => ORIGIN, queue, admission: services.admission },
     { clock, ...opts.workers },
   );
   const scaler = new Autoscaler(workers, services.store, queue);
