@@ -15,6 +15,9 @@ import { cpusCommand, dataCentersCommand, gpusCommand } from './catalog.ts';
 import { accountCommand, billingCommand, eventsCommand } from './activity.ts';
 import { ApiError, MissingApiKeyError } from '../client/index.ts';
 import { packageVersion } from './version.ts';
+import { useNodeWebSockets } from './node-websocket.ts';
+
+useNodeWebSockets();
 
 const program = new Command('gpufleet').description('Your own GPU cloud on your own hosts').version(packageVersion(), '-V, --version').showHelpAfterError();
 program.addCommand(serveCommand());

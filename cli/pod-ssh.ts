@@ -9,8 +9,9 @@
 //   ssh's ProxyCommand: `ssh -o ProxyCommand='gpufleet pods ssh %h --proxy' root@<pod id>`, so scp,
 //   rsync and VS Code Remote work on images that run sshd with the account's keys (PUBLIC_KEY).
 import { Command } from 'commander';
+import { openSshTunnel } from './pod-ssh-tunnel.ts';
 import { pipeline } from 'node:stream/promises';
-import { ApiClient, PodsApi } from '../client/index.ts';
+import { ApiClient } from '../client/index.ts';
 
 /** a login shell: bash where the image has it, else sh */
 const LOGIN_SHELL = 'if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi';
@@ -36,7 +37,7 @@ export function podSshCommand(execSession: (id: string, argv: string[]) => Promi
 
 /** stdin → the pod's port 22 → stdout, until either side ends */
 async function proxy(id: string): Promise<void> {
-  const tunnel = await new PodsApi(new ApiClient()).sshTunnel(id);
+  const tunnel = await openSshTunnel(new ApiClient(), id);
   const down = pipeline(tunnel, process.stdout);
   const up = pipeline(process.stdin, tunnel).catch(() => undefined);
   try {

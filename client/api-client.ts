@@ -1,12 +1,25 @@
-// The public-API client the CLI and the declarative engine use (GPUFLEET_URL, GPUFLEET_API_KEY).
-// Problem+json answers become ApiError with the server's status, code, detail and errors.
-// WebSockets come from `ws`: Node 20 has no WebSocket client of its own. It is read on the first
-// webSocket() call (CommonJS, so require() is synchronous): most of the client's load time, and only
-// interactive exec needs it, so `gpufleet pods list` does not pay for it.
-import { createRequire } from 'node:module';
-import type WebSocket from 'ws';
+// The public-API client the CLI, the declarative engine and a browser console use (GPUFLEET_URL,
+// GPUFLEET_API_KEY). Problem+json answers become ApiError with the server's status, code, detail
+// and errors. Browser-safe: nothing here imports Node's modules (fetch, URLSearchParams, TextDecoder
+// are in both; test/architecture/client-browser.test.ts bundles client/ for the browser). WebSockets
+// come from a factory: Node 20 has no WebSocket client of its own and a browser's cannot send an
+// Authorization header, so the CLI registers one over `ws` (cli/node-websocket.ts).
 
-const requireCjs = createRequire(import.meta.url);
+/** the part of a WebSocket the client uses: the standard API, which `ws` and browsers both have */
+export interface WebSocketLike {
+  readonly readyState: number;
+  binaryType: string;
+  send(data: string | Uint8Array): void;
+  close(code?: number): void;
+  addEventListener(type: string, listener: (event: { data?: unknown; code?: number; message?: string; error?: unknown }) => void, options?: { once?: boolean }): void;
+}
+
+/** opens a WebSocket to `url` sending `headers` (the key) on the upgrade */
+export type WebSocketFactory = (url: string, headers: Record<string, string>) => WebSocketLike;
+
+/** the environment where there is one (Node), none in a browser */
+const env = (): Record<string, string | undefined> => (typeof process === 'undefined' ? {} : process.env);
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -30,17 +43,23 @@ export class MissingApiKeyError extends Error {
 export interface ApiClientOptions {
   url?: string;
   apiKey?: string;
+  /** how webSocket() opens sockets; default ApiClient.webSocketFactory */
+  webSocket?: WebSocketFactory;
 }
 
 export class ApiClient {
+  /** the factory of clients made without one (the CLI sets it to `ws`'s) */
+  static webSocketFactory: WebSocketFactory | null = null;
   readonly url: string;
   private readonly apiKey: string;
+  private readonly openWebSocket: WebSocketFactory | null;
 
   constructor(opts: ApiClientOptions = {}) {
-    this.url = (opts.url ?? process.env.GPUFLEET_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
-    const key = opts.apiKey ?? process.env.GPUFLEET_API_KEY;
+    this.url = (opts.url ?? env().GPUFLEET_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
+    const key = opts.apiKey ?? env().GPUFLEET_API_KEY;
     if (!key) throw new MissingApiKeyError();
     this.apiKey = key;
+    this.openWebSocket = opts.webSocket ?? null;
   }
 
   async request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
@@ -77,9 +96,13 @@ export class ApiClient {
     }
     const decoder = new TextDecoder();
     let buf = '';
+    // read()ing (not for await): browsers that cannot iterate a ReadableStream read it too
+    const reader = res.body.getReader();
     try {
-      for await (const chunk of res.body) {
-        buf += decoder.decode(chunk as Uint8Array, { stream: true }).replace(/\r\n?/g, '\n');
+      for (;;) {
+        const { value: chunk, done } = await reader.read();
+        if (done) break;
+        buf += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, '\n');
         let end: number;
         while ((end = buf.indexOf('\n\n')) >= 0) {
           const block = buf.slice(0, end);
@@ -102,13 +125,17 @@ export class ApiClient {
     } catch (e) {
       if (signal?.aborted) return;
       throw e;
+    } finally {
+      // the caller stopped early (break, return): the server sees the stream go
+      void reader.cancel().catch(() => undefined);
     }
   }
 
   /** a WebSocket to `path` with the key in the Authorization header (interactive exec, pod-exec-socket.ts) */
-  webSocket(path: string): WebSocket {
-    const WebSocketClass = requireCjs('ws') as typeof WebSocket;
-    return new WebSocketClass(this.url.replace(/^http/, 'ws') + path, { headers: { authorization: `Bearer ${this.apiKey}` } });
+  webSocket(path: string): WebSocketLike {
+    const open = this.openWebSocket ?? ApiClient.webSocketFactory;
+    if (!open) throw new Error('no WebSocket factory: pass ApiClientOptions.webSocket, or set ApiClient.webSocketFactory (the CLI sets one over `ws`)');
+    return open(this.url.replace(/^http/, 'ws') + path, { authorization: `Bearer ${this.apiKey}` });
   }
 
   get<T>(path: string): Promise<T> {

@@ -4,9 +4,7 @@
 import type { PodCreateInput, PodUpdateInput } from '../model/index.ts';
 import type { ApiClient } from './api-client.ts';
 import { queryString, ResourceApi } from './resource-api.ts';
-import type { Duplex } from 'node:stream';
 import { PodExecSocket, type ExecSessionHandlers, type ExecSessionOptions } from './pod-exec-socket.ts';
-import { openSshTunnel } from './pod-ssh-tunnel.ts';
 
 /** the fields of a pod view the CLI reads; the API answers more (model/schemas/pod-view.ts) */
 export interface PodView {
@@ -60,14 +58,6 @@ export class PodsApi extends ResourceApi<PodView, PodCreateInput | Record<string
   /** an interactive session (GET /v2/pods/{id}/exec/ws): stdin, a terminal if asked, the exit code */
   execSession(id: string, argv: readonly string[], opts: ExecSessionOptions, out: ExecSessionHandlers): Promise<PodExecSocket> {
     return PodExecSocket.open(this.client, id, argv, opts, out);
-  }
-
-  /**
-   * A byte stream to the pod's port 22 through the control plane (GET /v2/pods/{id}/ssh/tunnel,
-   * docs/connect.md): what `gpufleet pods ssh --proxy` bridges to ssh. A refusal rejects with its ApiError.
-   */
-  sshTunnel(id: string): Promise<Duplex> {
-    return openSshTunnel(this.client, id);
   }
 
   /** the pod's log: follows until it ends or `signal` aborts, or with `follow: false` what is there now */
