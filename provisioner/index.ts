@@ -5,6 +5,7 @@ import { Reconciler } from './reconciler.ts';
 import type { PullSettings } from './pull-scheduler.ts';
 import { ContainerLogs } from './container-logs.ts';
 import { ContainerExecs } from './container-exec.ts';
+import { decommissionHost } from './host-decommission.ts';
 import { GpuWatchLoop } from './gpu-watch-loop.ts';
 import type { GpuWatchSettings } from './gpu-watcher.ts';
 
@@ -67,11 +68,14 @@ export function provisioner(opts: ProvisionerOptions = {}) {
     // pod logs are read on the hosts by the process that reaches them
     services.podLogs.useSource(new ContainerLogs(services));
     services.podExec.useRunner(new ContainerExecs(services));
+    // a removed host's containers and account networks go with it
+    services.fleet.useDecommission((host, target) => decommissionHost(services.sshPool, host, target));
     if (!services.hostLeases.shared) scaler?.start();
     return async () => {
       closing = true;
       services.podLogs.useSource(null);
       services.podExec.useRunner(null);
+      services.fleet.useDecommission(null);
       await scaler?.stop();
       await gpuWatch?.stop();
       await r.stop();

@@ -105,7 +105,12 @@ export function hostRoutes(fastify: FastifyInstance, s: Services): void {
   );
   const removeQuery = { type: 'object', properties: { force: queryFlag('remove the host even with pods on it') } } as const;
   app.delete('/v2/hosts/:id', { config, schema: { tags, summary: 'Remove a host (?force=true even with pods)', params: idParams, querystring: removeQuery } }, async (r, reply) => {
-    await s.fleet.remove(r.params.id, r.query.force === 'true');
+    const leftover = await s.fleet.remove(r.params.id, r.query.force === 'true');
+    // the host is out of the fleet either way; what could not be cleaned from it is said, not hidden
+    if (leftover) {
+      r.log.warn({ hostId: r.params.id, leftover }, 'removed host not cleaned');
+      reply.header('gpufleet-warning', leftover.replace(/[^\x20-\x7e]/g, '?').slice(0, 300));
+    }
     return reply.code(204).send();
   });
 }

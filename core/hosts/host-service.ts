@@ -30,12 +30,22 @@ export function parseSshAddress(text: string): { user: string; address: string; 
   return { user: m[1]!, address: m[2]!.replace(/^\[|\]$/g, ''), port };
 }
 
+/** What is left of gpufleet on a host being removed: its containers and account networks (set by the provisioner). */
+export type HostDecommission = (host: HostRecord, target: SshTarget) => Promise<void>;
+
 export class HostService {
+  private decommission: HostDecommission | null = null;
+
   constructor(
     private readonly store: Store,
     readonly pool: SshPool,
     private readonly secrets: SecretBox,
   ) {}
+
+  /** The provisioner's clean-up of a removed host (provisioner/host-decommission.ts); null unsets it. */
+  useDecommission(fn: HostDecommission | null): void {
+    this.decommission = fn;
+  }
 
   target(host: HostRecord): SshTarget {
     return {
@@ -166,8 +176,13 @@ export class HostService {
   }
 
   /** Refuses while pods live on the host, unless forced (their pods then become ERROR). */
-  async remove(id: string, force = false): Promise<void> {
-    await this.store.transact(async (tx) => {
+  /**
+   * Removes the host from the fleet; with `force`, its pods become ERROR first. Then, best effort, what
+   * gpufleet left on the host goes with it (containers, account networks and their isolation rules):
+   * answers why that clean-up could not be done (the host unreachable, …), or null.
+   */
+  async remove(id: string, force = false): Promise<string | null> {
+    const removed = await this.store.transact(async (tx) => {
       const host = await tx.get('hosts', id);
       if (!host) throw new GpufleetError('NOT_FOUND', `Host ${id} is not enrolled.`);
       const live = (await tx.list('pods', { hostId: id })).filter((p) => p.status !== 'TERMINATED');
@@ -179,8 +194,16 @@ export class HostService {
         tx.put('pods', { ...p, status: 'ERROR', desiredStatus: 'EXITED', allocated: false, gpuUuids: [], hostId: null, statusReason: `host ${id} was removed from the fleet`, conditions, updatedAt: now });
       }
       tx.delete('hosts', id);
+      return host;
     }, { actor: OPERATOR_ACTOR });
+    let leftover: string | null = null;
+    if (this.decommission)
+      leftover = await this.decommission(removed, this.target(removed)).then(
+        () => null,
+        (e: unknown) => `its containers and networks could not be removed: ${e instanceof Error ? e.message : String(e)}`,
+      );
     await this.pool.close(id);
+    return leftover;
   }
 
   private async update(id: string, fn: (h: HostRecord) => HostRecord): Promise<HostRecord> {
