@@ -93,7 +93,7 @@ export function hostsCommand(): Command {
   addHostGpuCommands(hosts);
   hosts
     .command('drain <id>')
-    .description('stop placing new pods on the host; with --deadline also move its pods off (docs/host-drain.md)')
+    .description('stop placing new pods on the host; with --deadline also move its pods off (docs/gpu-health.md, "Acting on it")')
     .option('--deadline <duration>', 'move every movable pod off, stop the rest when this passes: 10m, 1h30m, or seconds')
     .action(async (id: string, o: { deadline?: string }) => {
       const body = o.deadline === undefined ? { drained: true } : { drained: true, deadline: o.deadline };

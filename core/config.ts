@@ -102,9 +102,9 @@ export interface ServerConfig {
    * at a balance of 0, budget thresholds announced; docs/teams.md); default 5000
    */
   spendGuardIntervalMs?: number;
-  /** GPUFLEET_DRAIN_PARALLEL: pods a drain with a deadline moves at a time (default 1; docs/host-drain.md) */
+  /** GPUFLEET_DRAIN_PARALLEL: pods a drain with a deadline moves at a time (default 1; docs/gpu-health.md "Acting on it") */
   drainParallel?: number;
-  /** GPUFLEET_HOST_LOST_AFTER: unreachable this long (ms), a host is lost and its pods move (default 5 min; docs/host-drain.md) */
+  /** GPUFLEET_HOST_LOST_AFTER: unreachable this long (ms), a host is lost and its pods move (default 5 min; docs/gpu-health.md "Acting on it") */
   hostLostAfterMs?: number;
 }
 

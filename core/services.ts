@@ -49,7 +49,7 @@ export interface Services {
   store: Store;
   keys: ApiKeys;
   pods: PodService;
-  /** moves pods off drained, lost or failed hosts keeping their ids (docs/host-drain.md) */
+  /** moves pods off drained, lost or failed hosts keeping their ids (docs/gpu-health.md, "Acting on it") */
   podMover: PodMover;
   placer: FleetPlacer;
   prices: PriceBook;

@@ -225,7 +225,7 @@ export function hostExclusions(all: readonly HostState[], c: CompiledRequest, fa
   const busy = c.count > 0 ? busyStages : busyStages.slice(1);
   for (const h of [...all].sort((a, b) => (a.host.id < b.host.id ? -1 : a.host.id > b.host.id ? 1 : 0))) {
     if (!c.flavorKnown) add('cpu-flavor', h.host.id);
-    else if (c.req.pinnedHostId !== undefined && h.host.id !== c.req.pinnedHostId) add('pinned-host', h.host.id);
+    else if ((c.req.pinnedHostId !== undefined && h.host.id !== c.req.pinnedHostId) || c.req.avoidHostIds?.includes(h.host.id)) add('pinned-host', h.host.id);
     else {
       const stage = statics.find((s) => !s.keep(h, c)) ?? (h.schedulable ? busy.find((s) => !s.keep(h, c)) : null);
       add(stage ? stage.constraint : h.schedulable ? failure.constraint : 'host-status', h.host.id);

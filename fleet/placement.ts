@@ -35,6 +35,8 @@ export interface PlacementRequest {
   diskGb: number;
   /** resume on this host only (pods with host-local storage) */
   pinnedHostId?: string;
+  /** never these hosts (a pod moving off a host with a failed GPU; docs/gpu-health.md "Acting on it") */
+  avoidHostIds?: string[];
   /**
    * when nothing is free, the request may take GPUs from interruptible pods bidding less than this
    * (Infinity for on-demand pods, the bid for an interruptible one; absent: never preempts)
@@ -160,7 +162,7 @@ export function compileRequest(req: PlacementRequest): CompiledRequest {
 // ---- host predicates (each stage of the diagnosis is one of these) ---------------------------------
 
 export const matchesPin = (h: HostState, c: CompiledRequest): boolean =>
-  c.req.pinnedHostId === undefined || h.host.id === c.req.pinnedHostId;
+  (c.req.pinnedHostId === undefined || h.host.id === c.req.pinnedHostId) && !c.req.avoidHostIds?.includes(h.host.id);
 export const matchesCloud = (h: HostState, c: CompiledRequest): boolean => c.req.cloud === 'ALL' || h.host.cloud === c.req.cloud;
 export const matchesDataCenter = (h: HostState, c: CompiledRequest): boolean => c.dcs === null || c.dcs.has(h.host.dataCenterId);
 export const matchesCuda = (h: HostState, c: CompiledRequest): boolean =>

@@ -1,4 +1,4 @@
-// A drain with a deadline (docs/host-drain.md), in the manner of Nomad's drainer: inside the host's
+// A drain with a deadline (docs/gpu-health.md, "Acting on it"), in the manner of Nomad's drainer: inside the host's
 // reconcile pass (so one replica at a time, the one holding the host), its movable pods are moved off
 // at most `parallel` at a time (a pod counts until it runs on its new host), pods that cannot move
 // wait, and whatever is still on the host when the deadline passes is stopped. Progress is written

@@ -1,4 +1,4 @@
-// Lost hosts (docs/host-drain.md): a host unreachable for longer than GPUFLEET_HOST_LOST_AFTER is
+// Lost hosts (docs/gpu-health.md, "Acting on it"): a host unreachable for longer than GPUFLEET_HOST_LOST_AFTER is
 // lost, and its movable pods are placed elsewhere, keeping their ids. Nothing can be stopped on a host
 // that does not answer: during a partition the old copy may still run. Pods with a network volume
 // stay until an operator confirms the host is gone (POST /v2/hosts/{id}/lost): two writers would

@@ -1,4 +1,4 @@
-// The provisioner's half of moving a pod off its host (docs/host-drain.md): where the host answers,
+// The provisioner's half of moving a pod off its host (docs/gpu-health.md, "Acting on it"): where the host answers,
 // the old container is stopped first (SIGTERM, SIGKILL after the grace period, at most 30 s more),
 // then core moves the pod (PodMover: plan and apply on another host, keeping its id), then the old
 // container is removed. A container that does not exit in time does not hold the move: the pod moves

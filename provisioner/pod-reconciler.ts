@@ -105,8 +105,9 @@ export class PodReconciler {
       }
       if (stoppedNow || pod.observed || (pod.status === 'EXITED' && pod.statusReason === 'stopped by user'))
         await this.write(pod, intent, () => {
-          // a stop of the user's is reworded; one the control plane made (a move, a drain's deadline) keeps its reason
-          const users = pod.status === 'EXITED' && (pod.statusReason === 'stopped by user' || pod.statusReason === 'container stopped; GPUs released');
+          // a stop is reworded once done, except one the control plane made and explained ("stopped: …":
+          // a pod that cannot move, a drain's deadline), whose reason stays
+          const users = pod.status === 'EXITED' && !pod.statusReason?.startsWith('stopped: ');
           return { observed: null, statusReason: users ? 'container stopped; GPUs released' : pod.statusReason, conditions: users ? [cond.stopped()] : [] };
         });
       return;

@@ -25,6 +25,7 @@ import { GpuHandover } from './gpu-handover.ts';
 import { PodMoves } from './pod-moves.ts';
 import { HostDrainer } from './host-drainer.ts';
 import { DEFAULT_HOST_LOST_AFTER_MS, LostHosts } from './lost-hosts.ts';
+import { GpuFailureMoves } from './gpu-failure-moves.ts';
 
 /** the backoff key of a host's network clean-up, beside its pods' ids */
 const NETWORK_CLEANUP = 'network-cleanup';
@@ -71,10 +72,12 @@ export class Reconciler {
   private readonly pulls: PodPulls;
   /** which hosts this replica reconciles (all of them with the embedded store; docs/replicas.md) */
   readonly leases: HostLeaseKeeper;
-  /** pods leaving their hosts (docs/host-drain.md): drains with a deadline, lost hosts */
+  /** pods leaving their hosts (docs/gpu-health.md, "Acting on it"): drains with a deadline, lost hosts */
   private readonly moves: PodMoves;
   private readonly drainer: HostDrainer;
   private readonly lost: LostHosts;
+  private readonly gpuFailures: GpuFailureMoves;
+  private unsubscribeGpus: (() => void) | null = null;
 
   constructor(
     private readonly s: Services,
@@ -102,6 +105,7 @@ export class Reconciler {
     this.moves = new PodMoves(s, opts.logger);
     this.drainer = new HostDrainer(s, this.moves, s.config.drainParallel ?? 1);
     this.lost = new LostHosts(s, this.moves, s.config.hostLostAfterMs ?? DEFAULT_HOST_LOST_AFTER_MS);
+    this.gpuFailures = new GpuFailureMoves(this.moves);
   }
 
   /** started and not stopped: what /readyz reports for the provisioner */
@@ -116,6 +120,10 @@ export class Reconciler {
       for (const h of hosts) void this.kick(h);
       for (const id of podsToRead) void this.kickPod(id);
     });
+    // a GPU that failed live: its host's pass moves the pods on it now, not at the next interval
+    this.unsubscribeGpus = this.s.gpuHealthSignal.subscribe((e) => {
+      if (e.health === 'FAILURE' && e.live) void this.kick(e.hostId);
+    });
     this.leases.start();
     const tick = () => {
       if (this.stopped) return;
@@ -129,6 +137,7 @@ export class Reconciler {
   async stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
+    this.unsubscribeGpus?.();
     if (this.timer) clearTimeout(this.timer);
     for (const r of this.retries.values()) r.clear();
     await Promise.allSettled([...this.running.values(), this.pulls.stop()]);
@@ -234,7 +243,9 @@ export class Reconciler {
       }
     }
     await this.moves.clearStuck(host, new Set(containers.map((c) => c.podId)));
-    // a drain with a deadline moves pods off (host-drainer.ts); what it moved is no longer this host's
+    // pods on a GPU that failed live move off it (gpu-failure-moves.ts), and a drain with a deadline
+    // moves pods off (host-drainer.ts); what they moved is no longer this host's
+    if (await this.gpuFailures.step(host, docker, pods)) pods = await this.s.store.list('pods', { hostId });
     if (await this.drainer.step(host, docker, pods)) pods = await this.s.store.list('pods', { hostId });
     // releases first, so GPUs freed by a stop are free before anything starts on them
     const order = (p: PodRecord) => (p.desiredStatus === 'RUNNING' ? 1 : 0);

@@ -21,7 +21,7 @@ const GPU_UUID = /^GPU-[0-9A-Fa-f-]{8,64}$/;
 
 /**
  * The host as the API shows it: never the (encrypted) private key. With the host's pods, a drain's
- * `remaining` counts those still there that want to run (docs/host-drain.md).
+ * `remaining` counts those still there that want to run (docs/gpu-health.md, "Acting on it").
  */
 export function hostView(h: HostRecord, pods?: readonly PodRecord[]) {
   const { privateKeyEnc: _secret, ...rest } = h;

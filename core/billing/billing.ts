@@ -1,6 +1,6 @@
 // Billing accrues while a resource holds compute: a record opens when a pod starts holding compute
 // and closes when it stops. A pod being moved off a failed, drained or lost host holds compute
-// without being billed until it runs again (model/records/pod-move.ts, docs/host-drain.md). Balances are credits minus accrued usage, computed when read.
+// without being billed until it runs again (model/records/pod-move.ts, docs/gpu-health.md "Acting on it"). Balances are credits minus accrued usage, computed when read.
 import { billable } from '../../model/index.ts';
 import type { PodRecord } from '../../model/index.ts';
 import type { BillingRecord, NetworkVolumeRecord } from '../../model/index.ts';

@@ -105,6 +105,7 @@ export class FleetPlacer implements Placer {
       ...(req.dataCenterIds.length ? { dataCenterIds: req.dataCenterIds } : {}),
       ...(pod.allowedCudaVersions.length ? { allowedCudaVersions: pod.allowedCudaVersions } : {}),
       ...(req.pinnedHostId ? { pinnedHostId: req.pinnedHostId } : {}),
+      ...(req.avoidHostIds?.length ? { avoidHostIds: req.avoidHostIds } : {}),
       ...(minVcpu ? { minVcpu } : {}),
       ...(minMemoryGb ? { minMemoryGb } : {}),
       ...(bid.preemptBelow !== undefined ? { preemptBelow: bid.preemptBelow } : {}),

@@ -126,7 +126,7 @@ export class HostService {
   /**
    * Drained hosts take no new pods; pods already there keep running (a cordon). With a `deadline` (a
    * Go duration or seconds) the provisioner also moves every movable pod off and stops the rest when
-   * it passes (docs/host-drain.md); undraining cancels a drain in progress (pods moved stay moved).
+   * it passes (docs/gpu-health.md, "Acting on it"); undraining cancels a drain in progress (pods moved stay moved).
    */
   async drain(id: string, drained = true, deadline?: unknown): Promise<HostRecord> {
     const deadlineMs = deadline === undefined ? null : parseDrainDeadline(deadline, drained);
@@ -151,7 +151,7 @@ export class HostService {
 
   /**
    * An operator says an unreachable host is gone for good (powered off, unplugged): it is lost now,
-   * and pods with a network volume move too (docs/host-drain.md). Refused while the host answers.
+   * and pods with a network volume move too (docs/gpu-health.md, "Acting on it"). Refused while the host answers.
    */
   async confirmLost(id: string): Promise<HostRecord> {
     return this.store.transact(async (tx) => {

@@ -21,6 +21,8 @@ export interface PodPlacementRequest {
   pod: PodRecord;
   /** the pod's storage lives on this host (persistent mount), so it must run there */
   pinnedHostId: string | null;
+  /** hosts it must not go to (a pod moving off a host with a failed GPU prefers the others) */
+  avoidHostIds?: string[];
   /** data centers the pod may use (its own constraint narrowed by a network volume's data center) */
   dataCenterIds: string[];
   /** GraphQL's cloudType ALL lets the scheduler pick the tier; otherwise the pod's own `cloud` */

@@ -1,4 +1,4 @@
-// Moving a pod off its host, keeping its id (docs/host-drain.md): a server-side operation of its own,
+// Moving a pod off its host, keeping its id (docs/gpu-health.md, "Acting on it"): a server-side operation of its own,
 // never a fresh create (so nothing that guards creates, such as an account's quota, refuses it). The
 // pod is planned and applied like any placement (FleetPlacer: plan, verify inside the transaction,
 // commit; docs/placement.md) on a healthy GPU of its own type in its own data center; the host it
@@ -46,6 +46,9 @@ export type MoveOutcome =
   | { kind: 'skipped' };
 
 const REASONS: Record<MoveCause, MoveReason> = { 'gpu-failure': 'GpuFailed', drain: 'HostDrained', 'host-lost': 'HostLost' };
+
+/** a placement refused for want of capacity (the move waits), not for a fault */
+const refused = (err: unknown) => isGpufleetError(err) && (err.code === 'CAPACITY_UNAVAILABLE' || err.code === 'PLACEMENT_IMPOSSIBLE');
 
 /** Why this pod cannot leave its host now, or null when it can. */
 export function moveBlocker(pod: PodRecord, order: Pick<MoveOrder, 'cause' | 'hostGone'>): 'persistent-volume' | 'network-volume' | null {
@@ -155,6 +158,21 @@ export class PodMover {
   }
 
   /**
+   * Same GPU type, same data center. Off a failed GPU, another host first (the host often needs a
+   * reset or a reboot that would take the pod down again), then another healthy GPU of the same host.
+   */
+  private async placeElsewhere(tx: StoreTx, pod: PodRecord, move: PodMove) {
+    const request = { pod, pinnedHostId: null, dataCenterIds: pod.dataCenterId ? [pod.dataCenterId] : pod.dataCenterIds };
+    if (move.cause !== 'gpu-failure') return this.placer.place(tx, request);
+    try {
+      return await this.placer.place(tx, { ...request, avoidHostIds: [move.fromHostId] });
+    } catch (err) {
+      if (!refused(err)) throw err;
+      return this.placer.place(tx, request);
+    }
+  }
+
+  /**
    * Plans and applies the pod on another host; without a free GPU it waits (hostId null) with the
    * reason. `billedUntil`: where the open billing record ends (the failure).
    */
@@ -162,11 +180,7 @@ export class PodMover {
     const now = new Date().toISOString();
     const reason = REASONS[move.cause];
     try {
-      const placement = await this.placer.place(tx, {
-        pod,
-        pinnedHostId: null,
-        dataCenterIds: pod.dataCenterId ? [pod.dataCenterId] : pod.dataCenterIds,
-      });
+      const placement = await this.placeElsewhere(tx, pod, move);
       const next: PodRecord = {
         ...pod,
         ...placement,
@@ -183,7 +197,7 @@ export class PodMover {
       await accruePod(tx, pod, next, billedUntil);
       return { kind: 'moved', toHostId: placement.hostId };
     } catch (err) {
-      if (!isGpufleetError(err) || (err.code !== 'CAPACITY_UNAVAILABLE' && err.code !== 'PLACEMENT_IMPOSSIBLE')) throw err;
+      if (!refused(err) || !isGpufleetError(err)) throw err;
       const what = pod.gpu ? `${pod.gpu.count} × ${pod.gpu.id}` : `a ${pod.cpu?.id ?? 'CPU'} flavor`;
       const waiting = `moving off host ${move.fromHostId} (${move.detail}): waiting for ${what} to be free in data center ${pod.dataCenterId ?? 'any'}; tried again at each reconcile pass`;
       const next: PodRecord = {

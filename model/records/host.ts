@@ -144,16 +144,16 @@ export interface HostRecord {
   privateImages?: HostPrivateImage[];
   /** the GPU watcher's position in the host's kernel log and counters; absent until it first read the host */
   gpuWatch?: HostGpuWatch;
-  /** a drain with a deadline in progress or finished (docs/host-drain.md); absent or null: none */
+  /** a drain with a deadline in progress or finished (docs/gpu-health.md, "Acting on it"); absent or null: none */
   drain?: HostDrain | null;
-  /** unreachable for longer than GPUFLEET_HOST_LOST_AFTER: its pods were moved (docs/host-drain.md) */
+  /** unreachable for longer than GPUFLEET_HOST_LOST_AFTER: its pods were moved (docs/gpu-health.md, "Acting on it") */
   lost?: HostLost | null;
   /** containers that did not exit within 30 s of SIGKILL when their pod moved (an operator looks) */
   stuckContainers?: HostStuckContainer[];
   createdAt: string;
 }
 
-/** A drain that moves the host's pods off it before a deadline (docs/host-drain.md). */
+/** A drain that moves the host's pods off it before a deadline (docs/gpu-health.md, "Acting on it"). */
 export interface HostDrain {
   startedAt: string;
   /** RFC 3339: pods still on the host then are stopped */

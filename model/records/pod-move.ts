@@ -1,4 +1,4 @@
-// A pod moved off its host, keeping its id (docs/host-drain.md): why, from where to where, since when.
+// A pod moved off its host, keeping its id (docs/gpu-health.md, "Acting on it"): why, from where to where, since when.
 // The gap between the failure and the pod running again is not billed: a pod with a move that is not
 // settled holds compute without being charged for it (billable(), below).
 import { holdsCompute } from './pod-state-machine.ts';

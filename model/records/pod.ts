@@ -156,7 +156,7 @@ export interface PodRecord extends PodSpec {
   /** serverless workers only (model/records/worker.ts): the endpoint the worker serves; such pods are not listed as pods */
   endpointId?: string;
   worker?: WorkerFields;
-  /** the last time the pod was moved off a host (drain, lost host, failed GPU; docs/host-drain.md) */
+  /** the last time the pod was moved off a host (drain, lost host, failed GPU; docs/gpu-health.md "Acting on it") */
   move?: PodMove;
 }
 

@@ -12,7 +12,7 @@ function reachable(h: HostRecord): Update {
   if (h.lost)
     return h.lost.confirmed
       ? { type: 'Reachable', status: 'False', reason: 'Lost', message: 'an operator confirmed the host is gone; its pods were placed elsewhere' }
-      : { type: 'Reachable', status: 'False', reason: 'Lost', message: 'unreachable for longer than the lost-host time; its movable pods were placed elsewhere (docs/host-drain.md)' };
+      : { type: 'Reachable', status: 'False', reason: 'Lost', message: 'unreachable for longer than the lost-host time; its movable pods were placed elsewhere (docs/gpu-health.md, "Acting on it")' };
   if (h.status === 'UNREACHABLE')
     return h.rejectedHostKeySha256
       ? { type: 'Reachable', status: 'False', reason: 'HostKeyMismatch', message: 'the host presented another host key; an operator must accept it' }

@@ -82,7 +82,7 @@ export const hostGpuViewSchema = {
   },
 } as const;
 
-/** The drain with a deadline as the host view shows it (docs/host-drain.md). */
+/** The drain with a deadline as the host view shows it (docs/gpu-health.md, "Acting on it"). */
 export const hostDrainViewSchema = {
   type: ['object', 'null'],
   required: ['startedAt', 'deadline', 'total', 'moved', 'stopped', 'moving', 'remaining', 'finishedAt'],

@@ -1,4 +1,4 @@
-// Pods leaving their hosts, keeping their ids (docs/host-drain.md), on two real sshd test hosts with
+// Pods leaving their hosts, keeping their ids (docs/gpu-health.md, "Acting on it"), on two real sshd test hosts with
 // fixture GPUs (one H100 type, two GPUs each, one data center), the real Docker engine and the
 // provisioner. A drain without a deadline moves nothing; a drain with one moves the pod to the other
 // host, RUNNING there with the same id, the old container removed, `pod.moved` in its owner's events
@@ -6,7 +6,9 @@
 // cancelled drain stops moving. A lost host (its sshd killed) has its movable pod running on the other
 // host while the old copy still runs there (a partition), its persistent-volume pod EXITED with the
 // reason; when sshd returns the stale container is removed in the host's first pass, before the
-// container of a pod started there again is created.
+// container of a pod started there again is created. An Xid 79 line in a host's fixture kernel log
+// (the GPU watcher follows it) moves the pod on that GPU to the other host within 60 s, and stops the
+// persistent-volume pod on the other failed GPU with the reason.
 // Under GPUFLEET_TEST_STORE=postgres: two control planes on one database, and only one acts (each
 // pod moves once: one pod.moved event, two billing records).
 // Test hosts share one Docker engine: each gets container names of its own (harness/docker-own-names.ts),
@@ -49,7 +51,7 @@ beforeAll(async () => {
         background: [provisioner({ networkLingerMs: 0 })],
         reconcileIntervalMs: 300,
         metricsIntervalMs: 60_000,
-        config: { ...database, hostLostAfterMs: LOST_AFTER_MS },
+        config: { ...database, hostLostAfterMs: LOST_AFTER_MS, gpuPollSeconds: 1 },
       }),
     );
   cp = cps[0]!;
@@ -106,6 +108,15 @@ async function containersOf(podId: string): Promise<{ host: string; running: boo
     id: (c as any).Id as string,
     created: (c as any).Created as string,
   }));
+}
+
+/** a pod that can move and one with a persistent volume, both RUNNING on host A */
+async function moverAndPinnedOnA(prefix: string): Promise<{ mover: string; pinned: string }> {
+  const mover = await createOn(hostA, `${prefix}-mover`);
+  const pinned = await createOn(hostA, `${prefix}-pinned`, { mounts: { persistent: { size: 10, path: '/data' } } });
+  await podWhere(mover, 'mover RUNNING on A', (p) => p.status === 'RUNNING');
+  await podWhere(pinned, 'pinned RUNNING on A', (p) => p.status === 'RUNNING');
+  return { mover, pinned };
 }
 
 async function terminate(...ids: string[]): Promise<void> {
@@ -233,10 +244,7 @@ describe('drains', () => {
 
 describe('a lost host', () => {
   test("its movable pod runs on the other host (the old copy still runs); its persistent pod is EXITED; when it returns the stale container goes first", async () => {
-    const mover = await createOn(hostA, 'lost-mover');
-    const pinned = await createOn(hostA, 'lost-pinned', { mounts: { persistent: { size: 10, path: '/data' } } });
-    await podWhere(mover, 'mover RUNNING on A', (p) => p.status === 'RUNNING');
-    await podWhere(pinned, 'pinned RUNNING on A', (p) => p.status === 'RUNNING');
+    const { mover, pinned } = await moverAndPinnedOnA('lost');
     const [stale] = await containersOf(mover);
 
     const cutAt = Date.now();
@@ -252,7 +260,10 @@ describe('a lost host', () => {
     // a partition: gpufleet cannot stop the old copy, which still runs on A
     expect(await containersOf(mover)).toEqual(expect.arrayContaining([expect.objectContaining({ host: hostA, running: true, id: stale!.id }), expect.objectContaining({ host: hostB, running: true })]));
 
-    const exited = await podWhere(pinned, 'pinned EXITED', (p) => p.status === 'EXITED');
+    const exited = await podWhere(pinned, 'pinned EXITED', (p) => p.status === 'EXITED').catch(async (e: unknown) => {
+      const v = await hostView(hostA);
+      throw new Error(`${String(e)}; host A's GPUs: ${JSON.stringify(v.facts.gpus.map((g: Json) => [g.uuid, g.busId, g.health, g.incidents]))}; pinned holds ${JSON.stringify((await cp.services.store.get('pods', pinned))?.gpuUuids)}`);
+    });
     expect(exited.machineId).toBe(hostA);
     expect(exited.statusReason).toContain(`its persistent volume is on host ${hostA}, so it cannot move`);
     expect(cond(exited, 'Moved')).toMatchObject({ status: 'False', reason: 'HostLost' });
@@ -279,6 +290,61 @@ describe('a lost host', () => {
     expect(await pod(mover)).toMatchObject({ status: 'RUNNING', machineId: hostB });
     expect((await hostView(hostA)).lost).toBeNull();
     for (const evs of await movedEvents(mover)) expect(evs).toHaveLength(1);
+    await terminate(mover, pinned);
+  }, 180_000);
+});
+
+// last: the GPUs it fails stay in FAILURE on host A
+describe('a failed GPU', () => {
+  test('an Xid 79 line on one GPU: its pod runs on the other host with its id within 60 s; the persistent-volume pod on the other GPU is EXITED with the reason', async () => {
+    const { mover, pinned } = await moverAndPinnedOnA('xid');
+    // the watcher has polled A: its GPUs' bus ids are known
+    const gpus = (await waitFor('A watched', async () => {
+      const g = (await hostView(hostA)).facts.gpus as Json[];
+      return g.every((x) => x.busId) ? g : null;
+    })) as Json[];
+    const busOf = async (podId: string) => {
+      const uuid = (await cp.services.store.get('pods', podId))!.gpuUuids[0];
+      const [, bus, device] = /^[0-9A-Fa-f]+:([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\./.exec(gpus.find((g) => g.uuid === uuid)!.busId)!;
+      return `PCI:0000:${bus}:${device}`;
+    };
+    const [moverBus, pinnedBus] = [await busOf(mover), await busOf(pinned)];
+    expect(moverBus).not.toBe(pinnedBus);
+
+    const written = Date.now();
+    await a.gpu!.kernelLine(`NVRM: Xid (${moverBus}): 79, pid=1234, GPU has fallen off the bus.`);
+    // the second line once the first is read: the fixture stamps lines with /proc/uptime (10 ms), and
+    // two lines with one stamp read as one position in the log (reported to the watcher's author)
+    await waitFor('the first GPU in FAILURE', async () => ((await hostView(hostA)).facts.gpus as Json[]).some((g) => g.health === 'FAILURE'), 15_000, 50);
+    await a.gpu!.kernelLine(`NVRM: Xid (${pinnedBus}): 79, pid=1235, GPU has fallen off the bus.`);
+    const moved = await podWhere(mover, 'mover RUNNING on B', (p) => p.status === 'RUNNING' && p.machineId === hostB, 60_000);
+    const seconds = (Date.now() - written) / 1000;
+    console.log(`Xid 79 line → pod RUNNING on the other host: ${seconds.toFixed(1)} s`);
+    expect(seconds).toBeLessThanOrEqual(60);
+    expect(moved.id).toBe(mover);
+    expect(cond(moved, 'Moved')).toMatchObject({ status: 'True', reason: 'GpuFailed' });
+    expect(cond(moved, 'Moved')!.message).toMatch(new RegExp(`^moved from host ${hostA} to host ${hostB}: Xid 79 \\(GPU_HAS_FALLEN_OFF_THE_BUS\\) on GPU \\d \\(GPU-`));
+    for (const evs of await movedEvents(mover)) {
+      expect(evs).toHaveLength(1);
+      expect(evs[0]!.reason).toContain(`moved from host ${hostA} to host ${hostB}: Xid 79`);
+    }
+    // the old container is removed from A, which answers
+    await waitFor('the old copy removed', async () => (await containersOf(mover)).every((c) => c.host === hostB));
+    // billed on A until the GPU failed (the incident's first sight), again from RUNNING on B
+    const stored = (await cp.services.store.get('pods', mover))!;
+    const [onA, onB] = (await billingOf(mover)) as [BillingRecord, BillingRecord];
+    expect(onA.endedAt).toBe(stored.move!.since);
+    expect(Date.parse(onB.startedAt)).toBeGreaterThanOrEqual(Date.parse(moved.startedAt) - 1000);
+
+    const exited = await podWhere(pinned, 'pinned EXITED', (p) => p.status === 'EXITED').catch(async (e: unknown) => {
+      const v = await hostView(hostA);
+      throw new Error(`${String(e)}; host A's GPUs: ${JSON.stringify(v.facts.gpus.map((g: Json) => [g.uuid, g.busId, g.health, g.incidents]))}; pinned holds ${JSON.stringify((await cp.services.store.get('pods', pinned))?.gpuUuids)}`);
+    });
+    expect(exited.machineId).toBe(hostA);
+    expect(exited.statusReason).toContain('Xid 79');
+    expect(exited.statusReason).toContain(`its persistent volume is on host ${hostA}, so it cannot move`);
+    expect(cond(exited, 'Moved')).toMatchObject({ status: 'False', reason: 'GpuFailed' });
+    await waitFor('its container stopped', async () => (await containersOf(pinned)).every((c) => !c.running));
     await terminate(mover, pinned);
   }, 180_000);
 });
