@@ -4,8 +4,7 @@
 // and nothing is pending (page retirement, row remap) nor failed (row remap). One command, one round trip.
 import { shellJoin } from './shell-join.ts';
 import { fieldDiscovery, POLL_FRAME } from './gpu-watch-script.ts';
-import { busKey } from './gpu-bus-id.ts';
-import { parseHealthCsv, type GpuSample } from './smi-health.ts';
+import { PollFrames, type PollFrame } from './smi-frames.ts';
 
 export interface DiagnosticScriptOptions {
   level: 1 | 2;
@@ -60,37 +59,10 @@ export function dcgmiFailures(json: unknown): { gpuId: string | null; test: stri
   return out;
 }
 
-interface Frame {
-  rc: number;
-  samples: GpuSample[];
-}
-
 /** The poll frames of the driver check's output. */
-function frames(lines: string[]): Frame[] {
-  let fields: string[] = [];
-  let remapped: string[] | null = null;
-  const out: Frame[] = [];
-  let cur: { rc: number; q: string[]; rrc: number | null; r: string[] } | null = null;
-  for (const line of lines) {
-    const tag = line.slice(0, 2);
-    const rest = line.slice(2);
-    if (tag === 'F ') fields = rest.trim().split(',');
-    else if (tag === 'G ') remapped = rest.trim() === '-' ? null : rest.trim().split(',');
-    else if (tag === 'P ') cur = { rc: Number(rest.split(' ')[1] ?? 1), q: [], rrc: null, r: [] };
-    else if (tag === 'Q ') cur?.q.push(rest);
-    else if (tag === 'R ' && cur) cur.rrc = Number(rest.trim());
-    else if (tag === 'r ') cur?.r.push(rest);
-    else if (tag === 'Z ' && cur) {
-      const samples = parseHealthCsv(cur.q.join('\n'), fields);
-      if (remapped && cur.rrc === 0) {
-        const byBus = new Map(parseHealthCsv(cur.r.join('\n'), remapped).map((s) => [busKey(s.busId), s]));
-        for (const s of samples) Object.assign(s.values, byBus.get(busKey(s.busId))?.values ?? {});
-      }
-      out.push({ rc: cur.rc, samples });
-      cur = null;
-    }
-  }
-  return out;
+function frames(lines: string[]): PollFrame[] {
+  const f = new PollFrames();
+  return lines.map((l) => f.feed(l)).filter((x): x is PollFrame => x !== null);
 }
 
 /** The verdict on each of `gpus` (uuid and nvidia-smi index) from the diagnostic command's output and exit. */
@@ -131,7 +103,7 @@ const PENDING: [string, string][] = [
   ['remapped_rows.failure', 'a row could not be remapped'],
 ];
 
-function driverVerdict(uuid: string, a: Frame | undefined, b: Frame | undefined): GpuVerdict {
+function driverVerdict(uuid: string, a: PollFrame | undefined, b: PollFrame | undefined): GpuVerdict {
   if (!a || !b) return { passed: false, summary: 'nvidia-smi did not answer both polls' };
   if (a.rc !== 0 || b.rc !== 0) return { passed: false, summary: `nvidia-smi failed (exit ${a.rc !== 0 ? a.rc : b.rc})` };
   const first = a.samples.find((s) => s.uuid === uuid);

@@ -17,3 +17,4 @@ export * from './kernel-log.ts';
 export * from './smi-health.ts';
 export * from './gpu-watch-script.ts';
 export * from './gpu-diagnostic.ts';
+export * from './smi-frames.ts';

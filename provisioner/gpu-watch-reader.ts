@@ -5,7 +5,7 @@
 // kernel lines are from before the watcher first read the host (not live), and which bus id is which GPU.
 import type { GpuObservation, HostGpu, HostGpuWatch } from '../model/index.ts';
 import { COUNTER_TABLE } from '../model/index.ts';
-import { atOrBefore, busKey, normalBootId, parseDmesgLine, parseDriverLine, parseHealthCsv, parseJournalLine, type GpuSample, type KernelLine } from '../fleet/index.ts';
+import { atOrBefore, busKey, normalBootId, parseDmesgLine, parseDriverLine, parseJournalLine, PollFrames, type GpuSample, type KernelLine, type PollFrame } from '../fleet/index.ts';
 
 /** What to commit: observations per GPU uuid, and the watch state as it is after them. */
 export interface WatchBatch {
@@ -52,9 +52,7 @@ export class GpuWatchReader {
   private moved = false;
   /** kernel observations waiting for a poll to say which GPU their bus id is */
   private pending: Pending[] = [];
-  private fields: string[] = [];
-  private remapped: string[] | null = null;
-  private frame: { rc: number; q: string[]; rrc: number | null; r: string[] } | null = null;
+  private readonly frames = new PollFrames();
   readonly stats: WatchStats = { kernelLines: 0, driverLines: 0, polls: 0, pollFailures: 0, unmatchedLines: 0, lastSamples: [], lastRaw: [], readerExit: null, fields: null, remappedFields: null };
 
   constructor(
@@ -97,21 +95,14 @@ export class GpuWatchReader {
 
   /** One line of the session's stderr: the fields, poll frames, the log reader's end. */
   stderr(line: string): void {
-    const tag = line.slice(0, 2);
-    const rest = line.slice(2);
-    if (tag === 'F ') {
-      this.fields = rest.trim().split(',');
-      this.stats.fields = rest.trim();
-    } else if (tag === 'G ') {
-      this.remapped = rest.trim() === '-' ? null : rest.trim().split(',');
-      this.stats.remappedFields = rest.trim();
-    } else if (tag === 'P ') this.frame = { rc: Number(rest.split(' ')[1] ?? 1), q: [], rrc: null, r: [] };
-    else if (tag === 'Q ') this.frame?.q.push(rest);
-    else if (tag === 'R ') {
-      if (this.frame) this.frame.rrc = Number(rest.trim());
-    } else if (tag === 'r ') this.frame?.r.push(rest);
-    else if (tag === 'Z ') this.endPoll();
-    else if (tag === 'X ') this.stats.readerExit = rest.trim();
+    if (line.startsWith('X ')) {
+      this.stats.readerExit = line.slice(2).trim();
+      return;
+    }
+    const frame = this.frames.feed(line);
+    this.stats.fields = this.frames.fields;
+    this.stats.remappedFields = this.frames.remappedFields;
+    if (frame) this.endPoll(frame);
   }
 
   /** No poll ended in time (nvidia-smi hung where `timeout` is missing): a failed read of every GPU. */
@@ -189,18 +180,11 @@ export class GpuWatchReader {
     this.mapPending(false);
   }
 
-  private endPoll(): void {
-    const f = this.frame;
-    this.frame = null;
-    if (!f) return;
+  private endPoll(f: PollFrame): void {
     this.stats.polls++;
-    this.stats.lastRaw = [...f.q, ...f.r];
-    if (f.rc !== 0) return this.failedRead(`nvidia-smi exited ${f.rc}${f.rc === 124 ? ' (timed out)' : ''}: ${(f.q[0] ?? '').slice(0, 200)}`);
-    const samples = parseHealthCsv(f.q.join('\n'), this.fields);
-    if (this.remapped && f.rrc === 0) {
-      const byBus = new Map(parseHealthCsv(f.r.join('\n'), this.remapped).map((s) => [busKey(s.busId), s]));
-      for (const s of samples) Object.assign(s.values, byBus.get(busKey(s.busId))?.values ?? {});
-    }
+    this.stats.lastRaw = f.raw;
+    if (f.rc !== 0) return this.failedRead(`nvidia-smi exited ${f.rc}${f.rc === 124 ? ' (timed out)' : ''}: ${(f.raw[0] ?? '').slice(0, 200)}`);
+    const samples = f.samples;
     this.stats.lastSamples = samples;
     const at = this.now();
     const listed = new Set<string>();
