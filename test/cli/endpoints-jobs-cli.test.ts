@@ -98,6 +98,35 @@ describe('gpufleet jobs', () => {
     expect(lines[3]).toMatch(/ COMPLETED$/);
   }, 60_000);
 
+  test('jobs stream without -f prints the chunks there are and exits; -f follows to the end and prints the final status', async () => {
+    const queued = JSON.parse((await runCli(['jobs', 'run', endpointId, '--input', '{"stream":["x","y","z"],"stream_delay_ms":5000}', '--json'], env)).stdout) as { id: string };
+    // the worker streams a chunk every 5 s: wait for the first, then read without -f
+    for (let i = 0; i < 100; i++) {
+      const s = (await api(`/v2/${endpointId}/status/${queued.id}`)).body as { status: string };
+      if (s.status !== 'IN_QUEUE') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    const once = await runCli(['jobs', 'stream', endpointId, queued.id], env);
+    expect({ code: once.code, stderr: once.stderr }).toEqual({ code: 0, stderr: '' });
+    const first = once.stdout.trim().split('\n').filter(Boolean);
+    expect(first.length).toBeLessThan(3); // it did not wait for the job to end
+    const rest = await runCli(['jobs', 'stream', endpointId, queued.id, '-f'], env, 30_000);
+    expect(rest.code).toBe(0);
+    const lines = rest.stdout.trim().split('\n');
+    // the chunks, then the final status line (and the job's output after it)
+    const end = lines.findIndex((l) => / COMPLETED$/.test(l));
+    expect(end).toBeGreaterThanOrEqual(0);
+    // chunks are handed out once: the two reads together have all three, in order
+    expect([...first, ...lines.slice(0, end)]).toEqual(['"x"', '"y"', '"z"']);
+  }, 60_000);
+
+  test("endpoints logs of a worker that is not the endpoint's exits 1 with the API's 404", async () => {
+    const r = await runCli(['endpoints', 'logs', endpointId, 'no-such-worker'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/HTTP 404/);
+  }, 30_000);
+
   test('run without --sync queues and answers the id; cancel cancels it', async () => {
     const r = await runCli(['jobs', 'run', endpointId, '--input', '{"sleep_ms":20000}', '--json'], env);
     expect(r.code).toBe(0);
