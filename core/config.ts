@@ -173,14 +173,19 @@ export function parseProxyScheme(value: string | undefined): 'https' | 'http' {
 
 /**
  * The proxy domain's settings, or null when none is set. Throws (the server does not start) when the
- * domain is not a DNS name or shares a registrable domain with the control plane's origin:
- * GPUFLEET_PUBLIC_URL's host when set, else the listening address (docs/connect.md).
+ * domain is not a DNS name, shares a registrable domain with the control plane's origin
+ * (GPUFLEET_PUBLIC_URL's host when set, else the listening address), or overlaps GPUFLEET_LB_DOMAIN
+ * (docs/connect.md).
  */
-export function proxySettings(config: Pick<ServerConfig, 'proxyDomain' | 'proxyScheme' | 'publicUrl' | 'host'>): ProxySettings | null {
+export function proxySettings(config: Pick<ServerConfig, 'proxyDomain' | 'proxyScheme' | 'publicUrl' | 'host' | 'lbDomain'>): ProxySettings | null {
   if (!config.proxyDomain) return null;
   const origin = config.publicUrl ? new URL(config.publicUrl).hostname : config.host;
   const problem = proxyDomainProblem(config.proxyDomain, origin);
   if (problem) throw new Error(problem);
+  // every name under the proxy domain is a pod port's: load balancers' names there would be unreachable
+  const lb = config.lbDomain;
+  if (lb && (lb === config.proxyDomain || lb.endsWith(`.${config.proxyDomain}`) || config.proxyDomain.endsWith(`.${lb}`)))
+    throw new Error(`GPUFLEET_PROXY_DOMAIN=${config.proxyDomain} and GPUFLEET_LB_DOMAIN=${lb} overlap: give each a name of its own (docs/connect.md)`);
   return { domain: config.proxyDomain, scheme: config.proxyScheme ?? 'https' };
 }
 

@@ -13,6 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, spawnControlPlane, startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import type { ServerConfig } from '../../core/index.ts';
 import { disposeHostWorld, enrolTestHost, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
 import { ensurePortServerImage } from '../harness/worker-images.ts';
 import { waitFor } from '../harness/wait-for.ts';
@@ -332,13 +333,14 @@ describe('a signed link in Chromium', () => {
 });
 
 describe('the proxy domain is a site of its own', () => {
-  test('the server refuses to start when it shares a registrable domain with the control plane\'s origin', async () => {
-    await expect(
-      startTestControlPlane({ config: { proxyDomain: 'pods.example.co.uk', publicUrl: 'https://api.example.co.uk' } }),
-    ).rejects.toThrow(/shares its registrable domain \(example\.co\.uk\)/);
-    // `gpufleet serve` itself exits, saying why
+  test('the server refuses to start when it shares a registrable domain with the control plane\'s origin (or is no DNS name, or overlaps the LB domain)', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-proxy-domain-'));
     try {
+      const refused = (config: Partial<ServerConfig>) => startTestControlPlane({ dataDir, config });
+      await expect(refused({ proxyDomain: 'pods.example.co.uk', publicUrl: 'https://api.example.co.uk' })).rejects.toThrow(/shares its registrable domain \(example\.co\.uk\)/);
+      await expect(refused({ proxyDomain: 'pods_of.example.net' })).rejects.toThrow(/is not a DNS name/);
+      await expect(refused({ proxyDomain: 'pods.example.net', lbDomain: 'lb.pods.example.net' })).rejects.toThrow(/overlap/);
+      // `gpufleet serve` itself exits, saying why
       await expect(
         spawnControlPlane({ dataDir, port: await freePort(), env: { GPUFLEET_PROXY_DOMAIN: 'x.pods.example.co.uk', GPUFLEET_PUBLIC_URL: 'https://api.example.co.uk' } }),
       ).rejects.toThrow(/GPUFLEET_PROXY_DOMAIN=x\.pods\.example\.co\.uk shares its registrable domain/);
