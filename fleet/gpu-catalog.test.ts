@@ -60,6 +60,16 @@ describe('GPU catalog', () => {
   });
 });
 
+/** the registry error `fn` throws, or null */
+function thrown(fn: () => unknown): GpufleetError | null {
+  try {
+    fn();
+  } catch (e) {
+    return e as GpufleetError;
+  }
+  return null;
+}
+
 describe('price book', () => {
   const dirs: string[] = [];
   const dataDir = (prices?: string): string => {
@@ -85,14 +95,7 @@ describe('price book', () => {
 
   it('rejects a bad file with every problem listed', () => {
     const bad = JSON.stringify({ 'NVIDIA H100 80GB HBM3': { SECURE: -1, SPOT: 1 }, 'H100': { SECURE: 1 } });
-    const err = (() => {
-      try {
-        loadPriceBook(dataDir(bad));
-      } catch (e) {
-        return e as GpufleetError;
-      }
-      return null;
-    })();
+    const err = thrown(() => loadPriceBook(dataDir(bad)));
     expect(err?.code).toBe('VALIDATION_FAILED');
     expect(err?.errors).toEqual([
       '$["NVIDIA H100 80GB HBM3"].SECURE: must be a non-negative number (USD per GPU-hour)',
@@ -114,14 +117,7 @@ describe('price book', () => {
     expect(book.spotFloor('Tesla T4', 'SECURE')).toBe(0.1);
     // a free tier still has a floor above 0, so a bid always means something
     expect(book.spotFloor('Tesla T4', 'COMMUNITY')).toBe(MIN_SPOT_FLOOR);
-    const err = (() => {
-      try {
-        buildPriceBook({ [h100]: { spotFloor: 0 }, 'Tesla T4': { spotFloor: { SPOT: 1, SECURE: -2 } }, 'NVIDIA L4': { spotFloor: 'x' } });
-      } catch (e) {
-        return e as GpufleetError;
-      }
-      return null;
-    })();
+    const err = thrown(() => buildPriceBook({ [h100]: { spotFloor: 0 }, 'Tesla T4': { spotFloor: { SPOT: 1, SECURE: -2 } }, 'NVIDIA L4': { spotFloor: 'x' } }));
     expect(err?.code).toBe('VALIDATION_FAILED');
     expect(err?.errors).toEqual([
       '$["NVIDIA H100 80GB HBM3"].spotFloor: must be a number > 0 (USD per GPU-hour)',

@@ -6,6 +6,47 @@
 // Template and endpoint types are in schema-serverless.ts.
 import { templateAndEndpointTypes } from './schema-serverless.ts';
 
+/** the fields every pod create takes (GPU on demand, interruptible, CPU), written once */
+const podInputFields = /* GraphQL */ `
+  name: String
+  imageName: String
+  cloudType: CloudTypeEnum
+  containerDiskInGb: Int
+  volumeInGb: Int
+  volumeMountPath: String
+  networkVolumeId: String
+  templateId: String
+  dockerArgs: String
+  ports: String
+  env: [EnvironmentVariableInput]
+  dataCenterId: String
+  containerRegistryAuthId: String
+  globalNetwork: Boolean
+  startSsh: Boolean
+  startJupyter: Boolean
+  supportPublicIp: Boolean
+  countryCode: String
+  minDownload: Int
+  minUpload: Int
+  minDisk: Int
+  deployCost: Float
+  volumeKey: String
+  stopAfter: String
+  terminateAfter: String
+  compliance: [String]`;
+
+/** the fields both GPU pod creates take (on-demand and interruptible) */
+const gpuPodInputFields = /* GraphQL */ `
+${podInputFields}
+  gpuTypeId: String
+  gpuCount: Int
+  minVcpuCount: Int
+  minMemoryInGb: Int
+  allowedCudaVersions: [String]
+  minCudaVersion: String
+  port: Int
+  aiApiId: String`;
+
 const core = /* GraphQL */ `
 "FLASHBOOT or OFF; accepted both as an enum literal (runpod-python) and as a string (runpodctl)"
 scalar FlashBootType
@@ -189,112 +230,22 @@ type EnvironmentVariable {
 }
 
 input PodFindAndDeployOnDemandInput {
-  name: String
-  imageName: String
-  cloudType: CloudTypeEnum
-  gpuTypeId: String
-  gpuCount: Int
-  containerDiskInGb: Int
-  volumeInGb: Int
-  volumeMountPath: String
-  networkVolumeId: String
-  templateId: String
-  dockerArgs: String
-  ports: String
-  env: [EnvironmentVariableInput]
-  dataCenterId: String
-  minVcpuCount: Int
-  minMemoryInGb: Int
-  allowedCudaVersions: [String]
-  minCudaVersion: String
-  containerRegistryAuthId: String
-  globalNetwork: Boolean
-  startSsh: Boolean
-  startJupyter: Boolean
-  supportPublicIp: Boolean
-  countryCode: String
-  minDownload: Int
-  minUpload: Int
-  minDisk: Int
-  deployCost: Float
+${gpuPodInputFields}
+  "accepted and ignored on demand"
   bidPerGpu: Float
-  port: Int
-  volumeKey: String
-  stopAfter: String
-  terminateAfter: String
-  compliance: [String]
-  aiApiId: String
 }
 
 "every field of the on-demand create, the bid required (SkyPilot's sky/provision/runpod/api/pods.py sends them)"
 input PodRentInterruptableInput {
-  name: String
-  imageName: String
-  cloudType: CloudTypeEnum
-  gpuTypeId: String
-  gpuCount: Int
-  containerDiskInGb: Int
-  volumeInGb: Int
-  volumeMountPath: String
-  networkVolumeId: String
-  templateId: String
-  dockerArgs: String
-  ports: String
-  env: [EnvironmentVariableInput]
-  dataCenterId: String
-  minVcpuCount: Int
-  minMemoryInGb: Int
-  allowedCudaVersions: [String]
-  minCudaVersion: String
-  containerRegistryAuthId: String
-  globalNetwork: Boolean
-  startSsh: Boolean
-  startJupyter: Boolean
-  supportPublicIp: Boolean
-  countryCode: String
-  minDownload: Int
-  minUpload: Int
-  minDisk: Int
-  deployCost: Float
+${gpuPodInputFields}
   bidPerGpu: Float!
   "a minimum CUDA version where allowedCudaVersions is not given"
   cudaVersion: String
-  port: Int
-  volumeKey: String
-  stopAfter: String
-  terminateAfter: String
-  compliance: [String]
-  aiApiId: String
 }
 
 input DeployCpuPodInput {
-  name: String
-  imageName: String
-  cloudType: CloudTypeEnum
+${podInputFields}
   instanceId: String
-  containerDiskInGb: Int
-  volumeInGb: Int
-  volumeMountPath: String
-  networkVolumeId: String
-  templateId: String
-  dockerArgs: String
-  ports: String
-  env: [EnvironmentVariableInput]
-  dataCenterId: String
-  containerRegistryAuthId: String
-  globalNetwork: Boolean
-  startSsh: Boolean
-  startJupyter: Boolean
-  supportPublicIp: Boolean
-  countryCode: String
-  minDownload: Int
-  minUpload: Int
-  minDisk: Int
-  deployCost: Float
-  volumeKey: String
-  stopAfter: String
-  terminateAfter: String
-  compliance: [String]
 }
 
 input PodResumeInput {
