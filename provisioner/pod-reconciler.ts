@@ -100,7 +100,11 @@ export class PodReconciler {
       if (stoppedNow) await docker.stop(pod.id, pod.preemption?.graceSeconds);
       if (pod.preemption) {
         if (stoppedNow || pod.observed)
-          await this.write(pod, intent, (p) => ({ observed: null, statusReason: p.preemption ? `${preemptionReason(p.preemption)}; container stopped, GPUs released` : p.statusReason }));
+          await this.write(pod, intent, (p) =>
+            p.preemption
+              ? { observed: null, statusReason: `${preemptionReason(p.preemption)}; container stopped, GPUs released`, conditions: [cond.preempted(p.preemption.graceSeconds)] }
+              : { observed: null },
+          );
         return;
       }
       if (stoppedNow || pod.observed || (pod.status === 'EXITED' && pod.statusReason === 'stopped by user'))

@@ -6,7 +6,9 @@
 // host preempts the spot pod, whose container gets SIGTERM, then SIGKILL after the 5 s grace; the
 // on-demand container starts only after the victim's stopped and is RUNNING within grace + 15 s; a
 // higher bid preempts a lower one; podBidResume starts the preempted pod again in its own container
-// (disk kept) by outbidding the pod that holds the GPU.
+// (disk kept) by outbidding the pod that holds the GPU; and when the victim's `docker stop` fails on
+// the host (the host's docker wrapper, harness/docker-faults.ts), the new pod waits, its container
+// never running beside the victim's, and starts once a retried stop has gone through.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { disposeHostWorld, dockerInspect, enrolTestHost, ensureTestImage, FIXTURE_GPUS, runDocker, startTestHost, type TestHost } from '../harness/index.ts';
@@ -31,7 +33,7 @@ let user: { accountId: string; key: string };
 
 beforeAll(async () => {
   image = await ensureTestImage();
-  host = await startTestHost({ name: `preempt-${process.pid}`, gpus: [FIXTURE_GPUS.RTX_4090] });
+  host = await startTestHost({ name: `preempt-${process.pid}`, gpus: [FIXTURE_GPUS.RTX_4090], dockerFaults: true });
   cp = await startTestControlPlane({ background: [provisioner({ networkLingerMs: 0 })], reconcileIntervalMs: 300, metricsIntervalMs: 60_000 });
   hostId = await enrolTestHost(cp, host);
   user = await cp.newAccount('read_write');
@@ -80,7 +82,9 @@ async function expectPreemptedContainer(podId: string, after: number): Promise<{
     const i = await dockerInspect(`gpufleet-${podId}`);
     return i && !i.State.Running ? i : null;
   }, (GRACE_S + 30) * 1000);
-  const log = await timedLog(podId);
+  // this run of the container (a container started again keeps the earlier runs' lines before)
+  const all = await timedLog(podId);
+  const log = all.slice(all.map((l) => l.line).lastIndexOf('started'));
   expect(log.map((l) => l.line)).toEqual(['started', 'got SIGTERM']);
   const term = log[1]!.at;
   const finishedAt = Date.parse(c.State.FinishedAt);
@@ -157,5 +161,28 @@ describe('preemption on a full host', () => {
     expect(Date.parse(again!.State.StartedAt)).toBeGreaterThanOrEqual(victim.finishedAt);
     const h = await until(high.id, 'the 0.5 bid stopped', (p) => p.status === 'EXITED' && /GPUs released/.test(p.statusReason));
     expect(h.statusReason).toMatch(/^preempted: a higher bid needed its GPUs/);
+  }, 120_000);
+
+  test("the victim's docker stop fails twice: the on-demand pod waits, never running beside it, and starts after the retried stop", async () => {
+    // the GPU is held by the 0.6 bid (the last test's pod); nothing else runs
+    const faults = host.dockerFaults!;
+    const stopsBefore = (await faults.calls('stop')).length;
+    await faults.failNext('stop', 2);
+    const asked = Date.now();
+    const demand = await create({ name: 'demand-2', gpu: { id: RTX4090 } });
+    // while the stops fail the new pod says what it waits for, and has no container
+    await until(demand.id, 'the new pod waiting for the GPU', (p) => p.statusReason === 'waiting for its GPUs to be released by a container that is stopping');
+    expect(await dockerInspect(`gpufleet-${demand.id}`)).toBeNull();
+    expect((await dockerInspect(`gpufleet-${spotId}`))!.State.Running).toBe(true);
+    const stops = await faults.waitCalls('stop', stopsBefore + 3, 30_000);
+    await running(demand.id);
+    const victim = await expectPreemptedContainer(spotId, asked);
+    // SIGTERM came with the third stop (the first two failed on the host before docker was asked)
+    expect(victim.finishedAt).toBeGreaterThanOrEqual(stops[stopsBefore + 2]!);
+    expect(Date.parse((await dockerInspect(`gpufleet-${demand.id}`))!.State.StartedAt)).toBeGreaterThanOrEqual(victim.finishedAt);
+    // the retries' wording gave way to the preemption's once the stop went through
+    const v = await until(spotId, 'the victim stopped', (p) => /GPUs released$/.test(p.statusReason));
+    expect(v.statusReason).toMatch(/^preempted: an on-demand pod needed its GPUs/);
+    expect(v.conditions).toContainEqual(expect.objectContaining({ type: 'ContainerRunning', reason: 'Preempted' }));
   }, 120_000);
 });
