@@ -17,14 +17,14 @@ import { disposeHostWorld, dockerInspect, enrolTestHost, ensureTestImage, startT
 import { runDocker } from '../harness/docker.ts';
 import { waitFor } from '../harness/wait-for.ts';
 import { synthStack } from '../provider/helpers.ts';
+import type { PodCondition as Condition } from '../../model/index.ts';
 
 type Json = Record<string, any>;
-type Condition = { type: string; status: string; reason: string; message: string; lastTransitionTime: string };
 
-let cp: TestControlPlane;
-let host: TestHost;
-let hostId = '';
 let image: string;
+let hostId = '';
+let host: TestHost;
+let cp: TestControlPlane;
 const SLEEPER = `sh -c 'trap "exit 0" TERM; sleep 3600 & wait'`;
 /** a SIGTERM handler that takes 4 s to save its work, then says so and exits 0 */
 const SAVER = `sh -c 'trap "sleep 4; echo saved-work; exit 0" TERM; echo started; sleep 3600 & wait'`;
