@@ -90,7 +90,10 @@ export class WorkerListing {
     const state = workerState(pod, l);
     // a load-balancing worker not in rotation: what its health check answered
     const unready = l?.check && !l.check.ready ? l.check.detail : null;
-    const reason = pod.worker.retiredReason ?? unready ?? initializingReason(pod, now, this.d.origin()) ?? pod.statusReason;
+    // a worker that has called runs, whatever the host's last report said on the way ("starting
+    // container"): the provisioner's reasons from before RUNNING are stale once it is IDLE or RUNNING
+    const hostReason = (state === 'IDLE' || state === 'RUNNING') && pod.status !== 'RUNNING' ? null : pod.statusReason;
+    const reason = pod.worker.retiredReason ?? unready ?? initializingReason(pod, now, this.d.origin()) ?? hostReason;
     return toWorkerView(pod, state, e.version, reason, now);
   }
 }
