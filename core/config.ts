@@ -1,6 +1,6 @@
 // The interface points of mission.md, read once from the environment.
 import path from 'node:path';
-import { malformedAllowedRegistries, parseAllowedRegistries, parseDuration, parseQuotas, type Quotas } from '../model/index.ts';
+import { globalNetworkSettings, malformedAllowedRegistries, parseAllowedRegistries, parseDuration, parseQuotas, type GlobalNetworkSettings, type Quotas } from '../model/index.ts';
 import { DEFAULT_PREEMPT_GRACE_S, MAX_PREEMPT_GRACE_S } from '../model/index.ts';
 import { parseHeldRequestLimits, type HeldRequestLimits } from './fair-share/index.ts';
 import { mediaS3FromEnv } from './public-models/index.ts';
@@ -106,6 +106,11 @@ export interface ServerConfig {
   drainParallel?: number;
   /** GPUFLEET_HOST_LOST_AFTER: unreachable this long (ms), a host is lost and its pods move (default 5 min; docs/gpu-health.md "Acting on it") */
   hostLostAfterMs?: number;
+  /**
+   * GPUFLEET_OVERLAY_CIDR (default 10.200.0.0/13), GPUFLEET_INTERNAL_DOMAIN (runpod.internal),
+   * GPUFLEET_GLOBAL_NETWORK_EXCLUDE=DC1,DC2: the pods' private network across hosts (docs/networking.md)
+   */
+  globalNetwork?: GlobalNetworkSettings;
 }
 
 /** A setting read as a duration (Go-style "5m" or seconds); anything else is refused at start. */
@@ -159,6 +164,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     ...(env.GPUFLEET_SPEND_GUARD_INTERVAL_MS ? { spendGuardIntervalMs: Number(env.GPUFLEET_SPEND_GUARD_INTERVAL_MS) } : {}),
     ...optional('drainParallel', countSetting('GPUFLEET_DRAIN_PARALLEL', env.GPUFLEET_DRAIN_PARALLEL)),
     ...optional('hostLostAfterMs', durationSetting('GPUFLEET_HOST_LOST_AFTER', env.GPUFLEET_HOST_LOST_AFTER)),
+    globalNetwork: globalNetworkSettings({
+      overlayCidr: env.GPUFLEET_OVERLAY_CIDR,
+      internalDomain: env.GPUFLEET_INTERNAL_DOMAIN,
+      exclude: env.GPUFLEET_GLOBAL_NETWORK_EXCLUDE,
+    }),
   };
 }
 

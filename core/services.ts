@@ -5,7 +5,8 @@ import type { ServerConfig } from './config.ts';
 import { ApiKeys } from './accounts/index.ts';
 import type { Store } from '../store/index.ts';
 import { FleetPlacer } from './hosts/index.ts';
-import { PodMover, PodService } from './pods/index.ts';
+import { GlobalNetworking, PodMover, PodService } from './pods/index.ts';
+import { globalNetworkSettings } from '../model/index.ts';
 import { OfferService } from './hosts/index.ts';
 import type { SecretBox } from '../store/index.ts';
 import { databasePool, openStore, secretBoxFor } from './store-wiring.ts';
@@ -141,7 +142,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   // each account's share of a host's streams is counted beside the pool's own cap per host
   const streamShares = new HostStreamShares(config.streamsPerHost);
   const sshPool = new SshPool({ observer: telemetry.ssh, maxStreamsPerHost: streamShares.perHost });
-  const fleet = new HostService(s, sshPool, secretBox);
+  const fleet = new HostService(s, sshPool, secretBox, (config.globalNetwork ?? globalNetworkSettings()).range);
   const gpuHealthSignal = new GpuHealthSignal();
   const eventLog = new EventLog();
   // events of earlier runs, kept beside the store (docs/events.md, "Retention")
@@ -186,11 +187,11 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     config,
     store: s,
     keys,
-    pods: new PodService(s, placer, events, config.allowedRegistries ?? [], admission),
+    pods: new PodService(s, placer, events, config.allowedRegistries ?? [], admission, new GlobalNetworking(config.globalNetwork ?? globalNetworkSettings())),
     podMover: new PodMover(s, placer),
     placer,
     prices,
-    offers: new OfferService(s, placer, prices),
+    offers: new OfferService(s, placer, prices, config.globalNetwork?.excludedDataCenters ?? []),
     secretBox,
     sshPool,
     fleet,

@@ -39,6 +39,8 @@ if command -v docker >/dev/null 2>&1; then
 else
   s docker-missing; e 127
 fi
+s addrs; ip -o -4 addr show 2>&1; e $?
+s pools; grep -o '"base"[^,}]*' /etc/docker/daemon.json 2>/dev/null; e 0
 if command -v nvidia-smi >/dev/null 2>&1; then
   s gpus; ${GPU_QUERY} 2>&1; e $?
   s smi; nvidia-smi 2>&1 | head -n 8; e 0
@@ -224,6 +226,19 @@ export function parseGpuMetrics(csv: string): GpuMetric[] {
   return out;
 }
 
+/**
+ * `ip -o -4 addr show`: the host's IPv4 addresses with their prefix, except those on gpufleet's own
+ * overlay devices (`gfo…`, docs/networking.md), which hold overlay addresses by design.
+ */
+export function parseIpv4Addresses(text: string): string[] {
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^\d+:\s+(\S+)\s+inet\s+(\d+\.\d+\.\d+\.\d+\/\d+)/.exec(line);
+    if (m && !m[1]!.startsWith('gfo')) out.push(m[2]!);
+  }
+  return out;
+}
+
 /** Turn the probe script's output into HostFacts, or the first unmet host requirement. */
 export function parseProbeOutput(stdout: string): HostFacts {
   const sec = splitSections(stdout);
@@ -264,7 +279,10 @@ export function parseProbeOutput(stdout: string): HostFacts {
   }
 
   const cpuCount = Number.parseInt(body('nproc'), 10);
+  const net = sec.get('addrs')?.code === 0 ? { addresses: parseIpv4Addresses(body('addrs')) } : {};
   return {
+    ...net,
+    dockerPools: [...body('pools').matchAll(/(\d+\.\d+\.\d+\.\d+\/\d+)/g)].map((m) => m[1]!),
     arch: body('arch').trim() || 'unknown',
     cpuCount: Number.isFinite(cpuCount) ? cpuCount : 0,
     cpuModel: parseCpuModel(body('cpumodel')),

@@ -110,6 +110,7 @@ export const gpuResolvers = {
         location: d.id,
         listed: true,
         storageSupport: true,
+        globalNetwork: d.globalNetwork,
         gpuAvailability: d.gpuAvailability,
       })),
     serverlessGpuPools: () =>

@@ -340,6 +340,7 @@ type DataCenter {
   location: String!
   listed: Boolean!
   storageSupport: Boolean!
+  globalNetwork: Boolean!
   gpuAvailability: [GpuAvailability!]!
 }
 

@@ -88,7 +88,8 @@ export function parsePodListQuery(q: Record<string, unknown>): PodListFilter {
 export function podRoutes(fastify: FastifyInstance, pods: PodService, proxy: PortProxy | null = null): void {
   const app = fastify.withTypeProvider<RestTypeProvider>();
   /** one pod (create, get, update, action): its view with its last few events (docs/events.md); lists carry none */
-  const onePod = (pod: PodRecord) => ({ ...toPodView(pod, Date.now(), proxy), events: pods.recentEvents(pod.id) });
+  const domain = pods.network.settings.internalDomain;
+  const onePod = (pod: PodRecord) => ({ ...toPodView(pod, Date.now(), proxy, domain), events: pods.recentEvents(pod.id) });
   app.post(
     '/v2/pods',
     {
@@ -131,7 +132,7 @@ export function podRoutes(fastify: FastifyInstance, pods: PodService, proxy: Por
       const filter = parsePodListQuery(request.query);
       const list = await pods.list(principalOf(request), filter);
       const now = Date.now();
-      return { pods: list.map((p) => toPodView(p, now, proxy)) };
+      return { pods: list.map((p) => toPodView(p, now, proxy, domain)) };
     },
   );
 

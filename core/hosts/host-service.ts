@@ -3,7 +3,8 @@
 // show a spinner and the API can log it.
 import { randomUUID } from 'node:crypto';
 import { fail400, GpufleetError, mergeProbedGpus, OPERATOR_ACTOR, parseDuration, podConditions, setConditions, withHostConditions } from '../../model/index.ts';
-import type { CloudTier, HostDrain, HostRecord } from '../../model/index.ts';
+import type { CloudTier, HostDrain, HostFacts, HostRecord, Ipv4Range } from '../../model/index.ts';
+import { parseIpv4Range, rangesOverlap } from '../../model/index.ts';
 import type { Store } from '../../store/index.ts';
 import type { SecretBox } from '../../store/index.ts';
 import { probeHost, type SshPool, type SshTarget } from '../../fleet/index.ts';
@@ -40,11 +41,32 @@ export class HostService {
     private readonly store: Store,
     readonly pool: SshPool,
     private readonly secrets: SecretBox,
+    /** GPUFLEET_OVERLAY_CIDR: a host whose addresses or Docker pools overlap it is refused (docs/networking.md) */
+    private readonly overlayRange: Ipv4Range | null = null,
   ) {}
 
   /** The provisioner's clean-up of a removed host (provisioner/host-decommission.ts); null unsets it. */
   useDecommission(fn: HostDecommission | null): void {
     this.decommission = fn;
+  }
+
+  /** 422 HOST_REQUIREMENT when the host's own addresses or Docker's pools there overlap the overlay range */
+  private assertOverlayClear(facts: HostFacts): void {
+    const range = this.overlayRange;
+    if (!range) return;
+    for (const [what, list] of [['address', facts.addresses ?? []], ["Docker address pool", facts.dockerPools ?? []]] as const) {
+      const clash = list.find((c) => {
+        const r = parseIpv4Range(c);
+        return r !== null && rangesOverlap(r, range);
+      });
+      if (clash)
+        throw new GpufleetError(
+          'HOST_REQUIREMENT',
+          `the host's ${what} ${clash} overlaps the overlay range GPUFLEET_OVERLAY_CIDR=${range.cidr}: pods' private addresses would clash with it; ` +
+            'pick another overlay range for the fleet or renumber the host (docs/networking.md)',
+          { fields: { requirement: 'overlay-range', clash, overlayCidr: range.cidr } },
+        );
+    }
   }
 
   target(host: HostRecord): SshTarget {
@@ -78,6 +100,7 @@ export class HostService {
       progress(`host key ${fingerprint} (trusted on first use)`);
       progress('probing CPU, memory, disk, Docker and GPUs');
       const facts = await probeHost((cmd) => this.pool.exec({ ...target, pinnedFingerprint: fingerprint }, cmd, { allowFailure: true }));
+      this.assertOverlayClear(facts);
       progress(`found ${facts.gpus.length} GPU(s)${facts.gpus[0] ? ` (${facts.gpus[0].name})` : ''}, ${facts.cpuCount} CPUs, Docker ${facts.dockerVersion}`);
       const now = new Date().toISOString();
       const host: HostRecord = {
@@ -118,6 +141,7 @@ export class HostService {
     const host = await this.get(id);
     const target = this.target(host);
     const facts = await probeHost((cmd) => this.pool.exec(target, cmd, { allowFailure: true }));
+    this.assertOverlayClear(facts);
     const now = new Date().toISOString();
     // health and incidents stay with their GPUs; a GPU no longer found stays, in FAILURE (docs/gpu-health.md)
     return this.update(id, (h) => ({ ...h, facts: { ...facts, gpus: mergeProbedGpus(h.facts.gpus, facts.gpus, now) }, lastSeenAt: now }));

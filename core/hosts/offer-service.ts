@@ -25,6 +25,8 @@ export interface DataCenterInfo {
   id: string;
   name: string;
   hosts: number;
+  /** in the global network (pods there may have globalNetworking); GPUFLEET_GLOBAL_NETWORK_EXCLUDE takes a data center out */
+  globalNetwork: boolean;
   gpuAvailability: { gpuTypeId: string; displayName: string; free: number; stockStatus: StockStatus }[];
 }
 
@@ -33,6 +35,8 @@ export class OfferService {
     private readonly store: Store,
     private readonly placer: FleetPlacer,
     private readonly prices: PriceBook,
+    /** GPUFLEET_GLOBAL_NETWORK_EXCLUDE */
+    private readonly outsideGlobalNetwork: readonly string[] = [],
   ) {}
 
   private async fleet(): Promise<{ hosts: HostRecord[]; allocations: ReturnType<FleetPlacer['scheduler']['allocations']> }> {
@@ -88,6 +92,7 @@ export class OfferService {
       id,
       name: id,
       hosts: hosts.filter((h) => h.dataCenterId === id).length,
+      globalNetwork: !this.outsideGlobalNetwork.includes(id),
       gpuAvailability: [...(free.get(id) ?? new Map<string, number>())].map(([gpuTypeId, n]) => ({
         gpuTypeId,
         displayName: gpuTypeById(gpuTypeId)?.displayName ?? gpuTypeId,

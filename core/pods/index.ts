@@ -25,3 +25,4 @@ export {
 export { type PodCreateOptions, type PodListFilter, PodService, type PodTimers } from './pod-service.ts';
 export { moveBlocker, type MoveOrder, type MoveOutcome, onHostToMove, PodMover } from './pod-mover.ts';
 export { parseTimer, PodTimerLoop } from './pod-timers.ts';
+export { GlobalNetworking } from './global-networking.ts';

@@ -20,6 +20,8 @@ import { cudaVersionsAtLeast } from '../hosts/index.ts';
 import type { Placer, PodPlacementRequest } from '../hosts/index.ts';
 import type { Admission } from '../quotas/index.ts';
 import type { Principal } from '../../model/index.ts';
+import { globalNetworkSettings } from '../../model/index.ts';
+import { GlobalNetworking } from './global-networking.ts';
 
 /** Placement choices GraphQL pod inputs carry and the v2 body has no field for (cloudType ALL, minVcpuCount, minMemoryInGb). */
 export type PlacementOptions = Pick<PodPlacementRequest, 'cloud' | 'minVcpu' | 'minMemoryGb'>;
@@ -62,6 +64,8 @@ export class PodService {
     private readonly allowedRegistries: readonly string[] = [],
     /** per-account limits, monthly budget and credits, checked before a placed pod is written (core/quotas) */
     private readonly admission?: Admission,
+    /** GPUFLEET_OVERLAY_CIDR, GPUFLEET_INTERNAL_DOMAIN, GPUFLEET_GLOBAL_NETWORK_EXCLUDE (docs/networking.md) */
+    readonly network: GlobalNetworking = new GlobalNetworking(globalNetworkSettings()),
   ) {}
 
   /** A transaction on the caller's behalf: the events it causes name the caller's key as actor. */
@@ -125,7 +129,7 @@ export class PodService {
   async createIn(tx: StoreTx, principal: Principal, input: PodCreateInput, options: PlacementOptions = {}, timers: PodTimers = {}): Promise<PodRecord> {
     const now = new Date().toISOString();
     const { draft, placement } = await this.planCreate(tx, principal, input, now, options);
-    const pod: PodRecord = {
+    let pod: PodRecord = {
       ...draft,
       ...(timers.stopAfter ? { stopAfter: timers.stopAfter } : {}),
       ...(timers.terminateAfter ? { terminateAfter: timers.terminateAfter } : {}),
@@ -134,6 +138,7 @@ export class PodService {
       statusReason: `placed on host ${placement.hostId}; waiting for the provisioner to pull and start it`,
       conditions: actionConditions({ hostId: placement.hostId }, 'create', now),
     };
+    if (input.globalNetworking) pod = await this.network.apply(tx, pod, true);
     tx.put('pods', pod);
     await accruePod(tx, null, pod, now);
     return pod;
@@ -158,7 +163,9 @@ export class PodService {
     checkImageRegistry(input.image, this.allowedRegistries, 'pod');
     const { pod: draft, networkVolumeDc } = await buildPodRecord(tx, principal, input, podId(), now);
     await this.assertNameFree(tx, draft, replaces);
-    const dataCenterIds = networkVolumeDc ? [networkVolumeDc] : draft.dataCenterIds;
+    let dataCenterIds = networkVolumeDc ? [networkVolumeDc] : draft.dataCenterIds;
+    // a globally-networked pod goes only where the global network is (docs/networking.md)
+    if (input.globalNetworking) dataCenterIds = await this.network.placeableDataCenters(tx, dataCenterIds);
     const placement = await this.placer.place(tx, { ...options, pod: draft, pinnedHostId: null, dataCenterIds, ...(replaces ? { replacing: replaces } : {}) });
     await this.admit(tx, draft, placement.costPerHr, 'pod', replaces);
     return { draft, placement };
@@ -194,7 +201,7 @@ export class PodService {
       const input: PodUpdateInput = validatePodUpdate(body, pod.mounts);
       checkImageRegistry(input.image, this.allowedRegistries, 'pod update');
       if (pod.status === 'TERMINATED') throw new GpufleetError('INVALID_TRANSITION', `Pod ${id} is terminated and cannot be changed.`);
-      const next: PodRecord = { ...pod, updatedAt: new Date().toISOString() };
+      let next: PodRecord = { ...pod, updatedAt: new Date().toISOString() };
       if (input.name !== undefined) next.name = input.name;
       if (input.image !== undefined) next.image = input.image;
       if (input.args !== undefined) next.args = input.args;
@@ -207,6 +214,11 @@ export class PodService {
       if (input.mounts?.persistent) next.mounts = { persistent: input.mounts.persistent };
       if (input.mounts?.network) next.mounts = { network: input.mounts.network };
       if (input.name !== undefined) await this.assertNameFree(tx, next);
+      // on or off while the pod runs: the provisioner attaches or detaches it, no restart (docs/networking.md)
+      if (input.globalNetworking !== undefined && input.globalNetworking !== (pod.globalNetworking === true)) {
+        if (input.globalNetworking) this.network.assertPodInNetwork(pod);
+        next = await this.network.apply(tx, next, input.globalNetworking);
+      }
       const resized = input.gpu !== undefined && resizes(pod, input.gpu.count);
       if (containerConfigChanged(pod, next) || resized) {
         // recreating the container wipes its disk: a reset, which `locked` prevents (spec 2.1)
@@ -313,14 +325,19 @@ export class PodService {
       if (opts.bidPerGpu !== undefined) next.bidPerGpu = opts.bidPerGpu;
     }
     if (action === 'stop' || action === 'terminate') next = { ...next, allocated: false, gpuUuids: [] };
-    if (action === 'terminate') next.terminatedAt = now;
+    if (action === 'terminate') {
+      next.terminatedAt = now;
+      // the address was the pod's for its life: free again (docs/networking.md)
+      delete next.overlayIp;
+    }
     if (t.place) {
       const pinnedHostId = pod.mounts.persistent ? pod.hostId : null;
       const volumeDc = await networkVolumeDataCenter(tx, pod);
+      const asked = volumeDc ? [volumeDc] : pod.dataCenterIds;
       const placement = await this.placer.place(tx, {
         pod: next,
         pinnedHostId,
-        dataCenterIds: volumeDc ? [volumeDc] : pod.dataCenterIds,
+        dataCenterIds: pod.globalNetworking ? await this.network.placeableDataCenters(tx, asked) : asked,
       });
       await this.admit(tx, next, placement.costPerHr, 'pod start');
       next = { ...next, ...placement, allocated: true, statusReason: `placed on host ${placement.hostId}; waiting for the provisioner` };

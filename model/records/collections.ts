@@ -52,7 +52,8 @@ export const INDEXED_FIELDS: Partial<Record<keyof Collections, readonly string[]
   apiKeys: ['hash', 'accountId'],
   // name: the per-account uniqueness check on create and rename looks pods up by name
   // endpointId: an endpoint's workers (model/records/worker.ts) are read on every autoscaler tick
-  pods: ['accountId', 'hostId', 'name', 'endpointId'],
+  // overlayIp: a new global-networking address is checked free by lookup (core/pods/overlay-address.ts)
+  pods: ['accountId', 'hostId', 'name', 'endpointId', 'overlayIp'],
   templates: ['accountId'],
   networkVolumes: ['accountId'],
   registries: ['accountId'],

@@ -103,6 +103,10 @@ export interface HostFacts {
   driverVersion: string | null;
   cudaVersion: string | null;
   gpus: HostGpu[];
+  /** the host's IPv4 addresses with their prefix (`ip -4 addr`), gpufleet's overlay devices aside; absent on records from before */
+  addresses?: string[];
+  /** `default-address-pools` bases of /etc/docker/daemon.json, when it names any */
+  dockerPools?: string[];
 }
 
 /**

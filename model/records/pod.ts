@@ -141,6 +141,13 @@ export interface PodRecord extends PodSpec {
   observed: PodObserved | null;
   /** ownership tags (stack and construct path for declared resources) */
   tags: Record<string, string>;
+  /** the pod is on its account's private network across hosts (docs/networking.md); absent = false */
+  globalNetworking?: boolean;
+  /**
+   * its address there (GPUFLEET_OVERLAY_CIDR), unique in the fleet, kept from the first time it was
+   * turned on until the pod is terminated, also while it is turned off
+   */
+  overlayIp?: string;
   createdAt: string;
   updatedAt: string;
   startedAt: string | null;
@@ -249,8 +256,17 @@ export function podSsh(pod: PodRecord): PodView['ssh'] {
   return { proxy, direct };
 }
 
-/** `proxy`: where HTTP ports have URLs (the control plane's proxy settings); none by default */
-export function toPodView(pod: PodRecord, now = Date.now(), proxy: PortProxy | null = null): PodView {
+/** spec 2.1's `globalNetworking`: on and addressed, or `{enabled: false}` */
+export function globalNetworkingView(pod: PodRecord, internalDomain: string): PodView['globalNetworking'] {
+  if (pod.globalNetworking !== true || !pod.overlayIp || pod.status === 'TERMINATED') return { enabled: false };
+  return { enabled: true, ip: pod.overlayIp, internalDns: `${pod.id}.${internalDomain}` };
+}
+
+/**
+ * `proxy`: where HTTP ports have URLs (the control plane's proxy settings); none by default.
+ * `internalDomain`: GPUFLEET_INTERNAL_DOMAIN, which the pod's `internalDns` ends with.
+ */
+export function toPodView(pod: PodRecord, now = Date.now(), proxy: PortProxy | null = null, internalDomain = 'runpod.internal'): PodView {
   const view: PodView = {
     id: pod.id,
     name: pod.name,
@@ -268,7 +284,7 @@ export function toPodView(pod: PodRecord, now = Date.now(), proxy: PortProxy | n
     template: pod.template,
     cost: billable(pod) ? pod.costPerHr : 0,
     locked: pod.locked,
-    globalNetworking: { enabled: false },
+    globalNetworking: globalNetworkingView(pod, internalDomain),
     runtime: podRuntime(pod, now, proxy),
     createdAt: pod.createdAt,
     startedAt: pod.startedAt,

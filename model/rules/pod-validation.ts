@@ -12,7 +12,7 @@ import {
   type PodCreateInput,
   type PodUpdateInput,
 } from '../schemas/pod.ts';
-import { check, compile, fail400, fail422 } from './validation.ts';
+import { check, compile, fail422 } from './validation.ts';
 
 const validateCreate = compile<PodCreateInput>(podCreateSchema);
 const validateUpdate = compile<PodUpdateInput>(podUpdateSchema);
@@ -31,7 +31,6 @@ export function validatePodCreate(body: unknown): PodCreateInput {
   if (input.gpu && input.cpu) errors.push('$: must not have both gpu and cpu');
   errors.push(...interruptibleRules(input));
   if (errors.length) fail422('pod', errors);
-  rejectGlobalNetworking(input.globalNetworking);
   return input;
 }
 
@@ -40,7 +39,6 @@ export function validatePodUpdate(body: unknown, existing: Mounts): PodUpdateInp
   const input = check(validateUpdate, body, 'pod update');
   const errors = checkPortRanges(input.ports);
   if (errors.length) fail422('pod update', errors);
-  rejectGlobalNetworking(input.globalNetworking);
   return input;
 }
 
@@ -54,12 +52,4 @@ function interruptibleRules(input: PodCreateInput): string[] {
   if (input.bidPerGpu !== undefined && input.interruptible !== true) errors.push('$.bidPerGpu: only with interruptible: true');
   if (input.interruptible === true && !input.gpu) errors.push('$.interruptible: only GPU pods can be interruptible (give gpu)');
   return errors;
-}
-
-/** docs/global-networking.md: no overlay network exists between hosts, so no address can be promised. */
-function rejectGlobalNetworking(enabled: boolean | undefined): void {
-  if (enabled)
-    fail400('Global networking is not available on this fleet: no cross-host private network is configured.', [
-      '$.globalNetworking: not available on this fleet',
-    ]);
 }

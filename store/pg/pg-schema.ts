@@ -91,6 +91,16 @@ export const MIGRATIONS: readonly Migration[] = [
       $$;
     `,
   },
+  {
+    // global networking (docs/networking.md): an overlay address belongs to one pod in the whole fleet,
+    // also when replicas allocate at once; a conflict rolls the transaction back and it runs again
+    version: 3,
+    name: 'overlay-addresses',
+    sql: `
+      CREATE TABLE IF NOT EXISTS gf_pods (id text PRIMARY KEY, ord bigint NOT NULL, rev bigint NOT NULL, data jsonb NOT NULL);
+      CREATE UNIQUE INDEX IF NOT EXISTS gf_pods_overlay_ip ON gf_pods ((data ->> 'overlayIp')) WHERE data ? 'overlayIp';
+    `,
+  },
 ];
 
 /** The table a collection lives in: `gf_` and its name in snake case (apiKeys → gf_api_keys). */

@@ -16,7 +16,7 @@ import type { CollectionName, CommitInfo, RecordOf, Store, StoreChange, StoreObs
 import type { GpuClaim } from './gpu-claims.ts';
 import { ChangeFeed } from './pg-change-feed.ts';
 import { HostCapacityConflict, isCapacityConflict, type HostLoadRule } from './host-capacity.ts';
-import { cannotWrite, describeDatabaseError, isClaimConflict, isRetryable, isServerShort, isUnreachable, unavailable } from './pg-errors.ts';
+import { cannotWrite, describeDatabaseError, isAddressConflict, isClaimConflict, isRetryable, isServerShort, isUnreachable, unavailable } from './pg-errors.ts';
 import { countSql, impossibleId, ROW_COLUMNS, RowCache, selectSql, type Row } from './pg-rows.ts';
 import { migrate, pendingMigrations, tableOf } from './pg-schema.ts';
 import { PgTransaction } from './pg-transaction.ts';
@@ -200,7 +200,7 @@ export class PgStore implements Store {
         const r = await this.attempt(fn, actor);
         if (r.ok) return r.value;
         const e = r.error;
-        if (isRetryable(e)) {
+        if (isRetryable(e) || isAddressConflict(e)) {
           if (Date.now() - started > RETRY_BUDGET_MS)
             throw unavailable(e, `The transaction kept conflicting with concurrent ones for ${RETRY_BUDGET_MS / 1000} s; nothing of it was applied. Try again.`);
           await sleep(Math.random() * Math.min(100, 2 ** attempt));
@@ -283,7 +283,7 @@ export class PgStore implements Store {
         await client.query('ROLLBACK').catch((err: unknown) => {
           broken = err instanceof Error ? err : new Error(String(err));
         });
-      if (isRetryable(e) || isClaimConflict(e) || isCapacityConflict(e) || isUnreachable(e) || cannotWrite(e) || isServerShort(e))
+      if (isRetryable(e) || isAddressConflict(e) || isClaimConflict(e) || isCapacityConflict(e) || isUnreachable(e) || cannotWrite(e) || isServerShort(e))
         return { ok: false, error: e, claims: tx.claims, hosts: isCapacityConflict(e) ? [e.hostId] : [] };
       throw e;
     } finally {

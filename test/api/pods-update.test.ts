@@ -156,10 +156,6 @@ describe('fields and limits on PATCH', () => {
     await rejected(p.plain, { registry: 'reg_missing' }, 422, { errorMatching: '$.registry' });
   });
 
-  test('globalNetworking: true → 400', async () => {
-    await rejected(p.plain, { globalNetworking: true }, 400, { errorMatching: '$.globalNetworking' });
-  });
-
   test('renaming onto another live pod\'s name → 409; keeping its own name is fine', async () => {
     const a = await createPod(cp, gpuBody(), user.key);
     const b = await createPod(cp, gpuBody(), user.key);

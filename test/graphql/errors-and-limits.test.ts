@@ -4,6 +4,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MAX_ALIASES, MAX_DEPTH } from '../../api/graphql/index.ts';
+import { globalNetworkSettings } from '../../model/index.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { seedHosts } from '../harness/fake-hosts.ts';
 import { principalFor, python, raw, runpodctl, type Auth } from './gql-client.ts';
@@ -26,7 +27,8 @@ beforeAll(async () => {
   const sdk = await sdkDocuments();
   QUERY_GPU_TYPES = sdk.QUERY_GPU_TYPES;
   generatePodQuery = sdk.podQuery;
-  cp = await startTestControlPlane();
+  // dc-a outside the global network: a pod asking for it is refused by both surfaces alike
+  cp = await startTestControlPlane({ config: { globalNetwork: globalNetworkSettings({ exclude: 'dc-a' }) } });
   await seedHosts(cp.services.store, [{ id: 'gpu', gpus: 8, dataCenterId: 'dc-a' }, { id: 'cpu', gpus: 0, dataCenterId: 'dc-a' }]);
   const acct = await cp.newAccount('read_write');
   auth = { key: acct.key };
@@ -82,7 +84,7 @@ describe('REST and GraphQL are one pod model', () => {
       gql: { name: 'm', imageName: 'img', volumeInGb: 20, networkVolumeId: 'vol_x', gpuTypeId: H100 },
       code: 'BAD_REQUEST',
     },
-    { name: 'global networking', rest: { name: 'n', image: 'img', globalNetworking: true, gpu: { id: H100 } }, gql: { name: 'n', imageName: 'img', globalNetwork: true, gpuTypeId: H100 }, code: 'BAD_REQUEST' },
+    { name: 'global networking where no data center is in the global network', rest: { name: 'n', image: 'img', globalNetworking: true, gpu: { id: H100 } }, gql: { name: 'n', imageName: 'img', globalNetwork: true, gpuTypeId: H100 }, code: 'BAD_REQUEST' },
     { name: 'more GPUs than any host has', rest: { name: 'c', image: 'img', gpu: { id: H100, count: 9 } }, gql: { name: 'c', imageName: 'img', gpuTypeId: H100, gpuCount: 9 }, code: 'PLACEMENT_IMPOSSIBLE' },
     { name: 'unknown network volume', rest: { name: 'u', image: 'img', mounts: { network: [{ volumeId: 'vol_nope', path: '/workspace' }] }, gpu: { id: H100 } }, gql: { name: 'u', imageName: 'img', networkVolumeId: 'vol_nope', gpuTypeId: H100 }, code: 'VALIDATION_FAILED' },
   ];
