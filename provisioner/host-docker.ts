@@ -23,6 +23,8 @@ export interface ObservedContainer {
   specKey: string;
   gpus: string;
   running: boolean;
+  /** the container's main process on the host (0 when not running): its network namespace is `nsenter -t <pid> -n` */
+  pid: number;
   /** created | running | exited | paused | restarting | dead */
   state: string;
   exitCode: number;
@@ -35,7 +37,7 @@ export interface ObservedContainer {
 
 interface InspectJson {
   Id: string;
-  State: { Status: string; Running: boolean; ExitCode: number; Error: string; StartedAt: string; FinishedAt: string };
+  State: { Status: string; Running: boolean; Pid?: number; ExitCode: number; Error: string; StartedAt: string; FinishedAt: string };
   Config: { Labels: Record<string, string> | null };
   NetworkSettings: { Ports: Record<string, { HostIp: string; HostPort: string }[] | null> | null };
 }
@@ -54,6 +56,7 @@ export function parseInspect(json: string): ObservedContainer[] {
         specKey: labels[LABEL_SPEC] ?? '',
         gpus: labels[LABEL_GPUS] ?? '',
         running: c.State.Running,
+        pid: c.State.Running && Number.isInteger(c.State.Pid) ? c.State.Pid! : 0,
         state: c.State.Status,
         exitCode: c.State.ExitCode,
         error: c.State.Error,

@@ -26,6 +26,7 @@ import { PodMoves } from './pod-moves.ts';
 import { HostDrainer } from './host-drainer.ts';
 import { DEFAULT_HOST_LOST_AFTER_MS, LostHosts } from './lost-hosts.ts';
 import { GpuFailureMoves } from './gpu-failure-moves.ts';
+import { OverlayReconciler } from './overlay/overlay-reconciler.ts';
 
 /** the backoff key of a host's network clean-up, beside its pods' ids */
 const NETWORK_CLEANUP = 'network-cleanup';
@@ -53,6 +54,8 @@ export interface ReconcilerOptions {
   pulls?: Partial<PullSettings>;
   /** waits between the tries of a step that keeps failing on a host (retry-backoff.ts) */
   backoff?: Partial<BackoffSettings>;
+  /** how often a host's overlay is checked again when nothing changed (overlay/overlay-reconciler.ts; default 10 s) */
+  overlayVerifyMs?: number;
 }
 
 export class Reconciler {
@@ -67,6 +70,8 @@ export class Reconciler {
   private readonly health: HostHealth;
   private readonly pods: PodReconciler;
   private readonly networks: TenantNetworkCollector;
+  /** the accounts' private networks across hosts (docs/networking.md) */
+  readonly overlay: OverlayReconciler;
   private readonly triggers = new ReconcileTriggers();
   /** image pulls, beside the passes: a pass never waits for one */
   private readonly pulls: PodPulls;
@@ -85,6 +90,7 @@ export class Reconciler {
   ) {
     this.health = new HostHealth(s.store, opts.unreachableAfter ?? 3);
     this.networks = new TenantNetworkCollector(opts.networkLingerMs);
+    this.overlay = new OverlayReconciler(s, opts.overlayVerifyMs, opts.logger);
     this.leases = new HostLeaseKeeper(s.hostLeases, s.store, {
       ...(opts.logger ? { logger: opts.logger } : {}),
       onTaken: (hostIds) => {
@@ -119,6 +125,10 @@ export class Reconciler {
       const { hosts, podsToRead } = this.triggers.wake(changes, commit);
       for (const h of hosts) void this.kick(h);
       for (const id of podsToRead) void this.kickPod(id);
+      // a globally-networked pod that changed: every host with a pod of its account updates its entries
+      const accounts = new Set<string>();
+      for (const c of changes) if (c.collection === 'pods' && c.record && (c.record.overlayIp || c.record.globalNetworking)) accounts.add(c.record.accountId);
+      for (const a of accounts) void this.kickAccount(a);
     });
     // a GPU that failed live: its host's pass moves the pods on it now, not at the next interval
     this.unsubscribeGpus = this.s.gpuHealthSignal.subscribe((e) => {
@@ -160,6 +170,11 @@ export class Reconciler {
     // moved pods that found no free GPU try again; one replica does it (the leader; docs/replicas.md)
     if (this.leases.isLeader() && !this.stopped)
       await this.s.podMover.placeWaiting().catch((err: unknown) => this.opts.logger?.warn({ err }, 'placing moved pods that wait for a GPU failed'));
+  }
+
+  private async kickAccount(accountId: string): Promise<void> {
+    const hosts = new Set((await this.s.store.list('pods', { accountId })).map((p) => p.hostId).filter((h): h is string => !!h));
+    for (const h of hosts) void this.kick(h);
   }
 
   private async kickPod(podId: string): Promise<void> {
@@ -284,6 +299,8 @@ export class Reconciler {
         await this.pods.retrying(pod, retryReason(err, failures, delayMs));
       }
     }
+    // the accounts' overlays here, with the containers as this pass found them
+    await this.overlay.reconcile(host, containers);
     // pulls for pods that no longer want to run here are dropped (and cancelled when nobody else waits)
     this.pulls.retain(hostId, new Set(pods.filter((p) => p.desiredStatus === 'RUNNING' && p.allocated).map((p) => p.id)));
     // networks of accounts with no pod left here; a failure is retried after a backoff, never fatal

@@ -11,6 +11,8 @@ import type { StoreTx } from '../../store/index.ts';
 
 /** random draws before scanning the range for a free address (a nearly full range) */
 const DRAWS = 16;
+/** VXLAN ids below this are left to the host's own uses */
+export const MIN_VNI = 4096;
 
 const notInNetwork = (detail: string, fields: Record<string, unknown>) =>
   new GpufleetError('BAD_REQUEST', detail, { errors: ['$.globalNetworking: the data center is not in the global network'], fields });
@@ -47,11 +49,24 @@ export class GlobalNetworking {
       });
   }
 
-  /** the pod with `globalNetworking` as asked, addressed the first time it is turned on */
+  /** the pod with `globalNetworking` as asked, addressed the first time it is turned on (and its account given a VXLAN id) */
   async apply(tx: StoreTx, pod: PodRecord, enabled: boolean): Promise<PodRecord> {
     if (!enabled) return { ...pod, globalNetworking: false };
+    await this.ensureVni(tx, pod.accountId);
     if (pod.overlayIp && assignable(this.settings.range, ipv4ToNumber(pod.overlayIp) ?? -1)) return { ...pod, globalNetworking: true };
     return { ...pod, globalNetworking: true, overlayIp: await this.freeAddress(tx) };
+  }
+
+  /** the account's VXLAN id: drawn like an address, 4096 … 2^24-1, unique in the fleet */
+  private async ensureVni(tx: StoreTx, accountId: string): Promise<void> {
+    const account = await tx.get('accounts', accountId);
+    if (!account || account.overlayVni !== undefined) return;
+    for (;;) {
+      const vni = randomInt(MIN_VNI, 2 ** 24);
+      if ((await tx.count('accounts', { overlayVni: vni })) > 0) continue;
+      tx.put('accounts', { ...account, overlayVni: vni });
+      return;
+    }
   }
 
   private async freeAddress(tx: StoreTx): Promise<string> {

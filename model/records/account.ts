@@ -7,6 +7,8 @@ export interface AccountRecord {
   /** prepaid credits in USD; usage draws them down */
   balance: number;
   pubKey: string;
+  /** the VXLAN network identifier of the account's overlay (docs/networking.md), unique in the fleet; given with its first globally-networked pod */
+  overlayVni?: number;
   createdAt: string;
   /** operator-set limits (docs/teams.md); absent or a field absent: unlimited (records written before limits existed too) */
   limits?: AccountLimits;

@@ -50,6 +50,8 @@ export const COLLECTION_NAMES = [
 
 export const INDEXED_FIELDS: Partial<Record<keyof Collections, readonly string[]>> = {
   apiKeys: ['hash', 'accountId'],
+  // overlayVni: a new account overlay's VXLAN id is checked free by lookup (core/pods/global-networking.ts)
+  accounts: ['overlayVni'],
   // name: the per-account uniqueness check on create and rename looks pods up by name
   // endpointId: an endpoint's workers (model/records/worker.ts) are read on every autoscaler tick
   // overlayIp: a new global-networking address is checked free by lookup (core/pods/overlay-address.ts)

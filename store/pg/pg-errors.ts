@@ -28,10 +28,11 @@ export const isRetryable = (e: unknown): boolean => isDatabaseError(e) && RETRYA
 export const isClaimConflict = (e: unknown): boolean => isDatabaseError(e) && e.code === '23505' && e.constraint === 'gf_gpu_claims_pkey';
 
 /**
- * a unique violation of gf_pods_overlay_ip: another transaction gave the same overlay address to a pod
- * first; this one runs again and draws another (core/pods/overlay-address.ts)
+ * a unique violation of gf_pods_overlay_ip or gf_accounts_overlay_vni: another transaction gave the
+ * same overlay address to a pod (or VXLAN id to an account) first; this one runs again and draws another (core/pods/overlay-address.ts)
  */
-export const isAddressConflict = (e: unknown): boolean => isDatabaseError(e) && e.code === '23505' && e.constraint === 'gf_pods_overlay_ip';
+export const isAddressConflict = (e: unknown): boolean =>
+  isDatabaseError(e) && e.code === '23505' && (e.constraint === 'gf_pods_overlay_ip' || e.constraint === 'gf_accounts_overlay_vni');
 
 /** the server's answer says it cannot write now (CANNOT_WRITE) */
 export const cannotWrite = (e: unknown): boolean => isDatabaseError(e) && CANNOT_WRITE.has(e.code ?? '');

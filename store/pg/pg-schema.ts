@@ -92,13 +92,16 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    // global networking (docs/networking.md): an overlay address belongs to one pod in the whole fleet,
+    // global networking (docs/networking.md): an overlay address belongs to one pod in the whole fleet, and
+    // an overlay VXLAN id to one account,
     // also when replicas allocate at once; a conflict rolls the transaction back and it runs again
     version: 3,
     name: 'overlay-addresses',
     sql: `
       CREATE TABLE IF NOT EXISTS gf_pods (id text PRIMARY KEY, ord bigint NOT NULL, rev bigint NOT NULL, data jsonb NOT NULL);
       CREATE UNIQUE INDEX IF NOT EXISTS gf_pods_overlay_ip ON gf_pods ((data ->> 'overlayIp')) WHERE data ? 'overlayIp';
+      CREATE TABLE IF NOT EXISTS gf_accounts (id text PRIMARY KEY, ord bigint NOT NULL, rev bigint NOT NULL, data jsonb NOT NULL);
+      CREATE UNIQUE INDEX IF NOT EXISTS gf_accounts_overlay_vni ON gf_accounts ((data ->> 'overlayVni')) WHERE data ? 'overlayVni';
     `,
   },
 ];

@@ -1,0 +1,74 @@
+// The overlay's part of a host's reconcile pass (docs/networking.md): plans the host's overlay from
+// the store and the containers the pass observed, and runs the script over the host's SSH connection
+// when the plan changed since the last run that succeeded there, or when the last one is older than
+// `verifyMs` (a host rebooted, or something removed a device: the script puts back only what is missing).
+import type { Logger } from 'pino';
+import type { HostRecord, PodRecord } from '../../model/index.ts';
+import type { Services } from '../../core/index.ts';
+import type { ObservedContainer } from '../host-docker.ts';
+import { planHostOverlay, onOverlay, type HostOverlayPlan } from './overlay-plan.ts';
+import { FAILED, MADE, overlayScript } from './overlay-script.ts';
+
+export interface OverlayRun {
+  /** what the script made or removed (`namespace …`, `podnet1 <pod>`, `removed-route …`) */
+  made: string[];
+  failed: string[];
+}
+
+export class OverlayReconciler {
+  /** per host: the plan last applied there and when */
+  private readonly applied = new Map<string, { key: string; at: number }>();
+  /** per host: what its last run made (tests and debugging) */
+  readonly lastRun = new Map<string, OverlayRun>();
+
+  constructor(
+    private readonly s: Services,
+    private readonly verifyMs = 10_000,
+    private readonly logger?: Logger,
+  ) {}
+
+  /** forget what was applied on a host: the next pass runs its script whatever the plan */
+  invalidate(hostId: string): void {
+    this.applied.delete(hostId);
+  }
+
+  async plan(host: HostRecord, containers: readonly ObservedContainer[]): Promise<HostOverlayPlan | null> {
+    const here = (await this.s.store.list('pods', { hostId: host.id })).filter(onOverlay);
+    const accounts = [...new Set(here.map((p) => p.accountId))];
+    const pods: PodRecord[] = [];
+    const vnis = new Map<string, number>();
+    for (const accountId of accounts) {
+      pods.push(...(await this.s.store.list('pods', { accountId })));
+      const vni = (await this.s.store.get('accounts', accountId))?.overlayVni;
+      if (vni !== undefined) vnis.set(accountId, vni);
+    }
+    const hosts = new Map((await this.s.store.list('hosts')).map((h) => [h.id, h]));
+    const pids = new Map(containers.filter((c) => c.running && c.pid > 0).map((c) => [c.podId, c.pid]));
+    return planHostOverlay({ host, settings: this.s.pods.network.settings, pods, vnis, hosts, pids });
+  }
+
+  /** plans and, when needed, runs the script; never throws (a failure is logged and retried next pass) */
+  async reconcile(host: HostRecord, containers: readonly ObservedContainer[]): Promise<void> {
+    try {
+      const plan = await this.plan(host, containers);
+      if (!plan) return;
+      const key = JSON.stringify(plan);
+      const last = this.applied.get(host.id);
+      // unchanged: nothing to do until it is time to verify (a host without overlay pods: never)
+      if (last && last.key === key && (plan.accounts.length === 0 || Date.now() - last.at < this.verifyMs)) return;
+      const res = await this.s.sshPool.exec(this.s.fleet.target(host), 'sh -s', { stdin: overlayScript(plan), allowFailure: true });
+      const made = res.stdout.split('\n').filter((l) => l.startsWith(`${MADE} `)).map((l) => l.slice(MADE.length + 1));
+      const failed = res.stderr.split('\n').filter((l) => l.startsWith(`${FAILED} `)).map((l) => l.slice(FAILED.length + 1));
+      this.lastRun.set(host.id, { made, failed });
+      if (made.length > 0) this.logger?.info({ hostId: host.id, made }, 'overlay entries made on the host');
+      if (res.code === 0) this.applied.set(host.id, { key, at: Date.now() });
+      else {
+        this.applied.delete(host.id);
+        this.logger?.warn({ hostId: host.id, failed, code: res.code, stderr: res.stderr.slice(0, 2000) }, 'overlay setup failed on the host; retrying next pass');
+      }
+    } catch (err) {
+      this.applied.delete(host.id);
+      this.logger?.warn({ err, hostId: host.id }, 'overlay reconcile failed; retrying next pass');
+    }
+  }
+}

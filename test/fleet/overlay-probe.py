@@ -1,0 +1,71 @@
+# UDP probes for the overlay tests, run in a pod's network namespace (`nsenter -t <pid> -n python3 …`):
+# the packets leave through the pod's own interfaces exactly as the pod's own would.
+#   serve PORT FILE              answer each datagram with "udp-ok" and append its source to FILE
+#   ask IP PORT                  send one datagram, print the answer or "timeout" (2 s)
+#   bind-ask SRC IP PORT         the same from the local address SRC
+#   raw SRC IP PORT              one UDP datagram with a hand-made IP header claiming source SRC (IP_HDRINCL)
+#   vxlan HOST VNI MAC SRC IP PORT   a VXLAN packet to HOST:4789 carrying, in VNI, an Ethernet frame to MAC
+#                                with a UDP datagram from SRC to IP:PORT (what a pod must never inject)
+import socket
+import struct
+import sys
+
+
+def checksum(data: bytes) -> int:
+    if len(data) % 2:
+        data += b'\0'
+    s = sum(struct.unpack('!%dH' % (len(data) // 2), data))
+    s = (s >> 16) + (s & 0xFFFF)
+    s += s >> 16
+    return ~s & 0xFFFF
+
+
+def ip_udp(src: str, dst: str, port: int, payload: bytes) -> bytes:
+    udp_len = 8 + len(payload)
+    udp = struct.pack('!HHHH', 40000, port, udp_len, 0) + payload
+    pseudo = socket.inet_aton(src) + socket.inet_aton(dst) + struct.pack('!BBH', 0, 17, udp_len)
+    udp = udp[:6] + struct.pack('!H', checksum(pseudo + udp)) + udp[8:]
+    hdr = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + udp_len, 54321, 0, 64, 17, 0, socket.inet_aton(src), socket.inet_aton(dst))
+    return hdr[:10] + struct.pack('!H', checksum(hdr)) + hdr[12:] + udp
+
+
+def main() -> None:
+    cmd = sys.argv[1]
+    if cmd == 'serve':
+        port, path = int(sys.argv[2]), sys.argv[3]
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(('0.0.0.0', port))
+        while True:
+            data, addr = s.recvfrom(2048)
+            with open(path, 'a') as f:
+                f.write('%s %s\n' % (addr[0], data.decode(errors='replace')))
+            s.sendto(b'udp-ok', addr)
+    elif cmd in ('ask', 'bind-ask'):
+        args = sys.argv[2:]
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        if cmd == 'bind-ask':
+            s.bind((args.pop(0), 0))
+        ip, port = args[0], int(args[1])
+        s.settimeout(2)
+        s.sendto(b'ask', (ip, port))
+        try:
+            print(s.recvfrom(2048)[0].decode())
+        except socket.timeout:
+            print('timeout')
+    elif cmd == 'raw':
+        src, dst, port = sys.argv[2], sys.argv[3], int(sys.argv[4])
+        s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_HDRINCL, 1)
+        s.sendto(ip_udp(src, dst, port, b'raw-from-' + src.encode()), (dst, 0))
+        print('sent')
+    elif cmd == 'vxlan':
+        host, vni, mac, src, dst, port = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6], int(sys.argv[7])
+        inner = ip_udp(src, dst, port, b'vxlan-from-' + src.encode())
+        frame = bytes.fromhex(mac.replace(':', '')) + bytes.fromhex('0a0000000002') + b'\x08\x00' + inner
+        packet = struct.pack('!II', 0x08000000, vni << 8) + frame
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.sendto(packet, (host, 4789))
+        print('sent')
+
+
+main()

@@ -1,0 +1,107 @@
+// A namespace test fleet with a control plane and globally-networked pods on it, and the probes the
+// overlay tests run between pods (issue 21): ICMP and TCP from inside the pod's container (busybox),
+// UDP with overlay-probe.py run in the pod's network namespace (`nsenter -t <pid> -n`, so its packets
+// leave through the pod's own interfaces).
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { expect } from 'vitest';
+import type { FleetHost, NetnsFleet } from '../harness/netns-fleet.ts';
+import { waitFor } from '../harness/wait-for.ts';
+
+const execFileP = promisify(execFile);
+export const PROBE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'overlay-probe.py');
+export const PYTHON = '/usr/bin/python3';
+export const GPU = 'NVIDIA H100 80GB HBM3';
+export const TCP_PORT = 7001;
+export const UDP_PORT = 7002;
+/** a TCP server answering "tcp-ok" to each connection; exits on SIGTERM so a stop is quick */
+export const SERVER = `sh -c 'trap "exit 0" TERM; nc -ll -p ${TCP_PORT} -e echo tcp-ok & wait'`;
+
+type J = Record<string, any>;
+export type Api = (p: string, init?: { method?: string; json?: unknown; key?: string }) => Promise<Response>;
+
+export interface WorldPod {
+  name: string;
+  id: string;
+  account: string;
+  ip: string | null;
+}
+
+export class OverlayWorld {
+  /** UDP servers started in pods' namespaces: stopped by dispose() */
+  private readonly servers: ChildProcess[] = [];
+
+  constructor(
+    readonly fleet: NetnsFleet,
+    private readonly api: Api,
+    /** host id → the fleet host */
+    readonly hostsById: Map<string, FleetHost>,
+  ) {}
+
+  async view(p: { id: string }, key: string): Promise<J> {
+    return (await (await this.api(`/v2/pods/${p.id}`, { key })).json()) as J;
+  }
+
+  async create(key: string, account: string, name: string, body: J): Promise<WorldPod> {
+    const res = await this.api('/v2/pods', { method: 'POST', key, json: { name, image: body.image, args: SERVER, disk: 1, gpu: { id: GPU }, ...body } });
+    const b = (await res.json()) as J;
+    expect(res.status, JSON.stringify(b)).toBe(201);
+    await this.running(b.id, key);
+    return { name, id: b.id, account, ip: b.globalNetworking?.ip ?? null };
+  }
+
+  async running(id: string, key: string): Promise<J> {
+    return waitFor(`pod ${id} RUNNING`, async () => {
+      const v = await this.view({ id }, key);
+      if (v.status === 'ERROR') throw new Error(`pod ${id} ERROR: ${v.statusReason}`);
+      return v.status === 'RUNNING' ? v : null;
+    }, 60_000);
+  }
+
+  async hostOf(p: { id: string }): Promise<FleetHost> {
+    for (const h of this.fleet.hosts) {
+      const names = (await h.docker(['ps', '--format', '{{.Names}}'])).stdout.split('\n');
+      if (names.includes(`gpufleet-${p.id}`)) return h;
+    }
+    throw new Error(`pod ${p.id}: no running container on any host`);
+  }
+
+  async pid(p: { id: string }): Promise<number> {
+    const h = await this.hostOf(p);
+    return Number((await h.docker(['inspect', '-f', '{{.State.Pid}}', `gpufleet-${p.id}`])).stdout.trim());
+  }
+
+  /** argv in the pod's container; stdout, or null when it exits non-zero */
+  async exec(p: { id: string }, argv: string[], timeoutMs = 15_000): Promise<string | null> {
+    const h = await this.hostOf(p);
+    return h.docker(['exec', `gpufleet-${p.id}`, ...argv], { timeoutMs }).then((r) => r.stdout, () => null);
+  }
+
+  /** argv (a program of this machine) in the pod's network namespace */
+  async inPod(p: { id: string }, argv: string[]): Promise<string> {
+    return (await execFileP('nsenter', ['-t', String(await this.pid(p)), '-n', ...argv], { timeout: 20_000 })).stdout;
+  }
+
+  ping = async (from: { id: string }, ip: string, extra: string[] = []) => (await this.exec(from, ['ping', '-c', '1', '-W', '2', ...extra, ip])) !== null;
+  tcp = async (from: { id: string }, ip: string) => ((await this.exec(from, ['sh', '-c', `nc -w 2 ${ip} ${TCP_PORT} </dev/null`])) ?? '').includes('tcp-ok');
+  udp = async (from: { id: string }, ip: string) => (await this.inPod(from, [PYTHON, PROBE, 'ask', ip, String(UDP_PORT)])).trim() === 'udp-ok';
+
+  /** a UDP server in the pod's namespace that logs each datagram's source to `log` */
+  async serveUdp(p: { id: string }, log: string): Promise<void> {
+    const child = spawn('nsenter', ['-t', String(await this.pid(p)), '-n', PYTHON, PROBE, 'serve', String(UDP_PORT), log], { stdio: 'ignore' });
+    this.servers.push(child);
+    // up once it answers locally
+    await waitFor(`UDP server in ${p.id}`, async () => (await this.inPod(p, [PYTHON, PROBE, 'ask', '127.0.0.1', String(UDP_PORT)])).trim() === 'udp-ok', 15_000);
+  }
+
+  /** the pod's podnet1 as `ip -o -4 addr` shows it, or null when it has none */
+  async podnet1(p: { id: string }): Promise<string | null> {
+    return this.exec(p, ['ip', '-o', '-4', 'addr', 'show', 'dev', 'podnet1']).then((o) => o?.trim() || null);
+  }
+
+  stopServers(): void {
+    for (const c of this.servers) if (c.exitCode === null) c.kill('SIGKILL');
+  }
+}
