@@ -187,7 +187,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     config,
     store: s,
     keys,
-    pods: new PodService(s, placer, events, config.allowedRegistries ?? [], admission, new GlobalNetworking(config.globalNetwork ?? globalNetworkSettings())),
+    pods: new PodService(s, placer, events, config.allowedRegistries ?? [], admission, new GlobalNetworking(config.globalNetwork ?? globalNetworkSettings(), pool !== null)),
     podMover: new PodMover(s, placer),
     placer,
     prices,

@@ -1,9 +1,10 @@
 // Global networking on a pod (docs/networking.md): which data centers may hold a globally-networked
 // pod, and the pod's overlay address. The address is drawn inside the pod's own transaction (the
 // house's plan/apply commit, docs/placement.md): a random free address of GPUFLEET_OVERLAY_CIDR,
-// checked free by an indexed lookup; the embedded store runs transactions one at a time, and on
-// PostgreSQL the unique index gf_pods_overlay_ip refuses the second of two replicas that drew the same
-// address at once, whose transaction then runs again and draws another. Kept for the pod's life.
+// checked free by an indexed lookup in the embedded store (which runs transactions one at a time); on
+// PostgreSQL the unique index gf_pods_overlay_ip refuses a pod whose address another has (committed
+// before, or by another replica at the same moment), and the transaction runs again and draws another.
+// Kept for the pod's life.
 import { randomInt } from 'node:crypto';
 import { assignable, GpufleetError, ipv4ToNumber, numberToIpv4, randomAssignable } from '../../model/index.ts';
 import type { GlobalNetworkSettings, PodRecord } from '../../model/index.ts';
@@ -18,7 +19,15 @@ const notInNetwork = (detail: string, fields: Record<string, unknown>) =>
   new GpufleetError('BAD_REQUEST', detail, { errors: ['$.globalNetworking: the data center is not in the global network'], fields });
 
 export class GlobalNetworking {
-  constructor(readonly settings: GlobalNetworkSettings) {}
+  /**
+   * `uniqueAtCommit`: the store refuses a second pod with the same address at commit (PostgreSQL's
+   * unique index, the transaction then runs again): a drawn address is taken as it is, with no lookup
+   * first, whose read would make every concurrent create conflict with every other (SERIALIZABLE)
+   */
+  constructor(
+    readonly settings: GlobalNetworkSettings,
+    private readonly uniqueAtCommit = false,
+  ) {}
 
   inNetwork(dataCenterId: string | null): boolean {
     return dataCenterId === null || !this.settings.excludedDataCenters.includes(dataCenterId);
@@ -63,7 +72,7 @@ export class GlobalNetworking {
     if (!account || account.overlayVni !== undefined) return;
     for (;;) {
       const vni = randomInt(MIN_VNI, 2 ** 24);
-      if ((await tx.count('accounts', { overlayVni: vni })) > 0) continue;
+      if (!this.uniqueAtCommit && (await tx.count('accounts', { overlayVni: vni })) > 0) continue;
       tx.put('accounts', { ...account, overlayVni: vni });
       return;
     }
@@ -73,7 +82,7 @@ export class GlobalNetworking {
     const range = this.settings.range;
     for (let i = 0; i < DRAWS; i++) {
       const candidate = randomAssignable(range, randomInt(0, 2 ** 47) / 2 ** 47);
-      if ((await tx.count('pods', { overlayIp: candidate })) === 0) return candidate;
+      if (this.uniqueAtCommit || (await tx.count('pods', { overlayIp: candidate })) === 0) return candidate;
     }
     // nearly full: the lowest free address, from one read of every address given
     const taken = new Set((await tx.list('pods')).map((p) => (p.overlayIp ? ipv4ToNumber(p.overlayIp) : null)));

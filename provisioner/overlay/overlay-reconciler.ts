@@ -5,9 +5,15 @@
 import type { Logger } from 'pino';
 import type { HostRecord, PodRecord } from '../../model/index.ts';
 import type { Services } from '../../core/index.ts';
-import type { ObservedContainer } from '../host-docker.ts';
 import { planHostOverlay, onOverlay, type HostOverlayPlan } from './overlay-plan.ts';
 import { FAILED, MADE, overlayScript } from './overlay-script.ts';
+
+/** what the overlay needs of a container the pass observed (host-docker.ts's ObservedContainer has it) */
+export interface OverlayContainer {
+  podId: string;
+  running: boolean;
+  pid: number;
+}
 
 export interface OverlayRun {
   /** what the script made or removed (`namespace …`, `podnet1 <pod>`, `removed-route …`) */
@@ -32,7 +38,7 @@ export class OverlayReconciler {
     this.applied.delete(hostId);
   }
 
-  async plan(host: HostRecord, containers: readonly ObservedContainer[]): Promise<HostOverlayPlan | null> {
+  async plan(host: HostRecord, containers: readonly OverlayContainer[]): Promise<HostOverlayPlan | null> {
     const here = (await this.s.store.list('pods', { hostId: host.id })).filter(onOverlay);
     const accounts = [...new Set(here.map((p) => p.accountId))];
     const pods: PodRecord[] = [];
@@ -48,7 +54,7 @@ export class OverlayReconciler {
   }
 
   /** plans and, when needed, runs the script; never throws (a failure is logged and retried next pass) */
-  async reconcile(host: HostRecord, containers: readonly ObservedContainer[]): Promise<void> {
+  async reconcile(host: HostRecord, containers: readonly OverlayContainer[]): Promise<void> {
     try {
       const plan = await this.plan(host, containers);
       if (!plan) return;

@@ -5,9 +5,10 @@
 // fit it, every refused create is 400 CAPACITY_UNAVAILABLE, and no request gets a 5xx.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PodRecord } from '../../model/index.ts';
-import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import type { TestControlPlane } from '../harness/control-plane.ts';
 import { fakeHostRecord, seedHosts, type FakeHostSpec } from '../harness/fake-hosts.ts';
 import { startPostgres, type TestPostgres } from '../harness/postgres.ts';
+import { replicasOnOneDatabase } from '../harness/replicas-on-one-database.ts';
 
 const SECRET_KEY = Buffer.alloc(32, 9);
 const H100 = 'NVIDIA H100 80GB HBM3';
@@ -18,10 +19,7 @@ let cluster: TestPostgres;
 let cps: TestControlPlane[] = [];
 beforeAll(async () => {
   cluster = await startPostgres();
-  const url = await cluster.createDatabase();
-  const replica = () =>
-    startTestControlPlane({ rateLimits: 'minute=10000000,hour=100000000,day=1000000000', config: { databaseUrl: url, secretKey: SECRET_KEY } });
-  cps = await Promise.all([replica(), replica(), replica()]);
+  cps = await replicasOnOneDatabase(cluster, 3, { secretKey: SECRET_KEY });
 }, 120_000);
 afterAll(async () => {
   await Promise.all(cps.map((cp) => cp.close()));
