@@ -8,7 +8,7 @@
 import { randomInt } from 'node:crypto';
 import { assignable, GpufleetError, ipv4ToNumber, numberToIpv4, randomAssignable } from '../../model/index.ts';
 import type { GlobalNetworkSettings, PodRecord } from '../../model/index.ts';
-import type { StoreTx } from '../../store/index.ts';
+import type { Store, StoreTx } from '../../store/index.ts';
 
 /** random draws before scanning the range for a free address (a nearly full range) */
 const DRAWS = 16;
@@ -19,6 +19,8 @@ const notInNetwork = (detail: string, fields: Record<string, unknown>) =>
   new GpufleetError('BAD_REQUEST', detail, { errors: ['$.globalNetworking: the data center is not in the global network'], fields });
 
 export class GlobalNetworking {
+  /** accounts known to have their VXLAN id (committed) */
+  private readonly vnis = new Set<string>();
   /**
    * `uniqueAtCommit`: the store refuses a second pod with the same address at commit (PostgreSQL's
    * unique index, the transaction then runs again): a drawn address is taken as it is, with no lookup
@@ -66,10 +68,28 @@ export class GlobalNetworking {
     return { ...pod, globalNetworking: true, overlayIp: await this.freeAddress(tx) };
   }
 
+  /**
+   * Gives the account its VXLAN id in a transaction of its own, before the pod's: the pods' own
+   * transactions then only read the account, so concurrent creates of one account do not all conflict
+   * on writing it (PostgreSQL, SERIALIZABLE). apply() still gives one if this has not.
+   */
+  async prepareAccount(store: Store, accountId: string): Promise<void> {
+    if (this.vnis.has(accountId)) return;
+    const vni = (await store.get('accounts', accountId))?.overlayVni;
+    if (vni !== undefined) this.vnis.add(accountId);
+    else await store.transact((tx) => this.ensureVni(tx, accountId));
+  }
+
   /** the account's VXLAN id: drawn like an address, 4096 … 2^24-1, unique in the fleet */
   private async ensureVni(tx: StoreTx, accountId: string): Promise<void> {
+    // an account's VXLAN id never changes once given: known here, the account is not read again
+    if (this.vnis.has(accountId)) return;
     const account = await tx.get('accounts', accountId);
-    if (!account || account.overlayVni !== undefined) return;
+    if (!account) return;
+    if (account.overlayVni !== undefined) {
+      this.vnis.add(accountId);
+      return;
+    }
     for (;;) {
       const vni = randomInt(MIN_VNI, 2 ** 24);
       if (!this.uniqueAtCommit && (await tx.count('accounts', { overlayVni: vni })) > 0) continue;

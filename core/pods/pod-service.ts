@@ -85,6 +85,7 @@ export class PodService {
     idempotencyKey?: string,
   ): Promise<{ pod: PodRecord; replayed: boolean }> {
     const input = validatePodCreate(body);
+    if (input.globalNetworking) await this.network.prepareAccount(this.store, principal.accountId);
     // keys sorted: a retry that orders its keys differently is the same request
     const bodyHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
     const idemId = idempotencyKey ? `${principal.accountId}:${idempotencyKey}` : null;
@@ -117,6 +118,7 @@ export class PodService {
   /** GraphQL creation: the same validation and rules as `create`, plus options REST has no field for. */
   async createWithPlacement(principal: Principal, body: unknown, options: PodCreateOptions = {}): Promise<PodRecord> {
     const input = validatePodCreate(body);
+    if (input.globalNetworking) await this.network.prepareAccount(this.store, principal.accountId);
     const { minCudaVersion, timers, ...placement } = options;
     return this.transactAs(principal, async (tx) => {
       const cuda = input.gpu && (await cudaVersionsAtLeast(tx, minCudaVersion, input.gpu.allowedCudaVersions, 'pod'));
@@ -195,6 +197,7 @@ export class PodService {
   }
 
   async update(principal: Principal, id: string, body: unknown): Promise<PodRecord> {
+    if ((body as { globalNetworking?: unknown } | null)?.globalNetworking === true) await this.network.prepareAccount(this.store, principal.accountId);
     return this.transactAs(principal, async (tx) => {
       const pod = await tx.get('pods', id);
       if (!usersPod(pod, principal)) throw notFound(id);
