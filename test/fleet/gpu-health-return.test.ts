@@ -32,7 +32,7 @@ beforeAll(async () => {
   image = await ensureTestImage();
   host = await startTestHost({ name: `gpureturn-${process.pid}`, gpus: [FIXTURE_GPUS.H100_80GB_HBM3, FIXTURE_GPUS.H100_80GB_HBM3], kernelLog: 'dmesg' });
   await host.gpu!.dcgmi('fail');
-  cp = await startTestControlPlane({ background: [provisioner({ networkLingerMs: 0 })], reconcileIntervalMs: 500, config: { gpuPollSeconds: 1 } });
+  cp = await startTestControlPlane({ background: [provisioner({ networkLingerMs: 0 })], reconcileIntervalMs: 500, config: { gpuPollSeconds: 1, gpuSmiTimeoutSeconds: 30 } });
   hostId = await enrolTestHost(cp, host);
   await waitFor('the watcher polled', async () => (await view()).facts.gpus.every((g: Json) => g.busId), 30_000, 100);
   [gpu0, gpu1] = (await view()).facts.gpus.map((g: Json) => g.uuid as string);

@@ -33,7 +33,9 @@ beforeAll(async () => {
   journalHost = await startTestHost({ name: `gpuwatch-journal-${process.pid}`, gpus, kernelLog: 'journal', remappedInQueryGpu: false });
   // on the journald host, a line from before gpufleet ever read it (an Xid of last week, still in the log)
   await journalHost.gpu!.kernelLine('NVRM: Xid (PCI:0000:28:00): 79, pid=77, GPU has fallen off the bus.');
-  cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 500, config: { gpuPollSeconds: 1 } });
+  // nvidia-smi's limit raised from 10 s: on a loaded test machine the fixture script itself can be slow, and
+  // a poll past the limit is (rightly) a failed read on every GPU, which these tests are not about
+  cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 500, config: { gpuPollSeconds: 1, gpuSmiTimeoutSeconds: 30 } });
   cp.services.gpuHealthSignal.subscribe((e) => void signals.push(e));
   dmesgId = await enrolTestHost(cp, dmesgHost);
   journalId = await enrolTestHost(cp, journalHost);
