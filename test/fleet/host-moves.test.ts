@@ -6,7 +6,8 @@
 // cancelled drain stops moving. A lost host (its sshd killed) has its movable pod running on the other
 // host while the old copy still runs there (a partition), its persistent-volume pod EXITED with the
 // reason; when sshd returns the stale container is removed in the host's first pass, before the
-// container of a pod started there again is created. An Xid 79 line in a host's fixture kernel log
+// container of a pod started there again is created. A network-volume pod on a lost host stays there
+// until an operator confirms the host gone (POST /v2/hosts/{id}/lost), then moves. An Xid 79 line in a host's fixture kernel log
 // (the GPU watcher follows it) moves the pod on that GPU to the other host within 60 s, and stops the
 // persistent-volume pod on the other failed GPU with the reason.
 // Under GPUFLEET_TEST_STORE=postgres: two control planes on one database, and only one acts (each
@@ -291,6 +292,44 @@ describe('a lost host', () => {
     expect((await hostView(hostA)).lost).toBeNull();
     for (const evs of await movedEvents(mover)) expect(evs).toHaveLength(1);
     await terminate(mover, pinned);
+  }, 180_000);
+});
+
+describe('a lost host with a network-volume pod', () => {
+  test('the pod stays (unbilled, with the reason) until an operator confirms the host gone; then it runs on the other host', async () => {
+    const vres = await api('/v2/network-volumes', { method: 'POST', key: owner.key, json: { name: 'moves-vol', size: 10, dataCenterId: 'dc-1' } });
+    const vol = (await vres.json()) as Json;
+    expect(vres.status, JSON.stringify(vol)).toBe(201);
+    const id = await createOn(hostA, 'lost-volume', { mounts: { network: [{ volumeId: vol.id, path: '/workspace' }] } });
+    await podWhere(id, 'RUNNING on A', (p) => p.status === 'RUNNING');
+    // refused while the host answers: nothing to confirm
+    const early = await api(`/v2/hosts/${hostA}/lost`, { method: 'POST' });
+    expect(early.status).toBe(409);
+    expect(((await early.json()) as Json).code).toBe('CONFLICT');
+
+    await a.stop();
+    try {
+      await waitFor('A lost', async () => (await hostView(hostA)).lost !== null, 60_000);
+      const held = await podWhere(id, 'held on A with the reason', (p) => /moves only once an operator confirms the host is gone/.test(p.statusReason ?? ''));
+      expect(held).toMatchObject({ machineId: hostA, cost: 0 });
+      expect(cond(held, 'Moved')).toMatchObject({ status: 'False', reason: 'HostLost' });
+      // several passes later it is still there: two writers would corrupt the volume
+      await new Promise((r) => setTimeout(r, 2000));
+      expect((await pod(id)).machineId).toBe(hostA);
+      const confirmed = await api(`/v2/hosts/${hostA}/lost`, { method: 'POST' });
+      expect(confirmed.status).toBe(200);
+      expect(((await confirmed.json()) as Json).lost).toMatchObject({ confirmed: true });
+      const moved = await podWhere(id, 'RUNNING on B', (p) => p.status === 'RUNNING' && p.machineId === hostB, 60_000);
+      expect(cond(moved, 'Moved')).toMatchObject({ status: 'True', reason: 'HostLost', message: expect.stringContaining('confirmed by an operator') });
+    } finally {
+      await a.start();
+    }
+    await waitFor('the stale copy removed from A', async () => !(await containersOf(id)).some((c) => c.host === hostA), 30_000);
+    const records = await billingOf(id);
+    // billed until A stopped answering, then from RUNNING on B; nothing while held
+    expect(records).toHaveLength(2);
+    await terminate(id);
+    await api(`/v2/network-volumes/${vol.id}`, { method: 'DELETE', key: owner.key });
   }, 180_000);
 });
 
