@@ -89,9 +89,12 @@ export class PodReconciler {
     if (pod.desiredStatus === 'EXITED') {
       // a stop that failed (and waited out its backoff, reconciler.ts) is recorded once it succeeds
       const stoppedNow = container?.running === true;
+      // a stop the control plane made and explained ("stopped: …": a pod that cannot move off its host,
+      // a drain's deadline; docs/gpu-health.md "Acting on it") keeps its reason and condition throughout
+      const explained = pod.statusReason?.startsWith('stopped: ') === true;
       // the grace period is the container's (its SIGTERM handler may be saving work): the pod says so
       // while it lasts; a preemption's reason says it in its own words (docs/teams.md)
-      if (stoppedNow && !pod.preemption)
+      if (stoppedNow && !pod.preemption && !explained)
         await this.write(pod, intent, () => ({
           statusReason: `stopping: the container was sent SIGTERM at ${new Date().toISOString()} and has up to ${STOP_GRACE_S} s to exit before it is killed; its GPUs are released`,
           conditions: [cond.stopping(STOP_GRACE_S)],
@@ -108,11 +111,10 @@ export class PodReconciler {
         return;
       }
       if (stoppedNow || pod.observed || (pod.status === 'EXITED' && pod.statusReason === 'stopped by user'))
-        await this.write(pod, intent, () => {
-          // a stop is reworded once done, except one the control plane made and explained ("stopped: …":
-          // a pod that cannot move, a drain's deadline), whose reason stays
-          const users = pod.status === 'EXITED' && !pod.statusReason?.startsWith('stopped: ');
-          return { observed: null, statusReason: users ? 'container stopped; GPUs released' : pod.statusReason, conditions: users ? [cond.stopped()] : [] };
+        await this.write(pod, intent, (p) => {
+          // a stop is reworded once done, except an explained one (above), whose reason stays
+          const users = pod.status === 'EXITED' && !explained;
+          return { observed: null, statusReason: users ? 'container stopped; GPUs released' : p.statusReason, conditions: users ? [cond.stopped()] : [] };
         });
       return;
     }

@@ -15,7 +15,7 @@
 // Test hosts share one Docker engine: each gets container names of its own (harness/docker-own-names.ts),
 // as each real host's engine has.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { enrolTestHost, ensureTestImage, FIXTURE_GPUS, listContainers, removeContainersByLabel, removeNetworksByLabel, startTestHost, type TestHost } from '../harness/index.ts';
 import { freshTestDatabase, TEST_SECRET_KEY, TEST_STORE } from '../harness/test-store.ts';
@@ -68,6 +68,12 @@ afterAll(async () => {
     await removeNetworksByLabel(`gpufleet.host=${id}`).catch(() => undefined);
   }
   await Promise.all([a?.dispose(), b?.dispose()]);
+});
+
+// a test that failed half-way leaves no host drained (or stopped) for the next
+afterEach(async () => {
+  if (!a?.running) await a?.start();
+  for (const id of [hostA, hostB].filter(Boolean)) await drain(id, { drained: false });
 });
 
 const api = (path: string, init: RequestInit & { key?: string | null; json?: unknown } = {}) => cp.api(path, init);
