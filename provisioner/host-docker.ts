@@ -28,6 +28,8 @@ export interface ObservedContainer {
   /** created | running | exited | paused | restarting | dead */
   state: string;
   exitCode: number;
+  /** the kernel's OOM killer ended it */
+  oomKilled: boolean;
   error: string;
   startedAt: string | null;
   finishedAt: string | null;
@@ -37,7 +39,7 @@ export interface ObservedContainer {
 
 interface InspectJson {
   Id: string;
-  State: { Status: string; Running: boolean; Pid?: number; ExitCode: number; Error: string; StartedAt: string; FinishedAt: string };
+  State: { Status: string; Running: boolean; Pid?: number; ExitCode: number; OOMKilled?: boolean; Error: string; StartedAt: string; FinishedAt: string };
   Config: { Labels: Record<string, string> | null };
   NetworkSettings: { Ports: Record<string, { HostIp: string; HostPort: string }[] | null> | null };
 }
@@ -59,6 +61,7 @@ export function parseInspect(json: string): ObservedContainer[] {
         pid: c.State.Running && Number.isInteger(c.State.Pid) ? c.State.Pid! : 0,
         state: c.State.Status,
         exitCode: c.State.ExitCode,
+        oomKilled: c.State.OOMKilled === true,
         error: c.State.Error,
         startedAt: c.State.StartedAt && !c.State.StartedAt.startsWith(ZERO_TIME.slice(0, 10)) ? c.State.StartedAt : null,
         finishedAt: c.State.FinishedAt && !c.State.FinishedAt.startsWith(ZERO_TIME.slice(0, 10)) ? c.State.FinishedAt : null,

@@ -56,6 +56,14 @@ async function withAccountKeys(s: Services, pod: PodRecord): Promise<PodRecord> 
   return keys ? { ...pod, env: { PUBLIC_KEY: keys, ...pod.env } } : pod;
 }
 
+/** Why a container ended by a signal gpufleet did not send, in words; null when it was not killed. */
+export function killedReason(c: Pick<ObservedContainer, 'exitCode' | 'oomKilled'>): string | null {
+  if (c.oomKilled) return `container was killed by the kernel: out of memory (exit code ${c.exitCode})`;
+  if (c.exitCode === 137) return 'container was killed with SIGKILL (exit code 137) outside gpufleet: docker kill or docker rm on the host, or the kernel';
+  if (c.exitCode === 143) return 'container was stopped with SIGTERM (exit code 143) outside gpufleet: docker stop or kill on the host';
+  return null;
+}
+
 export class PodReconciler {
   private readonly lastSample = new Map<string, number>();
   private readonly samples = new Map<string, Map<string, PodMetrics>>();
@@ -129,7 +137,11 @@ export class PodReconciler {
       return;
     }
     if (!container || !container.running) {
-      const started = await this.bringUp(host, docker, pod, intent, container);
+      // a running pod whose container is gone: removed on the host by something else than gpufleet
+      const vanished = !container && pod.status === 'RUNNING' && pod.observed?.containerId
+        ? `its container ${pod.observed.containerId.slice(0, 12)} was removed from the host outside gpufleet; starting a new one`
+        : null;
+      const started = await this.bringUp(host, docker, pod, intent, container, vanished);
       if (!started) return;
       container = started;
     } else if (pod.restartGeneration > pod.restartedGeneration) {
@@ -158,7 +170,7 @@ export class PodReconciler {
   }
 
   /** Start the kept container, or run a new one (pulling first when the host lacks the image). */
-  private async bringUp(host: HostRecord, docker: HostDocker, pod: PodRecord, intent: Intent, container: ObservedContainer | null): Promise<ObservedContainer | null> {
+  private async bringUp(host: HostRecord, docker: HostDocker, pod: PodRecord, intent: Intent, container: ObservedContainer | null, why: string | null = null): Promise<ObservedContainer | null> {
     let r: { ok: boolean; error: string; container: ObservedContainer | null };
     if (container) {
       await this.beforeCreate(host.id);
@@ -177,7 +189,7 @@ export class PodReconciler {
       // the status write and the command overlap: STARTING is true from the moment docker is asked;
       // a command that failed waits for the write, so the reason written after it is not overwritten
       const [written, ran] = await Promise.allSettled([
-        this.write(pod, intent, () => ({ status: 'STARTING', statusReason: 'starting container', conditions: [cond.starting()] })),
+        this.write(pod, intent, () => ({ status: 'STARTING', statusReason: why ?? 'starting container', conditions: [cond.starting()] })),
         image().then((i) => docker.runPod(spec, pod.id, i)),
       ]);
       if (ran.status === 'rejected') throw ran.reason;
@@ -209,6 +221,15 @@ export class PodReconciler {
 
   private async exitedOnItsOwn(docker: HostDocker, pod: PodRecord, intent: Intent, c: ObservedContainer): Promise<void> {
     const ran = c.startedAt && c.finishedAt ? Date.parse(c.finishedAt) - Date.parse(c.startedAt) : 0;
+    // killed by a signal gpufleet did not send (docker kill on the host, the OOM killer): said as such, not as a crash
+    const killed = killedReason(c);
+    if (killed) {
+      await this.write(pod, intent, () => ({
+        status: 'EXITED', desiredStatus: 'EXITED', allocated: false, gpuUuids: [], observed: null, statusReason: killed,
+        conditions: [cond.killed(c.exitCode), cond.released('exited')],
+      }));
+      return;
+    }
     const crashed = c.exitCode !== 0 && ran < CRASH_ON_START_MS;
     const logs = crashed ? await docker.logsTail(pod.id, 5) : '';
     await this.write(pod, intent, () => ({

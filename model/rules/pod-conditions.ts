@@ -52,6 +52,8 @@ export const podConditions = {
   /** a start accepted while the previous container of the pod is still in its stop grace period */
   waitingForStop: () => running('False', 'WaitingForStop', 'the previous container is finishing its stop grace period; the new one starts when it has exited'),
   exited: (code: number) => running('False', 'Exited', `the container exited on its own with code ${code}`),
+  /** ended by a signal from outside gpufleet (docker kill on the host, the OOM killer) */
+  killed: (code: number) => running('False', 'Killed', `the container was killed by a signal gpufleet did not send (exit code ${code})`),
   crashed: (code: number) => running('False', 'Crashed', `the container crashed on start with exit code ${code}`),
   startFailed: () => running('False', 'StartFailed', 'the container could not be started; the status reason says why'),
   imageUnavailable: () => running('False', 'ImageUnavailable', 'the image could not be pulled'),

@@ -144,3 +144,15 @@ describe('a change to a running pod', () => {
     expect((await cp.api(`/v2/pods/${id}`, { method: 'DELETE', key })).status).toBe(204);
   });
 });
+
+describe('a container ended from outside gpufleet, at the moment the test names', () => {
+  test('docker kill on a running pod: EXITED, the reason says SIGKILL from outside, not "exited on its own"', async () => {
+    const { id } = await create(cpuPod('killed-outside'));
+    await podWhere(id, 'RUNNING', (p) => p.status === 'RUNNING');
+    await runDocker(['kill', `gpufleet-${id}`]);
+    const after = await podWhere(id, 'the kill recorded', (p) => p.status === 'EXITED');
+    expect(after.statusReason).toBe('container was killed with SIGKILL (exit code 137) outside gpufleet: docker kill or docker rm on the host, or the kernel');
+    expect(cond(after)).toMatchObject({ status: 'False', reason: 'Killed', message: 'the container was killed by a signal gpufleet did not send (exit code 137)' });
+    expect((await cp.api(`/v2/pods/${id}`, { method: 'DELETE' })).status).toBe(204);
+  });
+});
