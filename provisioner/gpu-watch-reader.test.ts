@@ -49,6 +49,23 @@ describe('GpuWatchReader', () => {
     expect(subjects(again)).toEqual(['GPU-aaaa 79 live']);
   });
 
+  it('dmesg lines that share a timestamp each count once, live and after a restart', () => {
+    const r = started();
+    r.stdout('<3>[  101.000000] NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.');
+    r.stdout('<3>[  101.000000] NVRM: Xid (PCI:0000:28:00): 79, GPU has fallen off the bus.');
+    poll(r, 1, healthy);
+    const batch = r.drain(true)!;
+    expect(batch.observations.map((o) => `${o.uuid} ${o.observation.xid} ${o.observation.live}`)).toEqual(['GPU-aaaa 79 true', 'GPU-bbbb 79 true']);
+    const saved = batch.watch;
+    expect(saved).toMatchObject({ monotonicUs: 101_000_000, linesAtMonotonic: 2 });
+    const again = new GpuWatchReader(saved, gpus.map((g, i) => ({ ...g, busId: i === 0 ? '00000000:18:00.0' : '00000000:28:00.0' })), () => 't2');
+    again.stdout('@@start 4393092854a04b36a7aebce561722870 200.0');
+    again.stdout('<3>[  101.000000] NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.');
+    again.stdout('<3>[  101.000000] NVRM: Xid (PCI:0000:28:00): 79, GPU has fallen off the bus.');
+    again.stdout('<3>[  101.000000] NVRM: Xid (PCI:0000:18:00): 48, a third line at that time, new');
+    expect(subjects(again)).toEqual(['GPU-aaaa 48 live']);
+  });
+
   it('journald: boot ids without dashes compare with /proc\'s; the cursor is kept', () => {
     const r = started();
     r.stdout(JSON.stringify({ __CURSOR: 's=x;i=5', _BOOT_ID: '4393092854a04b36a7aebce561722870', _SOURCE_MONOTONIC_TIMESTAMP: '90000000', MESSAGE: 'NVRM: Xid (PCI:0000:18:00): 79, old' }));

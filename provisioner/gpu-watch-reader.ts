@@ -46,6 +46,8 @@ export class GpuWatchReader {
   /** uuid → the bus id the host record has (or this session learned) */
   private readonly gpuBus = new Map<string, string>();
   private sessionBoot: string | null = null;
+  /** this session's lines seen at the stored position's exact time (handledBefore) */
+  private seenAtPosition = 0;
   private observations: WatchBatch['observations'] = [];
   private busIds: Record<string, string> = {};
   private substantive = false;
@@ -75,10 +77,9 @@ export class GpuWatchReader {
     const journal = parseJournalLine(line);
     const k: KernelLine = journal ?? { ...parseDmesgLine(line), bootId: this.sessionBoot };
     const source = journal ? 'journal' : 'dmesg';
-    // dmesg prints its whole ring buffer at each start: what was handled before is passed over
-    if (source === 'dmesg' && atOrBefore(k, this.watch)) return;
+    if (source === 'dmesg' && this.handledBefore(k)) return;
     this.stats.kernelLines++;
-    this.watch = { ...this.watch, source, cursor: k.cursor ?? this.watch.cursor, bootId: k.bootId ?? this.watch.bootId, monotonicUs: k.monotonicUs ?? this.watch.monotonicUs };
+    this.advance(k, source);
     this.moved = true;
     const d = parseDriverLine(k.text);
     if (!d) return;
@@ -126,7 +127,30 @@ export class GpuWatchReader {
     return b;
   }
 
+  /**
+   * dmesg prints its whole ring buffer at each start: what was handled before is passed over. Lines
+   * share a timestamp when they come within its resolution, so the position is the time and how many
+   * lines at that time were handled: that many are passed over again, the next one at it is new.
+   */
+  private handledBefore(k: KernelLine): boolean {
+    if (!atOrBefore(k, this.watch)) return false;
+    if (k.monotonicUs !== this.watch.monotonicUs) return true;
+    this.seenAtPosition++;
+    return this.seenAtPosition <= (this.watch.linesAtMonotonic ?? 1);
+  }
+
+  /** The position after a line is handled. */
+  private advance(k: KernelLine, source: 'journal' | 'dmesg'): void {
+    const bootId = k.bootId ?? this.watch.bootId;
+    const monotonicUs = k.monotonicUs ?? this.watch.monotonicUs;
+    const same = bootId === this.watch.bootId && monotonicUs !== null && monotonicUs === this.watch.monotonicUs;
+    const linesAtMonotonic = same ? (this.watch.linesAtMonotonic ?? 1) + 1 : 1;
+    if (!same) this.seenAtPosition = 1;
+    this.watch = { ...this.watch, source, cursor: k.cursor ?? this.watch.cursor, bootId, monotonicUs, linesAtMonotonic };
+  }
+
   private start(line: string): void {
+    this.seenAtPosition = 0;
     const [, boot, uptime] = line.trim().split(/\s+/);
     this.sessionBoot = boot && boot !== '-' ? normalBootId(boot) : null;
     const up = Number(uptime);

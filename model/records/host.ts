@@ -83,6 +83,9 @@ export interface HostGpuWatch {
   /** boot id and kernel monotonic time (µs) of the last line handled (dmesg; journald lines too) */
   bootId: string | null;
   monotonicUs: number | null;
+  /** how many lines handled so far carry exactly that monotonic time (dmesg stamps two lines alike
+   *  when they come within its resolution); absent in watches stored before it: 1 */
+  linesAtMonotonic?: number;
   /** when the watcher first read the host (control-plane clock); lines before it are not live */
   firstReadAt: string | null;
   /** the boot and monotonic time (µs) on the host at that first read */
