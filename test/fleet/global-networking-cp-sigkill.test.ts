@@ -15,7 +15,7 @@ import { startNetnsFleet, type FleetHost, type NetnsFleet } from '../harness/net
 import { FIXTURE_GPUS } from '../harness/nvidia-smi-fixture.ts';
 import { TEST_IMAGE } from '../harness/test-image.ts';
 import { waitFor } from '../harness/wait-for.ts';
-import { OverlayWorld, type WorldPod } from './overlay-world.ts';
+import { OverlayWorld, removeAccountNamespaces, type WorldPod } from './overlay-world.ts';
 import { namespacePrefix } from '../../provisioner/overlay/overlay-plan.ts';
 
 const execFileP = promisify(execFile);
@@ -54,6 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await cp?.kill('SIGKILL');
   await fleet?.dispose();
+  await removeAccountNamespaces([...(w?.hostsById.keys() ?? [])]);
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 }, 120_000);
 

@@ -17,7 +17,7 @@ import { startNetnsFleet, type FleetHost, type NetnsFleet } from '../harness/net
 import { FIXTURE_GPUS } from '../harness/nvidia-smi-fixture.ts';
 import { TEST_IMAGE } from '../harness/test-image.ts';
 import { waitFor } from '../harness/wait-for.ts';
-import { OverlayWorld, PROBE, PYTHON, UDP_PORT, type WorldPod } from './overlay-world.ts';
+import { OverlayWorld, removeAccountNamespaces, PROBE, PYTHON, UDP_PORT, type WorldPod } from './overlay-world.ts';
 
 const H = FIXTURE_GPUS.H100_80GB_HBM3;
 let fleet: NetnsFleet;
@@ -62,6 +62,7 @@ afterAll(async () => {
   w?.stopServers();
   await cp?.close();
   await fleet?.dispose();
+  await removeAccountNamespaces([...(w?.hostsById.keys() ?? [])]);
   if (dir) await rm(dir, { recursive: true, force: true });
 }, 120_000);
 

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'vitest';
+import { namespacePrefix } from '../../provisioner/overlay/overlay-plan.ts';
 import type { FleetHost, NetnsFleet } from '../harness/netns-fleet.ts';
 import { waitFor } from '../harness/wait-for.ts';
 
@@ -27,6 +28,17 @@ export interface WorldPod {
   id: string;
   account: string;
   ip: string | null;
+}
+
+/**
+ * The account namespaces the overlay made on these hosts (`gfo-<host hash>-…` under /var/run/netns,
+ * which the namespace test hosts share with this machine): removed at the end of a test, as a host's
+ * reboot would.
+ */
+export async function removeAccountNamespaces(hostIds: string[]): Promise<void> {
+  const prefixes = hostIds.map(namespacePrefix);
+  const names = (await execFileP('ip', ['netns', 'list'])).stdout.split('\n').map((l) => l.split(' ')[0]!);
+  for (const n of names.filter((x) => prefixes.some((p) => x.startsWith(p)))) await execFileP('ip', ['netns', 'del', n]).catch(() => undefined);
 }
 
 export class OverlayWorld {
