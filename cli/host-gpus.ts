@@ -14,6 +14,7 @@ interface Incident {
   health: string;
   live: boolean;
   firstSeen: string;
+  liveSince: string | null;
   lastSeen: string;
   count: number;
   resolvedAt: string | null;

@@ -5,6 +5,7 @@
 // the host's pass as soon as a FAILURE is committed; the store is the truth, so a pass after a
 // restart finds the same pods and moves them.
 import type { GpuIncident, HostGpu, HostRecord, PodRecord } from '../model/index.ts';
+import { incidentLiveSince } from '../model/index.ts';
 import { onHostToMove } from '../core/index.ts';
 import type { HostDocker } from './host-docker.ts';
 import type { PodMoves } from './pod-moves.ts';
@@ -17,6 +18,12 @@ export function liveFailure(g: HostGpu): GpuIncident | null {
 }
 
 /** The incident in our words, for the pod's reason, its Moved condition and its pod.moved event. */
+/**
+ * Where the moved pod's billing stops: when the incident became live, never its firstSeen (a pre-watch
+ * line the watcher read days before a live repeat would leave that time unbilled).
+ */
+export const moveSince = (i: GpuIncident): string => incidentLiveSince(i) ?? i.lastSeen;
+
 export function failureWords(g: HostGpu, i: GpuIncident): string {
   const what = i.kind === 'xid' ? `Xid ${i.xid} (${i.mnemonic})` : `${i.counter} (${i.mnemonic})`;
   return `${what} on GPU ${g.index} (${g.uuid})`;
@@ -37,7 +44,7 @@ export class GpuFailureMoves {
     await Promise.all(
       leaving.map((p) => {
         const { g, i } = failed.get(p.gpuUuids.find((u) => failed.has(u))!)!;
-        return this.moves.moveOne(host, docker, p, { cause: 'gpu-failure', detail: failureWords(g, i), since: i.firstSeen });
+        return this.moves.moveOne(host, docker, p, { cause: 'gpu-failure', detail: failureWords(g, i), since: moveSince(i) });
       }),
     );
     return leaving.length > 0;

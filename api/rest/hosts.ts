@@ -1,7 +1,7 @@
 // Fleet administration (operator accounts, admin scope): enroll, list, show, drain, refresh,
 // accept a changed host key, remove. docs/fleet.md describes enrollment.
 import type { FastifyInstance } from 'fastify';
-import { gpuHealth, type HostRecord, type PodRecord } from '../../model/index.ts';
+import { gpuHealth, incidentLiveSince, type HostRecord, type PodRecord } from '../../model/index.ts';
 import { hostDrainSchema, hostEnrollSchema, hostViewSchema, type HostDrainInput, type HostEnrollInput } from '../../model/index.ts';
 import { gpuUuidParams, hostDiagnoseSchema, hostGpuClearSchema, userActor, type HostDiagnoseInput, type HostGpuClearInput } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
@@ -26,7 +26,7 @@ const GPU_UUID = /^GPU-[0-9A-Fa-f-]{8,64}$/;
 export function hostView(h: HostRecord, pods?: readonly PodRecord[]) {
   const { privateKeyEnc: _secret, ...rest } = h;
   // every GPU with its health and incidents (docs/gpu-health.md); records from before them: HEALTHY, none
-  const gpus = h.facts.gpus.map((g) => ({ ...g, health: gpuHealth(g), incidents: g.incidents ?? [], busId: g.busId ?? null, diagnostic: g.diagnostic ?? null }));
+  const gpus = h.facts.gpus.map((g) => ({ ...g, health: gpuHealth(g), incidents: (g.incidents ?? []).map((i) => ({ ...i, liveSince: incidentLiveSince(i) })), busId: g.busId ?? null, diagnostic: g.diagnostic ?? null }));
   const remaining = pods?.filter((p) => p.desiredStatus === 'RUNNING' && p.status !== 'TERMINATED').length ?? null;
   const drain = h.drain ? { ...h.drain, remaining } : null;
   // Reachable, Schedulable, GpusHealthy, ContainersStuck (docs/fleet.md "Conditions"); none yet on a host stored before them

@@ -33,6 +33,12 @@ export interface GpuIncident {
   /** our sentence, with the kernel line's text or the counter's values */
   message: string;
   firstSeen: string;
+  /**
+   * when it became live: the first live observation's time (the one that opened it, or the live repeat
+   * of a pre-watch incident); null while only pre-watch lines were seen; absent in records from before
+   * it (read through incidentLiveSince)
+   */
+  liveSince?: string | null;
   lastSeen: string;
   count: number;
   /** when a passing diagnostic or an operator closed it; null while it is open */

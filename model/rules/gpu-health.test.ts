@@ -2,7 +2,7 @@
 // fail; repeats count up; a diagnostic resolves; a refresh keeps what was known and a GPU gone in FAILURE.
 import { describe, expect, it } from 'vitest';
 import type { HostGpu } from '../records/host.ts';
-import { classify, healthOf, mergeProbedGpus, recordObservation, resolveIncidents, GPU_INCIDENTS_KEPT } from './gpu-health.ts';
+import { classify, healthOf, incidentLiveSince, mergeProbedGpus, recordObservation, resolveIncidents, GPU_INCIDENTS_KEPT } from './gpu-health.ts';
 import { COUNTER_TABLE, XID_TABLE, GPU_HEALTH_TABLE_VERSION } from './gpu-health-table.ts';
 
 const gpu = (index: number, extra: Partial<HostGpu> = {}): HostGpu => ({ index, uuid: `GPU-${index}`, name: 'NVIDIA H100 80GB HBM3', memoryMiB: 81559, typeId: 'NVIDIA H100 80GB HBM3', ...extra });
@@ -46,6 +46,20 @@ describe('a GPU\'s incidents', () => {
     g = recordObservation(r.gpu, xid(79, true, 't3')).gpu;
     expect(g.health).toBe('FAILURE');
     expect(g.incidents).toMatchObject([{ xid: 94 }, { xid: 79, count: 2, firstSeen: 't2', lastSeen: 't3', live: true, resolvedAt: null }]);
+  });
+  it('liveSince: a pre-watch incident repeated live becomes live at the repeat\'s time; firstSeen stays', () => {
+    const pre = recordObservation(gpu(0), xid(79, false, '2026-11-20T08:00:00.000Z'));
+    expect(pre.incident).toMatchObject({ live: false, liveSince: null, firstSeen: '2026-11-20T08:00:00.000Z' });
+    const live = recordObservation(pre.gpu, xid(79, true, '2026-11-26T14:00:00.000Z'));
+    expect(live).toMatchObject({ opened: false, incident: { live: true, count: 2, firstSeen: '2026-11-20T08:00:00.000Z', liveSince: '2026-11-26T14:00:00.000Z', lastSeen: '2026-11-26T14:00:00.000Z' } });
+    // a later repeat, live or pre-watch, keeps the time it became live
+    const again = recordObservation(live.gpu, xid(79, true, '2026-11-26T15:00:00.000Z'));
+    expect(again.incident).toMatchObject({ liveSince: '2026-11-26T14:00:00.000Z', lastSeen: '2026-11-26T15:00:00.000Z', count: 3 });
+    // opened live: live from its first observation
+    expect(recordObservation(gpu(1), xid(79, true, 't5')).incident).toMatchObject({ firstSeen: 't5', liveSince: 't5' });
+    // a record from before the field: firstSeen when live, else null
+    expect(incidentLiveSince({ live: true, firstSeen: 'old' })).toBe('old');
+    expect(incidentLiveSince({ live: false, firstSeen: 'old' })).toBeNull();
   });
   it('resolving closes every open incident and the GPU is HEALTHY; a new one opens afresh', () => {
     const g = resolveIncidents(recordObservation(gpu(0), xid(79)).gpu, 't9');

@@ -34,8 +34,17 @@ export interface GpuObservation {
   at: string;
 }
 
+/**
+ * When the incident became live (what a move bills up to): `liveSince`; for a record from before that
+ * field, `firstSeen` when it is live (the best known), else null.
+ */
+export function incidentLiveSince(i: Pick<GpuIncident, 'live' | 'firstSeen' | 'liveSince'>): string | null {
+  if (i.liveSince !== undefined) return i.liveSince;
+  return i.live ? i.firstSeen : null;
+}
+
 /** The incident an observation opens (or adds to), or null when the table says it changes nothing. */
-export function classify(o: GpuObservation): Omit<GpuIncident, 'firstSeen' | 'lastSeen' | 'count' | 'resolvedAt'> | null {
+export function classify(o: GpuObservation): Omit<GpuIncident, 'firstSeen' | 'liveSince' | 'lastSeen' | 'count' | 'resolvedAt'> | null {
   if (o.kind === 'xid') {
     const xid = o.xid ?? -1;
     const rule = xidRule(xid);
@@ -76,11 +85,13 @@ export function recordObservation(gpu: HostGpu, o: GpuObservation): IncidentChan
   let incident: GpuIncident;
   if (i >= 0) {
     const prior = list[i]!;
-    // a live repeat of a pre-watch incident makes it live: it is happening now
-    incident = { ...prior, count: prior.count + 1, lastSeen: o.at, message: c.message, live: prior.live || c.live };
+    // a live repeat of a pre-watch incident makes it live: it is happening now, from this observation
+    // on (liveSince); firstSeen stays the watcher's first read of the old line
+    const liveSince = incidentLiveSince(prior) ?? (c.live ? o.at : null);
+    incident = { ...prior, count: prior.count + 1, lastSeen: o.at, message: c.message, live: prior.live || c.live, liveSince };
     list[i] = incident;
   } else {
-    incident = { ...c, firstSeen: o.at, lastSeen: o.at, count: 1, resolvedAt: null };
+    incident = { ...c, firstSeen: o.at, liveSince: c.live ? o.at : null, lastSeen: o.at, count: 1, resolvedAt: null };
     list.push(incident);
   }
   const incidents = trim(list);

@@ -36,7 +36,7 @@ const health = { type: 'string', enum: ['HEALTHY', 'WARNING', 'FAILURE'] } as co
 /** One incident of a GPU (model/records/host.ts GpuIncident). */
 export const gpuIncidentSchema = {
   type: 'object',
-  required: ['kind', 'xid', 'counter', 'mnemonic', 'action', 'health', 'live', 'message', 'firstSeen', 'lastSeen', 'count', 'resolvedAt'],
+  required: ['kind', 'xid', 'counter', 'mnemonic', 'action', 'health', 'live', 'message', 'firstSeen', 'liveSince', 'lastSeen', 'count', 'resolvedAt'],
   properties: {
     kind: { type: 'string', enum: ['xid', 'counter'] },
     xid: { type: ['integer', 'null'] },
@@ -47,6 +47,7 @@ export const gpuIncidentSchema = {
     live: { type: 'boolean' },
     message: { type: 'string' },
     firstSeen: { type: 'string', format: 'date-time' },
+    liveSince: nullableTime,
     lastSeen: { type: 'string', format: 'date-time' },
     count: { type: 'integer' },
     resolvedAt: { type: ['string', 'null'], format: 'date-time' },
