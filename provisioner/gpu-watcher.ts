@@ -30,7 +30,8 @@ export class HostGpuWatcher {
   private hungTimer: NodeJS.Timeout | null = null;
   private restartTimer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
-  private unsaved: WatchBatch | null = null;
+  /** a batch whose write failed, kept for the next flush of the same session only (carryUnsaved) */
+  private unsaved: { session: number; batch: WatchBatch } | null = null;
   private lastPositionWrite = 0;
   private failures = 0;
   /** sessions started, for the device check and logs */
@@ -137,9 +138,10 @@ export class HostGpuWatcher {
     this.flushing = this.flushing.then(async () => {
       const reader = this.reader;
       if (!reader) return;
+      const session = this.sessions;
       const due = force || Date.now() - this.lastPositionWrite >= this.settings.positionWriteMs;
       const fresh = reader.drain(due);
-      const batch = merge(this.unsaved, fresh);
+      const batch = merge(carryUnsaved(this.unsaved, session), fresh);
       if (!batch) return;
       // another replica may hold the host now: what this one read is left for it to read again
       if (!this.holds()) {
@@ -159,13 +161,23 @@ export class HostGpuWatcher {
         this.lastPositionWrite = Date.now();
         for (const e of signals) this.s.gpuHealthSignal.publish(e, (err) => this.logger?.error({ err, hostId: this.hostId }, 'a GPU health listener failed'));
       } catch (err) {
-        this.unsaved = batch;
+        this.unsaved = { session, batch };
         this.logger?.warn({ err, hostId: this.hostId }, 'GPU watch: could not record what the host showed; trying again');
         if (!this.stopped) setTimeout(() => void this.flush(true), 1000).unref();
       }
     });
     return this.flushing;
   }
+}
+
+/**
+ * What of a failed write the next flush commits: all of it within the session that read it; nothing
+ * once a new session started, since that session re-reads from the stored position (kernel lines from
+ * the stored cursor, counters against the stored values), so keeping the batch would commit its Xid
+ * lines and counter rises twice.
+ */
+export function carryUnsaved(unsaved: { session: number; batch: WatchBatch } | null, session: number): WatchBatch | null {
+  return unsaved && unsaved.session === session ? unsaved.batch : null;
 }
 
 /** Two batches in order as one: the later watch state, both observation lists. */
