@@ -44,6 +44,7 @@ const dryRunSchema = {
     costPerHr: { type: 'number' },
     cudaVersion: { type: ['string', 'null'] },
     replaces: { type: ['string', 'null'] },
+    wouldPreempt: { type: 'integer', description: 'interruptible pods the create would preempt (the dry run preempts none)' },
   },
 } as const;
 

@@ -126,6 +126,8 @@ export class FleetPlacer implements Placer {
           placedPods: async (id) => (await tx.list('pods', { hostId: id })).filter((p) => p.allocated && p.id !== req.replacing),
         });
         if (conflicts.length === 0) {
+          // a dry run only says what it would preempt: its transaction commits, so it must write nothing
+          if (req.dryRun) return { ...(await this.placementOf(tx, pod, plan, minVcpu, minMemoryGb)), wouldPreempt: plan.evictions.length };
           // the pods it preempts stop in this transaction: the commit sees their GPUs released
           await applyEvictions(tx, plan, isInterruptible(pod) ? 'higher-bid' : 'on-demand', this.preemptGraceSeconds);
           return await this.placementOf(tx, pod, plan, minVcpu, minMemoryGb);

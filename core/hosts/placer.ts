@@ -15,6 +15,8 @@ export interface Placement {
   cudaVersion: string | null;
   /** an interruptible pod's bid as placed: its own, or the floor of the tier it landed in (bids.ts) */
   bidPerGpu?: number;
+  /** a dry run's placement only: how many interruptible pods the real create would preempt (none was) */
+  wouldPreempt?: number;
 }
 
 export interface PodPlacementRequest {
@@ -37,6 +39,11 @@ export interface PodPlacementRequest {
    * place, or the pod a stack would replace (a dry run); its GPUs, vCPU, memory and disk count as free
    */
   replacing?: string;
+  /**
+   * a dry run (POST /v2/pods?dryRun=true, a stack's plan): the placement is answered, with the
+   * evictions it would need counted in `wouldPreempt`, but no pod is preempted; the caller writes nothing
+   */
+  dryRun?: boolean;
 }
 
 export interface Placer {

@@ -19,6 +19,8 @@ export interface DryRunPlacement {
   cudaVersion: string | null;
   /** the pod whose compute and name were counted as free (`replaces`), or null */
   replaces: string | null;
+  /** interruptible pods of other work the create would preempt to take their GPUs (none is preempted by the dry run) */
+  wouldPreempt: number;
 }
 
 export function dryRunAnswer(draft: PodRecord, placement: Placement, replaces: string | undefined): DryRunPlacement {
@@ -31,6 +33,7 @@ export function dryRunAnswer(draft: PodRecord, placement: Placement, replaces: s
     costPerHr: placement.costPerHr,
     cudaVersion: placement.cudaVersion,
     replaces: replaces ?? null,
+    wouldPreempt: placement.wouldPreempt ?? 0,
   };
 }
 

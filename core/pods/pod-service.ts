@@ -155,13 +155,13 @@ export class PodService {
     const input = validatePodCreate(body);
     return this.transactAs(principal, async (tx) => {
       if (replaces !== undefined && !usersPod(await tx.get('pods', replaces), principal)) throw notFound(replaces);
-      const { draft, placement } = await this.planCreate(tx, principal, input, new Date().toISOString(), {}, replaces);
+      const { draft, placement } = await this.planCreate(tx, principal, input, new Date().toISOString(), { dryRun: true }, replaces);
       return dryRunAnswer(draft, placement, replaces);
     });
   }
 
   /** What create and its dry run share: the record to be, its name checked, and where it would go. */
-  private async planCreate(tx: StoreTx, principal: Principal, input: PodCreateInput, now: string, options: PlacementOptions, replaces?: string) {
+  private async planCreate(tx: StoreTx, principal: Principal, input: PodCreateInput, now: string, options: PlacementOptions & Pick<PodPlacementRequest, 'dryRun'>, replaces?: string) {
     checkImageRegistry(input.image, this.allowedRegistries, 'pod');
     const { pod: draft, networkVolumeDc } = await buildPodRecord(tx, principal, input, podId(), now);
     await this.assertNameFree(tx, draft, replaces);

@@ -129,3 +129,23 @@ describe('preemption on a full host', () => {
     expect((await get(a)).status).toBe('EXITED');
   });
 });
+
+describe('a dry run on a host full of interruptible pods', () => {
+  test('an on-demand dry run answers 200 with the host and how many it would preempt, and preempts none: the victim keeps its GPU, no event, billing open', async () => {
+    const DRY_DC = 'dc-dry-spot';
+    await seedHosts(cp.services.store, [{ id: 'dry-full', gpus: 1, dataCenterId: DRY_DC }]);
+    const victim = await post(spot({ dataCenterIds: [DRY_DC] }), other.key);
+    expect(victim.status, victim.text).toBe(201);
+    expect(victim.body.machineId).toBe('dry-full');
+    const body = { name: uniqueName('od'), image: 'busybox:1.36', gpu: { id: H100 }, disk: 5, dataCenterIds: [DRY_DC] };
+    const d = await call(cp, '/v2/pods?dryRun=true', { method: 'POST', json: body, key: user.key });
+    expect(d.status, d.text).toBe(200);
+    expect(d.body).toMatchObject({ dryRun: true, machineId: 'dry-full', costPerHr: 2.99, wouldPreempt: 1 });
+    const after = await cp.services.store.get('pods', victim.body.id);
+    expect(after).toMatchObject({ allocated: true, hostId: 'dry-full', gpuUuids: ['GPU-dry-full-0'], status: 'PROVISIONING', desiredStatus: 'RUNNING' });
+    expect(after?.preemption ?? null).toBeNull();
+    const events = (await call(cp, `/v2/events?resourceId=${victim.body.id}`, { key: other.key })).body.events as { type: string }[];
+    expect(events.map((e) => e.type)).not.toContain('pod.preempted');
+    expect((await cp.services.store.list('billing', { resourceId: victim.body.id, endedAt: null })).length).toBe(1);
+  });
+});
