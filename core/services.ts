@@ -218,7 +218,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     spendGuard: new SpendGuard(
       s,
       {
-        stopPods: (accountId, reason, nowMs) => services.pods.stopAllOf(accountId, reason, nowMs),
+        stopPods: (accountId, reason, nowMs, opts) => services.pods.stopAllOf(accountId, reason, nowMs, opts),
         stopLoadBalancers: (accountId, reason) => services.workers.retireLoadBalancersOf(accountId, reason),
       },
       { clock: quotaClock, ...(config.spendGuardIntervalMs !== undefined ? { intervalMs: config.spendGuardIntervalMs } : {}) },

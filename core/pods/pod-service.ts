@@ -261,17 +261,18 @@ export class PodService {
   }
 
   /**
-   * Stops every placed pod of the account (not its serverless workers), as `stop` does but whatever
+   * Stops every placed pod of the account (not its serverless workers; `paidOnly`: only those costing money), as `stop` does but whatever
    * `locked` says: the account's credits or monthly budget ran out (core/quotas/spend-guard.ts).
    * Disks and volumes are kept; the pod can be started again once admission lets it. Answers how many.
    */
-  async stopAllOf(accountId: string, reason: string, nowMs: number): Promise<number> {
+  async stopAllOf(accountId: string, reason: string, nowMs: number, opts: { paidOnly?: boolean } = {}): Promise<number> {
     const now = new Date(nowMs).toISOString();
     return this.store.transact(
       async (tx) => {
         let n = 0;
         for (const pod of await tx.list('pods', { accountId })) {
           if (pod.endpointId !== undefined || !pod.allocated || !transition(pod.status, 'stop', false)) continue;
+          if (opts.paidOnly && !(pod.costPerHr > 0)) continue;
           const t = transition(pod.status, 'stop', false)!;
           const next: PodRecord = { ...pod, status: t.status, desiredStatus: t.desiredStatus, statusReason: reason, allocated: false, gpuUuids: [], updatedAt: now };
           next.conditions = actionConditions(next, 'stop', now);

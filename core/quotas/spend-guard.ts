@@ -2,7 +2,7 @@
 // with money at stake and acts on what it finds, level-triggered like the reconciler, so a restart or
 // a second replica converges the same way.
 // - Credits: a tenant account (operators are never limited) with nothing left (clientBalance ≤ 0) has
-//   its pods stopped (never terminated: disks and volumes kept) and its load-balancing endpoints'
+//   its pods that cost money (costPerHr > 0; admission lets free ones start at 0 credits) stopped (never terminated: disks and volumes kept) and its load-balancing endpoints'
 //   workers retired; admission refuses new ones until an operator adds credits. Queue endpoints are
 //   left to the job side: their jobs hold credits at submission, as before.
 // - Monthly budget: the highest threshold reached this calendar month (50, 80, 100 %) is written on the
@@ -16,8 +16,8 @@ import { quotaUsage } from './quota-usage.ts';
 
 /** What the guard does to an account's running work (wired to PodService and WorkerService). */
 export interface SpendActions {
-  /** stops the account's placed pods with this reason, at this time; answers how many */
-  stopPods(accountId: string, reason: string, nowMs: number): Promise<number>;
+  /** stops the account's placed pods with this reason, at this time (`paidOnly`: only those costing money); answers how many */
+  stopPods(accountId: string, reason: string, nowMs: number, opts?: { paidOnly?: boolean }): Promise<number>;
   /** retires the workers of the account's load-balancing endpoints; answers how many */
   stopLoadBalancers(accountId: string, reason: string): Promise<number>;
 }
@@ -88,7 +88,8 @@ export class SpendGuard {
       const { left } = await spendable(this.store, account.id, now);
       if (left <= 0) {
         const reason = `stopped: the account's credits are used up (${round2(left)} USD left); disks and volumes are kept, start it again once credits are added`;
-        const pods = await this.actions.stopPods(account.id, reason, now);
+        // a free pod (0 USD/h) spends nothing: admission lets it start at 0 credits, so it keeps running
+        const pods = await this.actions.stopPods(account.id, reason, now, { paidOnly: true });
         const workers = await this.actions.stopLoadBalancers(account.id, "the account's credits are used up");
         if (pods + workers > 0) this.opts.logger?.info({ accountId: account.id, pods, workers, left }, 'credits used up: pods stopped, load-balancing workers retired');
       }

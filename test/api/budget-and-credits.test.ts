@@ -152,4 +152,22 @@ describe('credits', () => {
     await cp.services.spendGuard.tick();
     expect(await cp.services.store.get('pods', pod.id)).toMatchObject({ allocated: true });
   });
+
+  it('at a balance of 0 a free pod (costPerHr 0, which admission lets start at 0 credits) keeps running; a paid one of the same account stops', async () => {
+    const funded = await cp.newAccount('read_write', 1000);
+    const fresh = await cp.newAccount('read_write', 0);
+    const model = await createPod(funded.key, 'model');
+    // the fresh tenant's two placed pods, written as the store holds them (no billing accrues for the free one)
+    const free: PodRecord = { ...model, id: 'free-at-zero', name: 'free', accountId: fresh.accountId, costPerHr: 0, gpuUuids: [] };
+    const paid: PodRecord = { ...model, id: 'paid-at-zero', name: 'paid', accountId: fresh.accountId, costPerHr: 2.99, gpuUuids: [] };
+    await cp.services.store.transact((tx) => {
+      tx.put('pods', free);
+      tx.put('pods', paid);
+    });
+    await cp.services.spendGuard.tick();
+    expect(await cp.services.store.get('pods', free.id)).toMatchObject({ allocated: true, status: model.status });
+    const stopped = await cp.services.store.get('pods', paid.id);
+    expect(stopped).toMatchObject({ status: 'EXITED', allocated: false });
+    expect(stopped!.statusReason).toContain('credits are used up');
+  });
 });
