@@ -106,6 +106,8 @@ export interface ServerConfig {
   drainParallel?: number;
   /** GPUFLEET_HOST_LOST_AFTER: unreachable this long (ms), a host is lost and its pods move (default 5 min; docs/gpu-health.md "Acting on it") */
   hostLostAfterMs?: number;
+  /** GPUFLEET_OVERLAY_VERIFY: how often each host's VXLAN guard and overlay are checked again when nothing changed (default 10s; docs/networking.md) */
+  overlayVerifyMs?: number;
   /**
    * GPUFLEET_OVERLAY_CIDR (default 10.200.0.0/13), GPUFLEET_INTERNAL_DOMAIN (runpod.internal),
    * GPUFLEET_GLOBAL_NETWORK_EXCLUDE=DC1,DC2: the pods' private network across hosts (docs/networking.md)
@@ -164,6 +166,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     ...(env.GPUFLEET_SPEND_GUARD_INTERVAL_MS ? { spendGuardIntervalMs: Number(env.GPUFLEET_SPEND_GUARD_INTERVAL_MS) } : {}),
     ...optional('drainParallel', countSetting('GPUFLEET_DRAIN_PARALLEL', env.GPUFLEET_DRAIN_PARALLEL)),
     ...optional('hostLostAfterMs', durationSetting('GPUFLEET_HOST_LOST_AFTER', env.GPUFLEET_HOST_LOST_AFTER)),
+    ...optional('overlayVerifyMs', durationSetting('GPUFLEET_OVERLAY_VERIFY', env.GPUFLEET_OVERLAY_VERIFY)),
     globalNetwork: globalNetworkSettings({
       overlayCidr: env.GPUFLEET_OVERLAY_CIDR,
       internalDomain: env.GPUFLEET_INTERNAL_DOMAIN,

@@ -53,6 +53,7 @@ export function provisioner(opts: ProvisionerOptions = {}) {
       ...(opts.logger ? { logger: opts.logger } : {}),
       ...(opts.networkLingerMs !== undefined ? { networkLingerMs: opts.networkLingerMs } : {}),
       pulls: pullSettings(services.config),
+      ...(services.config.overlayVerifyMs !== undefined ? { overlayVerifyMs: services.config.overlayVerifyMs } : {}),
       // with several replicas the autoscaler runs on one of them, the leader (docs/replicas.md)
       onLeader: (leader) => {
         if (!scaler || closing) return;

@@ -2,11 +2,15 @@
 // the store and the containers the pass observed, and runs the script over the host's SSH connection
 // when the plan changed since the last run that succeeded there, or when the last one is older than
 // `verifyMs` (a host rebooted, or something removed a device: the script puts back only what is missing).
+// Before it, on its own path and whatever the plan (none, empty or unchanged), every enrolled host gets
+// the guard that keeps pods from sending VXLAN (overlay-guard.ts), checked again every `verifyMs`.
 import type { Logger } from 'pino';
 import type { HostRecord, PodRecord } from '../../model/index.ts';
 import type { Services } from '../../core/index.ts';
 import { planHostOverlay, onOverlay, type HostOverlayPlan } from './overlay-plan.ts';
 import { FAILED, MADE, overlayScript } from './overlay-script.ts';
+import { GUARD_FAILED, GUARD_MADE, guardScript } from './overlay-guard.ts';
+import { VXLAN_PORT } from './overlay-plan.ts';
 
 /** what the overlay needs of a container the pass observed (host-docker.ts's ObservedContainer has it) */
 export interface OverlayContainer {
@@ -26,6 +30,10 @@ export class OverlayReconciler {
   private readonly applied = new Map<string, { key: string; at: number }>();
   /** per host: what its last run made (tests and debugging) */
   readonly lastRun = new Map<string, OverlayRun>();
+  /** per host: when its guard was last found (or put) in place */
+  private readonly guarded = new Map<string, number>();
+  /** per host: what its last guard run added (tests and debugging) */
+  readonly lastGuard = new Map<string, OverlayRun>();
 
   constructor(
     private readonly s: Services,
@@ -36,6 +44,28 @@ export class OverlayReconciler {
   /** forget what was applied on a host: the next pass runs its script whatever the plan */
   invalidate(hostId: string): void {
     this.applied.delete(hostId);
+    this.guarded.delete(hostId);
+  }
+
+  /** puts the guard in place on the host when it was not checked within `verifyMs`; never throws */
+  async guard(host: HostRecord): Promise<void> {
+    const at = this.guarded.get(host.id);
+    if (at !== undefined && Date.now() - at < this.verifyMs) return;
+    try {
+      const res = await this.s.sshPool.exec(this.s.fleet.target(host), 'sh -s', { stdin: guardScript(VXLAN_PORT), allowFailure: true });
+      const made = res.stdout.split('\n').filter((l) => l.startsWith(`${GUARD_MADE} `)).map((l) => l.slice(GUARD_MADE.length + 1));
+      const failed = res.stderr.split('\n').filter((l) => l.startsWith(`${GUARD_FAILED} `)).map((l) => l.slice(GUARD_FAILED.length + 1));
+      this.lastGuard.set(host.id, { made, failed });
+      if (made.length > 0) this.logger?.info({ hostId: host.id, made }, 'VXLAN guard rules added on the host');
+      if (res.code === 0) this.guarded.set(host.id, Date.now());
+      else {
+        this.guarded.delete(host.id);
+        this.logger?.warn({ hostId: host.id, failed, code: res.code, stderr: res.stderr.slice(0, 2000) }, 'VXLAN guard failed on the host; retrying next pass');
+      }
+    } catch (err) {
+      this.guarded.delete(host.id);
+      this.logger?.warn({ err, hostId: host.id }, 'VXLAN guard failed; retrying next pass');
+    }
   }
 
   async plan(host: HostRecord, containers: readonly OverlayContainer[]): Promise<HostOverlayPlan | null> {
@@ -55,6 +85,7 @@ export class OverlayReconciler {
 
   /** plans and, when needed, runs the script; never throws (a failure is logged and retried next pass) */
   async reconcile(host: HostRecord, containers: readonly OverlayContainer[]): Promise<void> {
+    await this.guard(host);
     try {
       const plan = await this.plan(host, containers);
       if (!plan) return;

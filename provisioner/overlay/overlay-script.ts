@@ -56,13 +56,7 @@ export function overlayScript(plan: HostOverlayPlan): string {
     `made() { echo "${MADE} $*"; }`,
     `failed() { echo "${FAILED} $*" >&2; rc=1; }`,
     'inn() { n=$1; shift; nsenter --net=/var/run/netns/$n "$@"; }',
-    'ipt() { iptables -w 5 "$@"; }',
-    // pods (on Docker's bridges) never reach the overlay's port, here or on another host: a VXLAN
-    // packet they made would land in whichever account's overlay its id names. Forwarded traffic is
-    // stopped in DOCKER-USER, which Docker keeps first in FORWARD (it inserts its own rules above ours
-    // in FORWARD itself whenever it makes a network); traffic to this host in INPUT
-    'ipt -n -L DOCKER-USER >/dev/null 2>&1 && fwd=DOCKER-USER || fwd=FORWARD',
-    `for c in INPUT $fwd; do for i in docker0 gf+; do ipt -C $c -i $i -p udp --dport ${port} -j DROP 2>/dev/null || ipt -I $c 1 -i $i -p udp --dport ${port} -j DROP || failed guard $c $i; done; done`,
+    // the guard against pods sending VXLAN is not here: every host gets it, overlay or not (overlay-guard.ts)
   ];
   const wantedNs = plan.accounts.map((a) => ns(a.ns));
   // namespaces of this host that the plan no longer has: their devices (and the pods' podnet1) go with them
