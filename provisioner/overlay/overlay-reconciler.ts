@@ -47,23 +47,26 @@ export class OverlayReconciler {
     this.guarded.delete(hostId);
   }
 
+  /** runs a script (`sh -s`) on the host and reads its made/failed lines; true when it exited 0. Throws when the host is not reached */
+  private async run(host: HostRecord, script: string, tags: { made: string; failed: string }, what: string, into: Map<string, OverlayRun>): Promise<boolean> {
+    const res = await this.s.sshPool.exec(this.s.fleet.target(host), 'sh -s', { stdin: script, allowFailure: true });
+    const lines = (text: string, tag: string) => text.split('\n').filter((l) => l.startsWith(`${tag} `)).map((l) => l.slice(tag.length + 1));
+    const made = lines(res.stdout, tags.made);
+    const failed = lines(res.stderr, tags.failed);
+    into.set(host.id, { made, failed });
+    if (made.length > 0) this.logger?.info({ hostId: host.id, made }, `${what}: made on the host`);
+    if (res.code !== 0) this.logger?.warn({ hostId: host.id, failed, code: res.code, stderr: res.stderr.slice(0, 2000) }, `${what} failed on the host; retrying next pass`);
+    return res.code === 0;
+  }
+
   /** puts the guard in place on the host when it was not checked within `verifyMs`; never throws */
   async guard(host: HostRecord): Promise<void> {
     const at = this.guarded.get(host.id);
     if (at !== undefined && Date.now() - at < this.verifyMs) return;
+    this.guarded.delete(host.id);
     try {
-      const res = await this.s.sshPool.exec(this.s.fleet.target(host), 'sh -s', { stdin: guardScript(VXLAN_PORT), allowFailure: true });
-      const made = res.stdout.split('\n').filter((l) => l.startsWith(`${GUARD_MADE} `)).map((l) => l.slice(GUARD_MADE.length + 1));
-      const failed = res.stderr.split('\n').filter((l) => l.startsWith(`${GUARD_FAILED} `)).map((l) => l.slice(GUARD_FAILED.length + 1));
-      this.lastGuard.set(host.id, { made, failed });
-      if (made.length > 0) this.logger?.info({ hostId: host.id, made }, 'VXLAN guard rules added on the host');
-      if (res.code === 0) this.guarded.set(host.id, Date.now());
-      else {
-        this.guarded.delete(host.id);
-        this.logger?.warn({ hostId: host.id, failed, code: res.code, stderr: res.stderr.slice(0, 2000) }, 'VXLAN guard failed on the host; retrying next pass');
-      }
+      if (await this.run(host, guardScript(VXLAN_PORT), { made: GUARD_MADE, failed: GUARD_FAILED }, 'VXLAN guard', this.lastGuard)) this.guarded.set(host.id, Date.now());
     } catch (err) {
-      this.guarded.delete(host.id);
       this.logger?.warn({ err, hostId: host.id }, 'VXLAN guard failed; retrying next pass');
     }
   }
@@ -93,16 +96,8 @@ export class OverlayReconciler {
       const last = this.applied.get(host.id);
       // unchanged: nothing to do until it is time to verify (a host without overlay pods: never)
       if (last && last.key === key && (plan.accounts.length === 0 || Date.now() - last.at < this.verifyMs)) return;
-      const res = await this.s.sshPool.exec(this.s.fleet.target(host), 'sh -s', { stdin: overlayScript(plan), allowFailure: true });
-      const made = res.stdout.split('\n').filter((l) => l.startsWith(`${MADE} `)).map((l) => l.slice(MADE.length + 1));
-      const failed = res.stderr.split('\n').filter((l) => l.startsWith(`${FAILED} `)).map((l) => l.slice(FAILED.length + 1));
-      this.lastRun.set(host.id, { made, failed });
-      if (made.length > 0) this.logger?.info({ hostId: host.id, made }, 'overlay entries made on the host');
-      if (res.code === 0) this.applied.set(host.id, { key, at: Date.now() });
-      else {
-        this.applied.delete(host.id);
-        this.logger?.warn({ hostId: host.id, failed, code: res.code, stderr: res.stderr.slice(0, 2000) }, 'overlay setup failed on the host; retrying next pass');
-      }
+      this.applied.delete(host.id);
+      if (await this.run(host, overlayScript(plan), { made: MADE, failed: FAILED }, 'overlay setup', this.lastRun)) this.applied.set(host.id, { key, at: Date.now() });
     } catch (err) {
       this.applied.delete(host.id);
       this.logger?.warn({ err, hostId: host.id }, 'overlay reconcile failed; retrying next pass');
