@@ -128,7 +128,8 @@ class AnswerWriter implements Dispatcher.DispatchHandler {
     if (!this.f.upgrade) socket.destroy(); // undici sends an upgrade only when asked to
     else {
       const own = this.f.ownCookie;
-      const sent = own && Array.isArray(headers['set-cookie']) ? { ...headers, 'set-cookie': keptSetCookies(headers['set-cookie'], own) } : headers;
+      const lines = headers['set-cookie'];
+      const sent = own && lines !== undefined ? { ...headers, 'set-cookie': keptSetCookies(lines, own) } : headers;
       this.f.upgrade.tunnels.join(this.f.upgrade.caller, socket, statusCode, sent, this.f.ownHeaders);
     }
     this.resolve();
@@ -172,7 +173,7 @@ function answerHeaders(h: IncomingHttpHeaders, own: OutgoingHttpHeaders, ownCook
   for (const name in h) {
     const v = h[name];
     if (v === undefined || NOT_RETURNED.has(name) || named?.has(name)) continue;
-    if (name === 'set-cookie' && ownCookie && Array.isArray(v)) {
+    if (name === 'set-cookie' && ownCookie) {
       const kept = keptSetCookies(v, ownCookie);
       if (kept.length) out[name] = kept;
       continue;
@@ -182,8 +183,9 @@ function answerHeaders(h: IncomingHttpHeaders, own: OutgoingHttpHeaders, ownCook
   return out;
 }
 
-/** the Set-Cookie lines that name none of `own` */
-const keptSetCookies = (lines: string[], own: (name: string) => boolean): string[] => lines.filter((c) => !own(c.slice(0, Math.max(0, c.indexOf('=')))));
+/** the Set-Cookie lines that name none of `own` (one line comes as a string, several as an array) */
+const keptSetCookies = (lines: string | string[], own: (name: string) => boolean): string[] =>
+  (Array.isArray(lines) ? lines : [lines]).filter((c) => !own(c.slice(0, Math.max(0, c.indexOf('='))).trim()));
 
 /** a Cookie header without the cookies `drop` names; '' when none is left */
 function withoutCookies(v: string | string[], drop: (name: string) => boolean): string {

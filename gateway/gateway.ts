@@ -13,6 +13,7 @@ import { Tunnels } from './tunnel.ts';
 import { workerDispatcher } from './worker-dispatcher.ts';
 import { WorkerTable } from './worker-table.ts';
 import type { Principal } from '../model/index.ts';
+import { decodedPath } from './decoded-path.ts';
 
 export interface GatewayOptions {
   /** how workers are reached; default: SSH channels through their hosts (SshConnector) */
@@ -64,8 +65,9 @@ export function loadBalancerGateway(opts: GatewayOptions = {}): (services: Servi
             if (table.isLoadBalancer(id)) return `${GATEWAY_PREFIX}/${id}${url.startsWith('/') ? url : `/${url}`}`;
           }
         }
-        // the gateway's own prefix is reached by rewriting only
-        if (url === GATEWAY_PREFIX || url.startsWith(`${GATEWAY_PREFIX}/`) || url.startsWith(`${GATEWAY_PREFIX}?`)) return '/.gateway-is-not-a-route';
+        // the gateway's own prefix is reached by rewriting only (the router decodes: `/%2Egateway…` too)
+        for (const u of [url, decodedPath(url)])
+          if (u === GATEWAY_PREFIX || u.startsWith(`${GATEWAY_PREFIX}/`) || u.startsWith(`${GATEWAY_PREFIX}?`)) return '/.gateway-is-not-a-route';
         return undefined;
       },
 

@@ -22,6 +22,7 @@ import type { Duplex } from 'node:stream';
 import { podSshTunnelRoute } from './pod-ssh-tunnel.ts';
 import { containerRoute, SshConnector, type WorkerConnector } from './connectors.ts';
 import type { GatewayMount } from './gateway.ts';
+import { decodedPath } from './decoded-path.ts';
 import { forward } from './forward.ts';
 import { Tunnels } from './tunnel.ts';
 import { callerUpgrade, endAnsweredUpgrade } from './upgrade-request.ts';
@@ -62,13 +63,12 @@ export function podPortProxy(opts: PodPortOptions = {}): (services: Services) =>
           const path = url.startsWith('/') ? url : `/${url}`;
           return target ? `${POD_PORT_PREFIX}/${target.podId}/${target.port}${path}` : NO_PORT;
         }
-        // the prefix is reached by rewriting only
-        if (url === POD_PORT_PREFIX || url.startsWith(`${POD_PORT_PREFIX}/`) || url.startsWith(`${POD_PORT_PREFIX}-`) || url.startsWith(`${POD_PORT_PREFIX}?`))
-          return '/.pod-port-is-not-a-route';
+        // the prefix is reached by rewriting only (the router decodes: `/%2Epod-port/…` is the prefix too)
+        if (startsWithPrefix(url) || startsWithPrefix(decodedPath(url))) return '/.pod-port-is-not-a-route';
         return undefined;
       },
       async register(app, ctx) {
-        await app.register(async (scope) => routes(scope, { access, principalOf: ctx.principalOf, dispatcher, tunnels, timeoutMs: opts.timeoutMs ?? 600_000 }));
+        await app.register(async (scope) => routes(scope, { access, domain, principalOf: ctx.principalOf, dispatcher, tunnels, timeoutMs: opts.timeoutMs ?? 600_000 }));
         // `gpufleet pods ssh --proxy`: on the API's origin, served whether or not a proxy domain is set
         podSshTunnelRoute(app, { access, principalOf: ctx.principalOf, connect: async (pod, port) => connectPod(pod, port) });
         app.addHook('preClose', (done) => {
@@ -83,6 +83,8 @@ export function podPortProxy(opts: PodPortOptions = {}): (services: Services) =>
 
 interface RouteDeps {
   access: PortAccess;
+  /** the proxy domain: a route's pod and port must be the ones its Host names there */
+  domain: string | null;
   principalOf(request: FastifyRequest): Principal;
   dispatcher: ReturnType<typeof streamDispatcher>;
   tunnels: Tunnels;
@@ -94,7 +96,7 @@ function routes(app: FastifyInstance, d: RouteDeps): void {
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
 
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-    const { podId, port } = target(request);
+    const { podId, port } = target(request, d.domain);
     const principal = d.principalOf(request);
     await d.access.target(principal, podId, port);
     const how = credentials.get(request) ?? 'key';
@@ -135,7 +137,7 @@ function routes(app: FastifyInstance, d: RouteDeps): void {
   const route = {
     config: {
       scope: 'read_write',
-      credential: (request: FastifyRequest) => credential(request, d.access),
+      credential: (request: FastifyRequest) => credential(request, d.access, d.domain),
       // the pod's web traffic, not API calls (docs/connect.md)
       unmetered: true,
     },
@@ -151,8 +153,8 @@ function routes(app: FastifyInstance, d: RouteDeps): void {
 }
 
 /** the guard's hook (request-guard.ts, `credential`): a link's token first, else this host's cookie */
-function credential(request: FastifyRequest, access: PortAccess): Promise<Principal | null> | undefined {
-  const { podId, port } = target(request);
+function credential(request: FastifyRequest, access: PortAccess, domain: string | null): Promise<Principal | null> | undefined {
+  const { podId, port } = target(request, domain);
   const token = linkToken(request.url);
   if (token !== undefined) {
     credentials.set(request, 'link');
@@ -164,15 +166,28 @@ function credential(request: FastifyRequest, access: PortAccess): Promise<Princi
   return access.redeemCookie(cookie, podId, port);
 }
 
-function target(request: FastifyRequest): { podId: string; port: number } {
+/**
+ * The route's pod and port, which must be the ones the Host names under the proxy domain: the routes
+ * are reached by rewriting a proxy host's request only, and a path that reaches them otherwise (one
+ * the router decodes to the prefix, on the API's own Host) is 404, before any credential is read.
+ */
+function target(request: FastifyRequest, domain: string | null): { podId: string; port: number } {
   const p = request.params as { podId: string; port: string };
-  return { podId: p.podId, port: Number(p.port) };
+  const named = domain ? parseProxyHost(request.headers.host, domain) : null;
+  if (!named || named.podId !== p.podId || named.port !== Number(p.port))
+    throw new GpufleetError('NOT_FOUND', 'No pod port is served at this name: ports are at <pod id>-<port>.<proxy domain>.');
+  return named;
 }
+
+const startsWithPrefix = (url: string): boolean =>
+  url === POD_PORT_PREFIX || url.startsWith(`${POD_PORT_PREFIX}/`) || url.startsWith(`${POD_PORT_PREFIX}-`) || url.startsWith(`${POD_PORT_PREFIX}?`);
+
 
 /**
  * A browser's request from elsewhere does not use this host's cookie: an upgrade (always) or a
  * cookie-borne request whose Origin is not this host is 403, and so is a cookie-borne request the
- * browser marks cross-site or same-site (another pod's page) unless it is a top-level navigation.
+ * browser marks cross-site or same-site (another pod's page) unless it is a top-level navigation
+ * (Sec-Fetch-Mode: navigate with Sec-Fetch-Dest: document or none; a frame navigates too, as `iframe`).
  */
 function checkOrigin(request: FastifyRequest, how: Credential, upgrade: boolean): void {
   const origin = request.headers.origin;
@@ -181,8 +196,10 @@ function checkOrigin(request: FastifyRequest, how: Credential, upgrade: boolean)
     throw new GpufleetError('FORBIDDEN', `Origin ${origin} may not use this port: only pages of ${host} may.`);
   if ((upgrade || how !== 'key') && origin === 'null') throw new GpufleetError('FORBIDDEN', 'An opaque Origin (null) may not use this port.');
   const site = request.headers['sec-fetch-site'];
-  if (how !== 'key' && (site === 'cross-site' || site === 'same-site') && request.headers['sec-fetch-mode'] !== 'navigate')
-    throw new GpufleetError('FORBIDDEN', `A ${site} request may use this port's cookie only as a top-level navigation.`);
+  const dest = request.headers['sec-fetch-dest'];
+  const topLevel = request.headers['sec-fetch-mode'] === 'navigate' && (dest === undefined || dest === 'document');
+  if (how !== 'key' && (site === 'cross-site' || site === 'same-site') && !topLevel)
+    throw new GpufleetError('FORBIDDEN', `A ${site} request may use this port's cookie only as a top-level navigation (not in a frame).`);
 }
 
 function sameHost(origin: string, host: string | undefined): boolean {

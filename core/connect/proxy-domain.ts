@@ -43,7 +43,7 @@ const HOST_LABEL = /^([a-z0-9]{1,40})-([1-9][0-9]{0,4})$/;
  */
 export function parseProxyHost(host: string | undefined, domain: string): { podId: string; port: number } | null {
   if (host === undefined || host.length > 300) return null;
-  const name = host.replace(/:\d{1,5}$/, '').toLowerCase();
+  const name = host.replace(/:\d{1,5}$/, '').toLowerCase().replace(/\.$/, '');
   if (!name.endsWith(`.${domain}`)) return null;
   const m = HOST_LABEL.exec(name.slice(0, -domain.length - 1));
   if (!m) return null;

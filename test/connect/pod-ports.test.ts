@@ -332,6 +332,61 @@ describe('a signed link in Chromium', () => {
   });
 });
 
+describe('the review of issue 25 (regressions)', () => {
+  const newLink = async (): Promise<URL> => {
+    const res = await cp.api(`/v2/pods/${pod.id}/ports/8888/link`, { method: 'POST', key: alice.key, json: { path: '/echo' } });
+    expect(res.status).toBe(201);
+    return new URL(((await res.json()) as J).url as string);
+  };
+
+  test("the routes' prefix percent-encoded on the control plane's own Host (the router decodes it) serves no pod and redeems no link", async () => {
+    const own = new URL(cp.url).host;
+    for (const prefix of ['/%2Epod-port', '/%2epod-port', '/.pod-port', '/%2E%70od-port']) {
+      const withKey = await proxied(own, `${prefix}/${pod.id}/8888/echo`, { headers: bearer(alice.key) });
+      expect(withKey.status, `${prefix} ${withKey.body}`).toBe(404);
+      const link = await newLink();
+      const withLink = await proxied(own, `${prefix}/${pod.id}/8888/echo${link.search}`);
+      expect(withLink.status, `${prefix} ${withLink.body}`).toBe(404);
+      expect(withLink.headers['set-cookie']).toBeUndefined();
+      // the link is unspent: it still opens the port on the port's own host
+      expect((await proxied(portHost, `/echo${link.search}`)).status).toBe(303);
+    }
+    // another proxy host's name does not reach this pod's routes either
+    const elsewhere = await proxied(`${pod.id}-9000.${DOMAIN}`, `/%2Epod-port/${pod.id}/8888/echo`, { headers: bearer(alice.key) });
+    expect(elsewhere.status).not.toBe(200);
+  });
+
+  test("a pod's one Set-Cookie of gpufleet's name (undici gives it as a string) reaches the client neither on an answer nor on a WebSocket 101", async () => {
+    const one = await proxied(portHost, '/set-one-cookie', { headers: bearer(alice.key) });
+    expect(one.status, one.body).toBe(200);
+    expect(one.body).toBe('ok');
+    expect(one.headers['set-cookie']).toBeUndefined();
+    const ws = new WebSocket(`${cp.url.replace(/^http/, 'ws')}/set-one-cookie`, { headers: { host: portHost, ...bearer(alice.key) } });
+    const headers = await new Promise<IncomingHttpHeaders>((resolve, reject) => {
+      ws.once('upgrade', (res) => resolve(res.headers));
+      ws.once('error', reject);
+    });
+    ws.close();
+    expect(headers['set-cookie']).toBeUndefined();
+  });
+
+  test('a same-site navigation into a frame (Sec-Fetch-Dest: iframe) may not use the cookie; a top-level one may', async () => {
+    const link = await newLink();
+    const cookie = (await proxied(portHost, `/echo${link.search}`)).headers['set-cookie']![0]!.split(';')[0]!;
+    const nav = { cookie, 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'navigate' };
+    const framed = await proxied(portHost, '/echo', { headers: { ...nav, 'sec-fetch-dest': 'iframe' } });
+    expect(framed.status, framed.body).toBe(403);
+    expect((await proxied(portHost, '/echo', { headers: { ...nav, 'sec-fetch-site': 'cross-site', 'sec-fetch-dest': 'frame' } })).status).toBe(403);
+    expect((await proxied(portHost, '/echo', { headers: { ...nav, 'sec-fetch-dest': 'document' } })).status).toBe(200);
+    expect((await proxied(portHost, '/echo', { headers: nav })).status).toBe(200);
+  });
+
+  test('a proxy Host with a trailing dot names the same port', async () => {
+    const r = await proxied(`${portHost}.`, '/echo', { headers: bearer(alice.key) });
+    expect(r.status, r.body).toBe(200);
+  });
+});
+
 describe('the proxy domain is a site of its own', () => {
   test('the server refuses to start when it shares a registrable domain with the control plane\'s origin (or is no DNS name, or overlaps the LB domain)', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-proxy-domain-'));

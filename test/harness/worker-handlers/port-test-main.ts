@@ -1,7 +1,7 @@
 // The pod port test server (a Jupyter stand-in, test/connect/): the LB test routes (lb-test-server.ts:
 // /echo shows the request headers it received, /sse streams) on PORT (default 8888), a WebSocket
 // echo (the `ws` library) on any path of an upgrade, greeting with the path and the Cookie it saw,
-// GET /set-cookies (tries to set gpufleet's cookie), and GET /page: an HTML page whose script opens a
+// GET /set-cookies and /set-one-cookie (try to set gpufleet's cookie; the latter on an upgrade's 101 too), and GET /page: an HTML page whose script opens a
 // WebSocket back to its own origin and prints what came back, as a notebook's kernel channel does.
 import { createServer } from 'node:http';
 import { WebSocketServer, type RawData } from 'ws';
@@ -23,6 +23,12 @@ const server = createServer((req, res) => {
     res.end('ok');
     return;
   }
+  if (req.url === '/set-one-cookie') {
+    // exactly one Set-Cookie line (undici hands a single one over as a string, not an array)
+    res.setHeader('set-cookie', '__Host-gpufleet-port=x; Path=/; Secure');
+    res.end('ok');
+    return;
+  }
   if (req.url === '/page') {
     res.setHeader('content-type', 'text/html; charset=utf-8');
     res.end(PAGE);
@@ -31,6 +37,10 @@ const server = createServer((req, res) => {
   http(req, res);
 });
 const wss = new WebSocketServer({ noServer: true });
+// an upgrade to /set-one-cookie answers its 101 with exactly one Set-Cookie of the proxy's own name
+wss.on('headers', (headers, req) => {
+  if (req.url === '/set-one-cookie') headers.push('Set-Cookie: __Host-gpufleet-port=x; Path=/; Secure');
+});
 server.on('upgrade', (req, socket, head) => {
   wss.handleUpgrade(req, socket, head, (ws) => {
     let first = true;
