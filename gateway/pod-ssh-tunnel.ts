@@ -44,10 +44,19 @@ export function podSshTunnelRoute(app: FastifyInstance, d: SshTunnelDeps): void 
           throw new GpufleetError('BAD_GATEWAY', `Nothing answers on port 22 of pod ${id} (does its image run an SSH server?): ${(e as Error).message}`, { cause: e });
         });
         channels.set(request, channel);
+        // the handler below takes the channel over; when it is never called (the upgrade is refused, as
+        // with no Sec-WebSocket-Key, or the caller went away first) the channel ends with the connection
+        const socket = request.raw.socket;
+        if (socket.destroyed) channel.destroy();
+        else
+          socket.once('close', () => {
+            if (channels.get(request) === channel) channel.destroy();
+          });
       },
     },
     (socket, request) => {
       const channel = channels.get(request)!;
+      channels.delete(request);
       const stream = createWebSocketStream(socket);
       const end = (): void => {
         stream.destroy();
