@@ -38,11 +38,15 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** runs the CLI in a pseudo-terminal (script); `shellTail` redirects, e.g. `2>file`; answers what the terminal showed */
+/**
+ * runs the CLI in a pseudo-terminal (script); `shellTail` redirects, e.g. `2>file`; answers what the terminal showed.
+ * CI machines set `CI` (and some TEAMCITY_VERSION), for which Node's hasColors() answers "no colours" unless a known
+ * CI provider is named: the terminal here is a plain xterm, so those are left out.
+ */
 async function onTerminal(args: string[], extraEnv: Record<string, string | undefined>, shellTail = ''): Promise<string> {
   const quoted = args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   const envVars = Object.fromEntries(
-    Object.entries({ ...process.env, GPUFLEET_URL: env.url, GPUFLEET_API_KEY: env.key, TERM: 'xterm-256color', COLUMNS: '100', NO_COLOR: undefined, FORCE_COLOR: undefined, ...extraEnv }).filter(([, v]) => v !== undefined),
+    Object.entries({ ...process.env, GPUFLEET_URL: env.url, GPUFLEET_API_KEY: env.key, TERM: 'xterm-256color', COLUMNS: '100', NO_COLOR: undefined, FORCE_COLOR: undefined, CI: undefined, TEAMCITY_VERSION: undefined, ...extraEnv }).filter(([, v]) => v !== undefined),
   ) as NodeJS.ProcessEnv;
   const { stdout } = await run('script', ['-qec', `stty cols 100 rows 40; '${process.execPath}' '${path.join(REPO_ROOT, 'bin/gpufleet.js')}' ${quoted} ${shellTail}`, '/dev/null'], {
     cwd: REPO_ROOT,
