@@ -9,7 +9,7 @@ const EMBEDDED_STORE_FILES = [
   'test/store/journal-damage.test.ts',
   'test/store/disk-full.test.ts',
   'test/store/sigkill.test.ts',
-  'test/store/store-cli.test.ts',
+  'test/cli/store-cli.test.ts',
   'test/store/record-codec.test.ts',
 ];
 

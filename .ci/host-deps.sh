@@ -3,7 +3,7 @@
 #   - installs docker.io, openssh-server, busybox-static, iproute2 (+ jq for the JSON merge)
 #   - installs docker-registry and apache2-utils (htpasswd) for the private-registry tests (not started)
 #   - installs the python3 packages runpod-python needs and unpacks that client (../shared/peers/),
-#     which test/graphql drives unmodified
+#     which test/api/graphql drives unmodified
 #   - registers a Docker runtime named "nvidia" that is plain runc, so pods asking for the
 #     NVIDIA runtime run on machines without GPUs
 #   - starts dockerd (vfs storage, with its iptables rules: networks are isolated from each other)
@@ -29,13 +29,13 @@ need=()
 # postgresql: the PostgreSQL store and queue tests start their own cluster (initdb, pg_ctl) in a temp dir;
 #   nothing starts the packaged one here
 # espeak-ng: the text-to-speech model worker of the public model endpoints and its tests
-# chromium: the browser test of pods' signed links (test/connect/pod-ports.test.ts, driven by playwright-core);
+# chromium: the browser test of pods' signed links (test/gateway/pod-ports.test.ts, driven by playwright-core);
 #   openssh-server also makes the sshd test image (test/harness/sshd-image.ts), openssh-client runs ssh/scp there
 for pkg in docker.io openssh-server openssh-client busybox-static iproute2 iptables jq docker-registry apache2-utils debootstrap \
   postgresql espeak-ng chromium; do
   installed "$pkg" || need+=("$pkg")
 done
-# runpod-python's dependencies from Debian: test/graphql runs the unmodified client with /usr/bin/python3
+# runpod-python's dependencies from Debian: test/api/graphql runs the unmodified client with /usr/bin/python3
 # (the list is PKGS in ../shared/peers/setup-python-peers.sh; keep the two the same)
 for pkg in python3 python3-aiohttp python3-requests python3-urllib3 python3-tomli python3-tomlkit python3-cpuinfo \
   python3-backoff python3-paramiko python3-colorama python3-prettytable python3-click python3-tqdm python3-psutil \

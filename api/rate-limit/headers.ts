@@ -28,7 +28,7 @@ export const COST_PARAM = 'gpufleet-cost';
 /**
  * RateLimit changes with every request, so it is put together from pieces the library serialised:
  * each window's name (once per name), each parameter key (once), and the integers. The result is
- * what `serializeList` gives for the same list (headers.test.ts), at a fraction of its cost per request.
+ * what `serializeList` gives for the same list (test/api/rate-limit/headers.test.ts), at a fraction of its cost per request.
  */
 const memberNames = new Map<string, string>();
 const R = `;${serializeKey('r')}=`;

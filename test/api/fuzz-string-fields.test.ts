@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { TestControlPlane } from '../harness/control-plane.ts';
 import { userOptionProblems } from '../harness/run-argv.ts';
 import { runSpec, type RunSpec } from '../../provisioner/container-spec.ts';
-import { runpodctl } from '../graphql/gql-client.ts';
+import { runpodctl } from './graphql/gql-client.ts';
 import { H100, gpuBody, keyFor, startPodsControlPlane } from './pods-helpers.ts';
 import { expectNoChangeIfRejected, type Observer } from './visible-state.ts';
 

@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { globalNetworkSettings, parseIpv4Range, parseOverlayCidr, ipv4ToNumber } from '../../model/index.ts';
 import type { TestControlPlane } from '../harness/control-plane.ts';
-import { runpodctl } from '../graphql/gql-client.ts';
-import { CREATE_POD } from '../graphql/runpodctl-texts.ts';
+import { runpodctl } from './graphql/gql-client.ts';
+import { CREATE_POD } from './graphql/runpodctl-texts.ts';
 import { call, cpuBody, createPod, DC, DC2, expectProblem, forceStatus, gpuBody, startPodsControlPlane } from './pods-helpers.ts';
 
 const CIDR = '10.201.0.0/16';

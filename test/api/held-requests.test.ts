@@ -4,7 +4,7 @@
 // and other kinds are not touched, and a closed request gives its place back. Against a listening
 // server, with the requests really held open.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startJobWorld, type JobWorld } from '../job-interface/in-process-workers.ts';
+import { startJobWorld, type JobWorld } from './jobs/in-process-workers.ts';
 import { readSse, type SseStream } from '../harness/sse-reader.ts';
 import { waitFor } from '../harness/wait-for.ts';
 

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { ADMIN_KEY } from '../harness/control-plane.ts';
 import { parsePrometheusText, sampleValue, samplesOf } from '../harness/prometheus-text.ts';
-import { startJobWorld, type JobWorld } from '../job-interface/in-process-workers.ts';
+import { startJobWorld, type JobWorld } from './jobs/in-process-workers.ts';
 
 let world: JobWorld;
 beforeAll(async () => {

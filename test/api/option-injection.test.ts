@@ -5,7 +5,7 @@
 // host interprets: they are kept byte for byte (newlines included), only NUL is refused.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { TestControlPlane } from '../harness/control-plane.ts';
-import { runpodctl, type Auth } from '../graphql/gql-client.ts';
+import { runpodctl, type Auth } from './graphql/gql-client.ts';
 import { call, gpuBody, H100, snapshotPods, startPodsControlPlane } from './pods-helpers.ts';
 
 let cp: TestControlPlane;

@@ -53,7 +53,7 @@ const layerOf = (file: string): string => {
   return LAYERS.filter((l) => rel.startsWith(`${l}/`)).sort((a, b) => b.length - a.length)[0] ?? rel.split('/')[0]!;
 };
 /** helpers that bench/ may use as they are: the harness, and the test fixtures it starts workers with */
-const TEST_HELPERS = ['test/harness/', 'test/job-interface/'];
+const TEST_HELPERS = ['test/harness/', 'test/api/jobs/'];
 const helper = (file: string, dep: string): boolean => layerOf(file) === 'bench' && TEST_HELPERS.some((h) => relative(ROOT, dep).startsWith(h));
 const files = LAYERS.flatMap((layer) => {
   try {

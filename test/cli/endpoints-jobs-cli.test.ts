@@ -1,7 +1,7 @@
 // `gpufleet endpoints …` and `gpufleet jobs …` run as the real bin against a listening control plane
-// whose endpoint is served by the TypeScript worker SDK in this process (test/job-interface).
+// whose endpoint is served by the TypeScript worker SDK in this process (test/api/jobs).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startJobWorld, type JobWorld } from '../job-interface/in-process-workers.ts';
+import { startJobWorld, type JobWorld } from '../api/jobs/in-process-workers.ts';
 import { runCli } from './run-cli.ts';
 
 let world: JobWorld;

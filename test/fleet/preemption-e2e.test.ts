@@ -14,8 +14,8 @@ import { startTestControlPlane, type TestControlPlane } from '../harness/control
 import { disposeHostWorld, dockerInspect, enrolTestHost, ensureTestImage, FIXTURE_GPUS, runDocker, startTestHost, type TestHost } from '../harness/index.ts';
 import { waitFor } from '../harness/wait-for.ts';
 import { provisioner } from '../../provisioner/index.ts';
-import { runpodctl } from '../graphql/gql-client.ts';
-import { BID_RESUME_POD } from '../graphql/runpodctl-texts.ts';
+import { runpodctl } from '../api/graphql/gql-client.ts';
+import { BID_RESUME_POD } from '../api/graphql/runpodctl-texts.ts';
 
 type Json = Record<string, any>;
 

@@ -1,9 +1,9 @@
 // The autoscaler on a load-balancing endpoint (docs/gateway.md, "Scaling"): its demand is HTTP requests
 // as the gateway reports them (RequestTraffic): held requests scale from zero, REQUEST_COUNT counts
 // requests in flight, and a worker serving a request is never stopped as idle. The worker side alone,
-// with a clock the test moves (test/serverless/worker-fixture.ts).
+// with a clock the test moves (test/core/workers/worker-fixture.ts).
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { openWorkerFixture, type WorkerFixture } from '../serverless/worker-fixture.ts';
+import { openWorkerFixture, type WorkerFixture } from '../core/workers/worker-fixture.ts';
 
 let f: WorkerFixture;
 beforeEach(async () => {

@@ -1,4 +1,4 @@
-// The SSH server test image (test/connect/pod-ssh.test.ts): Debian's openssh-server from this machine
+// The SSH server test image (test/gateway/pod-ssh.test.ts): Debian's openssh-server from this machine
 // (`/usr/sbin/sshd`, `sftp-server`, the libraries ldd lists) on the busybox base of the Node images,
 // made with `docker import` like every test image (no registry, no network). It starts as the public
 // cloud's images do: PUBLIC_KEY into root's authorized_keys, then sshd in the foreground on 22; keys

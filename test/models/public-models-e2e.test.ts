@@ -14,8 +14,8 @@ import { provisioner } from '../../provisioner/index.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { disposeHostWorld, dockerBridgeGateway, enrolTestHost, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
 import { ensureImageFixtureImage, ensureTtsEspeakImage } from '../harness/model-images.ts';
-import { RunpodPythonEndpoint } from '../job-interface/runpod-python-endpoint.ts';
-import { loadRunpodSdk, type RunpodEndpoint } from '../job-interface/runpod-sdk.ts';
+import { RunpodPythonEndpoint } from '../api/jobs/runpod-python-endpoint.ts';
+import { loadRunpodSdk, type RunpodEndpoint } from '../api/jobs/runpod-sdk.ts';
 import { parseWav, rms, type Wav } from './wav.ts';
 
 const USD_PER_SECOND = 0.0441;

@@ -1,4 +1,4 @@
-// The pod port test server (a Jupyter stand-in, test/connect/): the LB test routes (lb-test-server.ts:
+// The pod port test server (a Jupyter stand-in, test/gateway/): the LB test routes (lb-test-server.ts:
 // /echo shows the request headers it received, /sse streams) on PORT (default 8888), a WebSocket
 // echo (the `ws` library) on any path of an upgrade, greeting with the path and the Cookie it saw,
 // GET /set-cookies and /set-one-cookie (try to set gpufleet's cookie; the latter on an upgrade's 101 too), and GET /page: an HTML page whose script opens a

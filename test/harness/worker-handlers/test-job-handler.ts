@@ -3,7 +3,7 @@
 // stream: [..], stream_delay_ms}, in that order: sleep (honouring job-stop), send each progress value,
 // throw `fail`, then return `output` (default {"echo": input}) with refresh_worker when `refresh`;
 // with `stream` it yields the items instead (then throws `fail` if set). Baked into the Node worker
-// image (node-test-handler.ts) and run in-process by the job tests (test/job-interface/in-process-workers.ts).
+// image (node-test-handler.ts) and run in-process by the job tests (test/api/jobs/in-process-workers.ts).
 import { progressUpdate, type Job, type JobContext } from '../../../worker/index.ts';
 
 export interface TestInput {
