@@ -37,6 +37,9 @@ import { accountSshKeyRoutes } from './rest/account-ssh-keys.ts';
 import { eventRoutes } from './rest/events.ts';
 import { publicEndpointRoutes, routeNames } from './rest/public-endpoints.ts';
 import { mediaRoutes } from './rest/media.ts';
+import { consoleSessionRoutes } from './console/session-routes.ts';
+import { registerConsoleAudit } from './console/audit.ts';
+import type { ConsoleCookieSettings } from './auth/console-cookie.ts';
 
 export interface BuildOptions {
   services: Services;
@@ -122,7 +125,12 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   services.publicEndpoints.useReservedNames(routeNames(app));
   registerProblemHandlers(app, allowed);
   registerHttpMetrics(app, services.telemetry); // before the guard: refused requests are counted too
-  registerRequestGuard(app, services.keys, requestLimiterFor(services, opts.logger || undefined), services.workerPorts, services.config.metricsToken);
+  const consoleCookie: ConsoleCookieSettings = { publicUrl: services.config.publicUrl, allowHttp: services.config.consoleAllowHttp === true };
+  registerRequestGuard(app, services.keys, requestLimiterFor(services, opts.logger || undefined), services.workerPorts, services.config.metricsToken, {
+    sessions: services.consoleSessions,
+    settings: consoleCookie,
+  });
+  registerConsoleAudit(app, services.events); // every mutating request a console session made (docs/console.md)
   registerHeldRequests(app, services.heldRequests); // after the guard: it counts per account
 
   await app.register(swagger, {
@@ -170,6 +178,12 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   workerLogRoutes(app, services.podLogs);
   await jobInterface(app, services);
   await app.register(graphqlPlugin, { services });
+  consoleSessionRoutes(app, { sessions: services.consoleSessions, settings: consoleCookie, store: services.store, events: services.events });
+  // worker and pod content (load-balancing endpoints, pod ports): the console's cookie is never read
+  // there (and the proxies strip every gpufleet cookie before forwarding); they take a key only
+  app.addHook('onRoute', (route) => {
+    route.config = { ...route.config, consoleSession: false };
+  });
   for (const m of opts.mounts ?? []) await m.register(app, { principalOf });
   return app;
 }

@@ -113,6 +113,13 @@ export interface ServerConfig {
    * GPUFLEET_GLOBAL_NETWORK_EXCLUDE=DC1,DC2: the pods' private network across hosts (docs/networking.md)
    */
   globalNetwork?: GlobalNetworkSettings;
+  /** GPUFLEET_CONSOLE_SESSION_TTL: a console session ends this long after sign-in (default 12h; docs/console.md) */
+  consoleSessionTtlMs?: number;
+  /**
+   * GPUFLEET_CONSOLE_ALLOW_HTTP=true: console sign-in over plain HTTP to any name (a private test
+   * fleet); otherwise plain HTTP signs in only on loopback names (docs/console.md, "Sessions and security")
+   */
+  consoleAllowHttp?: boolean;
 }
 
 /** A setting read as a duration (Go-style "5m" or seconds); anything else is refused at start. */
@@ -167,6 +174,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     ...optional('drainParallel', countSetting('GPUFLEET_DRAIN_PARALLEL', env.GPUFLEET_DRAIN_PARALLEL)),
     ...optional('hostLostAfterMs', durationSetting('GPUFLEET_HOST_LOST_AFTER', env.GPUFLEET_HOST_LOST_AFTER)),
     ...optional('overlayVerifyMs', durationSetting('GPUFLEET_OVERLAY_VERIFY', env.GPUFLEET_OVERLAY_VERIFY)),
+    ...optional('consoleSessionTtlMs', durationSetting('GPUFLEET_CONSOLE_SESSION_TTL', env.GPUFLEET_CONSOLE_SESSION_TTL)),
+    consoleAllowHttp: env.GPUFLEET_CONSOLE_ALLOW_HTTP === 'true',
     globalNetwork: globalNetworkSettings({
       overlayCidr: env.GPUFLEET_OVERLAY_CIDR,
       internalDomain: env.GPUFLEET_INTERNAL_DOMAIN,

@@ -1,7 +1,7 @@
 // The public surface of core/: what other layers import, by name. core/ is a folder per domain, each
 // with its own index.ts; the wiring (services.ts, config.ts, store-wiring.ts, readiness.ts) stays here at
 // the root, and no domain imports it. The map and the order between domains: docs/architecture.md.
-export { ApiKeys, hasScope, keyView } from './accounts/index.ts';
+export { ApiKeys, hasScope, keyView, CONSOLE_SESSION_TTL_MS, ConsoleSessions, csrfTokenMatches, type ConsoleSession } from './accounts/index.ts';
 export {
   AccountCredits,
   accruePod,
@@ -113,6 +113,7 @@ export { Autoscaler, inService, WorkerService } from './workers/index.ts';
 export {
   AccountSshKeys,
   checkPubKey,
+  cookieValue,
   isGpufleetCookie,
   parseProxyHost,
   PORT_LINK_KEY_PURPOSE,

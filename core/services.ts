@@ -2,7 +2,7 @@
 import { loadPriceBook, type PriceBook } from '../fleet/index.ts';
 import { DEFAULT_PREEMPT_GRACE_S } from '../model/index.ts';
 import type { ServerConfig } from './config.ts';
-import { ApiKeys } from './accounts/index.ts';
+import { ApiKeys, ConsoleSessions } from './accounts/index.ts';
 import type { Store } from '../store/index.ts';
 import { FleetPlacer } from './hosts/index.ts';
 import { GlobalNetworking, PodMover, PodService } from './pods/index.ts';
@@ -49,6 +49,8 @@ export interface Services {
   config: ServerConfig;
   store: Store;
   keys: ApiKeys;
+  /** web console sessions: API keys exchanged for cookies (docs/console.md, "Sessions and security") */
+  consoleSessions: ConsoleSessions;
   pods: PodService;
   /** moves pods off drained, lost or failed hosts keeping their ids (docs/gpu-health.md, "Acting on it") */
   podMover: PodMover;
@@ -187,6 +189,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     config,
     store: s,
     keys,
+    consoleSessions: new ConsoleSessions(s, keys, config.consoleSessionTtlMs),
     pods: new PodService(s, placer, events, config.allowedRegistries ?? [], admission, new GlobalNetworking(config.globalNetwork ?? globalNetworkSettings(), pool !== null)),
     podMover: new PodMover(s, placer),
     placer,

@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import type { Agent } from 'undici';
-import type { WorkerService } from '../core/index.ts';
+import { isGpufleetCookie, type WorkerService } from '../core/index.ts';
 import { GpufleetError, isGpufleetError } from '../model/index.ts';
 import type { Balancer } from './balancer.ts';
 import { forward } from './forward.ts';
@@ -76,6 +76,8 @@ export async function proxyRoutes(app: FastifyInstance, d: ProxyDeps): Promise<v
         ownHeaders: reply.getHeaders() as OutgoingHttpHeaders,
         onAnswer: () => reply.hijack(), // from here on the answer is the worker's, written as it comes
         onClose: done, // the request is no longer in flight on the worker
+        // gpufleet's own cookies (the console's session) never reach a worker, nor may it set one
+        ownCookie: isGpufleetCookie,
         ...(upgrade ? { upgrade: { caller: upgrade, tunnels: d.tunnels } } : {}),
       }).catch((error: unknown) => {
         if (reply.sent || reply.raw.destroyed) return; // the answer had started, or the caller went away

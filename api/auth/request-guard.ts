@@ -5,7 +5,9 @@
 // operator's admin key. Every request, matched or not, is first counted against the caller's
 // rate-limit windows (the headers go on successes and errors alike). Worker protocol routes
 // (`worker: true`) take a worker's own token instead of an API key, valid only for the worker and
-// endpoint the route names, and are not counted against the account's windows.
+// endpoint the route names, and are not counted against the account's windows. Where no key came, the
+// web console's session cookie stands for the key it was made from (console-cookie.ts: CSRF token or
+// own Origin on state-changing requests), except on routes marked `consoleSession: false`.
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { ApiKeyScope } from '../../model/index.ts';
 import { GpufleetError } from '../../model/index.ts';
@@ -13,7 +15,9 @@ import { isMetricsToken } from './metrics-token.ts';
 import type { RequestLimiter } from '../rate-limit/limiter.ts';
 import { chargeArrival } from '../rate-limit/request-charge.ts';
 import { hasScope, type ApiKeys, type WorkerIdentity } from '../../core/index.ts';
-import type { Principal } from '../../model/index.ts';
+import type { ConsoleSessionRecord, Principal } from '../../model/index.ts';
+import type { ConsoleSessions } from '../../core/index.ts';
+import { assertSessionRequest, sessionSecret, type ConsoleCookieSettings } from './console-cookie.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -55,6 +59,11 @@ declare module 'fastify' {
      * assets); refused callers are still counted per address
      */
     unmetered?: boolean;
+    /**
+     * false: the console's session cookie is not read here (worker and pod content: every route a
+     * mount registers, api/server.ts); such routes take a key only. Default: read when no key came.
+     */
+    consoleSession?: boolean;
   }
 }
 
@@ -65,6 +74,8 @@ export interface WorkerAuthenticator {
 
 /** The callers of authenticated requests; only `principalOf` reads it. */
 const principals = new WeakMap<FastifyRequest, Principal>();
+/** The console sessions of requests the session cookie authenticated; only `consoleSessionOf` reads it. */
+const sessions = new WeakMap<FastifyRequest, { record: ConsoleSessionRecord; principal: Principal }>();
 /** The workers of authenticated worker protocol requests; only `workerOf` reads it. */
 const workers = new WeakMap<FastifyRequest, WorkerIdentity>();
 
@@ -82,12 +93,19 @@ export interface RegisteredRoute {
 
 const NO_WORKERS: WorkerAuthenticator = { authenticate: async () => null };
 
+/** the console's sessions and cookie settings (docs/console.md, "Sessions and security") */
+export interface ConsoleAuth {
+  sessions: ConsoleSessions;
+  settings: ConsoleCookieSettings;
+}
+
 export function registerRequestGuard(
   app: FastifyInstance,
   keys: ApiKeys,
   limiter: RequestLimiter,
   workerTokens: WorkerAuthenticator = NO_WORKERS,
   metricsToken: string | undefined = undefined,
+  consoleAuth: ConsoleAuth | undefined = undefined,
 ): void {
   const routes: RouteOptions[] = [];
   routeLists.set(app, routes);
@@ -110,6 +128,12 @@ export function registerRequestGuard(
     const queryKey = matched && config.apiKeyInQuery === true ? apiKeyFromQuery(request) : undefined;
     const ticket = matched && config.redeemTicket && request.headers.authorization === undefined ? queryString(request, 'ticket') : undefined;
     const own = matched && config.credential && request.headers.authorization === undefined ? config.credential(request) : undefined;
+    // the console's cookie: only where no key, ticket or credential of the route's own came
+    const cookie =
+      consoleAuth && matched && !isPublic && config.consoleSession !== false && request.headers.authorization === undefined && queryKey === undefined && ticket === undefined && own === undefined
+        ? sessionSecret(request, consoleAuth.settings)
+        : undefined;
+    let session: ConsoleSessionRecord | undefined;
     if (own !== undefined) {
       principal = await own;
       if (!principal) authError = new GpufleetError('UNAUTHENTICATED', 'This link or its cookie is not good (forged, expired, for another port, or its key was revoked): ask for a new link.');
@@ -122,6 +146,13 @@ export function registerRequestGuard(
       } catch (e) {
         authError = e;
       }
+    } else if (cookie !== undefined) {
+      const opened = await consoleAuth!.sessions.open(cookie);
+      if (!opened) authError = new GpufleetError('UNAUTHENTICATED', 'The console session has ended (signed out, expired, or its API key was revoked or expired): sign in again.');
+      else {
+        principal = opened.principal;
+        session = opened.record;
+      }
     }
     // limit per account; a caller without a valid key is limited per address
     if (!(principal && matched && config.unmetered === true))
@@ -129,6 +160,11 @@ export function registerRequestGuard(
     // no route: the not-found handler answers 404/405 and nothing runs
     if (!matched || isPublic) return;
     if (!principal) throw authError ?? new GpufleetError('UNAUTHENTICATED', 'An API key is required: send Authorization: Bearer <key>.');
+    if (session) {
+      assertSessionRequest(request, consoleAuth!.settings, session);
+      // from here on the request is the session's: its audit event names it, refused for scope or not
+      sessions.set(request, { record: session, principal });
+    }
     const needed = config.scope ?? 'admin';
     if (!hasScope(principal, needed))
       throw new GpufleetError('FORBIDDEN', `This API key has the ${principal.scope} scope; ${request.method} ${request.routeOptions.url} needs ${needed}.`);
@@ -178,6 +214,14 @@ export function principalOf(request: FastifyRequest): Principal {
   const p = principals.get(request);
   if (!p) throw new GpufleetError('UNAUTHENTICATED', 'An API key is required.');
   return p;
+}
+
+/**
+ * The console session a request came with and passed the CSRF and Origin checks with, and its
+ * principal (whether or not the route's scope then allowed it); undefined for a key, a ticket, ….
+ */
+export function consoleSessionOf(request: FastifyRequest): { record: ConsoleSessionRecord; principal: Principal } | undefined {
+  return sessions.get(request);
 }
 
 /** The worker of a worker protocol request the guard authenticated; throws 401 where there is none. */

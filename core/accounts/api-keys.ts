@@ -148,6 +148,8 @@ export class ApiKeys {
         throw new GpufleetError('NOT_FOUND', `API key ${keyId} was not found.`);
       const revoked = { ...rec, revokedAt: rec.revokedAt ?? new Date().toISOString() };
       tx.put('apiKeys', revoked);
+      // its console sessions end with it (a request on one would be refused anyway: ConsoleSessions.open)
+      for (const s of await tx.list('consoleSessions', { keyId })) tx.delete('consoleSessions', s.id);
       return revoked;
     });
   }

@@ -128,7 +128,7 @@ function linkPath(body: unknown): string {
 }
 
 /** the value of cookie `name` in a Cookie header (the first, when sent twice) */
-function cookieValue(header: string | undefined, name: string): string | undefined {
+export function cookieValue(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;
   let found: string | undefined;
   for (const part of header.split(';')) {

@@ -12,6 +12,13 @@ export const ERROR_CODES = {
   VOLUME_SHRINK: 400,
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
+  /**
+   * a state-changing request authenticated by a console session cookie came without the session's
+   * X-CSRF-Token and without the console's own Origin, or with another Origin (docs/console.md)
+   */
+  CSRF_REFUSED: 403,
+  /** a console sign-in over plain HTTP to a name other than loopback (docs/console.md, "Sessions and security") */
+  CONSOLE_NEEDS_HTTPS: 403,
   NOT_FOUND: 404,
   ROUTE_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,

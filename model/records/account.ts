@@ -85,3 +85,22 @@ export interface Principal {
   scope: ApiKeyScope;
   operator: boolean;
 }
+
+/**
+ * A web console session (docs/console.md, "Sessions and security"): an API key exchanged for a
+ * cookie. The record's id is the sha256 of the cookie's value (the value itself is never stored);
+ * the session acts with its key's current scope, and ends at `expiresAt`, at sign-out, or when its
+ * key is revoked or expires.
+ */
+export interface ConsoleSessionRecord {
+  /** sha256 hex of the session's secret (the cookie's value) */
+  id: string;
+  accountId: string;
+  keyId: string;
+  /** the key's prefix (ApiKeyRecord.prefix), named by the audit trail */
+  keyPrefix: string;
+  /** the CSRF token state-changing requests carry as X-CSRF-Token */
+  csrfToken: string;
+  createdAt: string;
+  expiresAt: string;
+}

@@ -1,5 +1,5 @@
 // Every stored collection, its record type, and the fields the embedded store indexes.
-import type { AccountRecord, ApiKeyRecord } from './account.ts';
+import type { AccountRecord, ApiKeyRecord, ConsoleSessionRecord } from './account.ts';
 import type { HostRecord } from './host.ts';
 import type { PodRecord } from './pod.ts';
 import type {
@@ -30,6 +30,8 @@ export interface Collections {
   publicEndpoints: PublicEndpointRecord;
   /** credits set aside for accepted public model jobs (core/billing/credit-holds.ts) */
   creditHolds: CreditHoldRecord;
+  /** web console sessions, keyed by the sha256 of their cookie (core/accounts/console-sessions.ts) */
+  consoleSessions: ConsoleSessionRecord;
 }
 
 export const COLLECTION_NAMES = [
@@ -46,6 +48,7 @@ export const COLLECTION_NAMES = [
   'stackLocks',
   'publicEndpoints',
   'creditHolds',
+  'consoleSessions',
 ] as const satisfies readonly (keyof Collections)[];
 
 export const INDEXED_FIELDS: Partial<Record<keyof Collections, readonly string[]>> = {
@@ -66,4 +69,6 @@ export const INDEXED_FIELDS: Partial<Record<keyof Collections, readonly string[]
   publicEndpoints: ['endpointId'],
   // accountId: a submission sums the account's holds; jobId: a final job finds its hold
   creditHolds: ['accountId', 'jobId'],
+  // keyId: revoking a key ends its sessions; accountId: a sign-in sweeps the account's expired ones
+  consoleSessions: ['keyId', 'accountId'],
 };

@@ -25,6 +25,10 @@ export interface FleetEvent {
   reason: string | null;
   /** `user:<key id>`, `operator`, `provisioner` or `system` (docs/events.md) */
   actor: string;
+  /** `console`: the key acted through a web console session (docs/console.md, "Audit trail") */
+  via?: 'console';
+  /** with `via`: the prefix of the key the session was signed in with */
+  keyPrefix?: string;
 }
 
 /** Who made a change (FleetEvent.actor); the store's TxOptions.actor carries it to the events. */
@@ -46,6 +50,8 @@ export interface EventView {
   previousStatus: string | null;
   reason: string | null;
   actor: string;
+  via?: 'console';
+  keyPrefix?: string;
 }
 
 export function toEventView(e: FleetEvent): EventView {
@@ -59,6 +65,7 @@ export function toEventView(e: FleetEvent): EventView {
     previousStatus: e.previousStatus,
     reason: e.reason,
     actor: e.actor,
+    ...(e.via !== undefined ? { via: e.via, keyPrefix: e.keyPrefix ?? '' } : {}),
   };
 }
 
@@ -78,5 +85,7 @@ export const eventViewSchema = {
     previousStatus: nullableString,
     reason: nullableString,
     actor: { type: 'string' },
+    via: { type: 'string', enum: ['console'] },
+    keyPrefix: { type: 'string' },
   },
 } as const;
