@@ -16,7 +16,7 @@ import { mkdtemp, open, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { EmbeddedJobQueue } from '../core/index.ts';
-import { encodeRecord } from '../core/index.ts';
+import { encodeLine as encodeRecord } from '../store/index.ts';
 import { checkTarget } from './target.ts';
 import type { Job } from '../model/index.ts';
 

@@ -31,7 +31,6 @@ export { AccountLimitsService, type AccountLimitsView, quotaUsage } from './quot
 export { pullRefusal, refusedRegistriesInUse, RegistryService, systemLookup } from './images/index.ts';
 export {
   EmbeddedJobQueue,
-  encodeRecord,
   type JobQueue,
   JobService,
   JobTable,

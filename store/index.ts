@@ -4,3 +4,5 @@ export * from './pg/index.ts';
 export * from './base/secret-box.ts';
 export * from './embedded/store-check.ts';
 export * from './base/store.ts';
+export * from './base/record-log.ts';
+export * from './log/index.ts';

@@ -1,13 +1,13 @@
-// The embedded JobQueue: state in memory (job-table.ts), every change in the queue's own log
-// (job-log.ts) before it is acknowledged, replayed on open. See docs/jobs.md for the guarantees.
+// The embedded JobQueue: state in memory (job-table.ts), every change in the queue's log (a RecordLog
+// of store/, job-log.ts) before it is acknowledged, replayed on open. See docs/jobs.md for the guarantees.
 import { GpufleetError } from '../../model/index.ts';
 import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job } from '../../model/index.ts';
 import type {
   CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, PendingWebhook, QueueDepth, StreamRead, TakeOptions, WaitOptions,
 } from './job-queue.ts';
-import { JobLog } from './job-log.ts';
+import type { LogRepair } from '../../store/index.ts';
+import { logWriteBlocker, openJobLog, type JobLog } from './job-log.ts';
 import { JobTable } from './job-table.ts';
-import type { Repair } from './log-replay.ts';
 import { submission, validateEnqueue } from './job-validation.ts';
 import { asQueueError, QueueCore } from './queue-core.ts';
 import { settingsOf, type EmbeddedJobQueueOptions } from './queue-options.ts';
@@ -15,12 +15,12 @@ import { longPoll } from './waiters.ts';
 
 export class EmbeddedJobQueue extends QueueCore implements JobQueue {
   /** torn last records cut off when the log was opened (for the caller to log) */
-  readonly repairs: readonly Repair[];
+  readonly repairs: readonly LogRepair[];
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly reported = new WeakSet<object>();
   private lastProbe = 0;
 
-  private constructor(table: JobTable, log: JobLog, opts: EmbeddedJobQueueOptions, snapshotBytes: number, repairs: Repair[], onError: (e: GpufleetError) => void) {
+  private constructor(table: JobTable, log: JobLog, opts: EmbeddedJobQueueOptions, snapshotBytes: number, repairs: LogRepair[], onError: (e: GpufleetError) => void) {
     const settings = settingsOf(opts);
     super(table, log, settings, snapshotBytes, onError);
     this.repairs = repairs;
@@ -42,7 +42,7 @@ export class EmbeddedJobQueue extends QueueCore implements JobQueue {
       queue?.reported.add(e);
       onError(e);
     };
-    const { log, replay } = await JobLog.open(opts.dir, fsync, (rec) => table.apply(rec), report);
+    const { log, replay } = await openJobLog(opts.dir, fsync, (rec) => table.apply(rec), report);
     // running jobs get a fresh lease: their workers kept running while the control plane was down
     table.extendLeases(clock() + leaseMs);
     queue = new EmbeddedJobQueue(table, log, opts, replay.snapshotBytes, replay.repairs, report);
@@ -56,7 +56,7 @@ export class EmbeddedJobQueue extends QueueCore implements JobQueue {
    */
   private tick(): void {
     if (this.closed) return;
-    const blocked = this.log.writeBlocker() !== null;
+    const blocked = logWriteBlocker(this.log) !== null;
     const now = Date.now();
     if (blocked && now - this.lastProbe >= 1000) {
       this.lastProbe = now;

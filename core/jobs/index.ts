@@ -1,8 +1,8 @@
-// core/jobs: the durable job queue of serverless queue endpoints (embedded: its own group-committed log,
-// job-log.ts; PostgreSQL: its own tables, pg/schema.ts), the job and worker-protocol services, webhook
+// core/jobs: the durable job queue of serverless queue endpoints (embedded: its records in a RecordLog
+// of store/, job-log.ts; PostgreSQL: its own tables, pg/schema.ts), the job and worker-protocol services, webhook
 // delivery (webhook.ts, the one outbound HTTP call here), and the port it declares for reaching workers
 // (worker-ports.ts). The job record is model's (model/records/job.ts). No routes here (api/jobs/ serves
-// them). JobTable and encodeRecord are exported for bench/. See docs/jobs.md.
+// them). JobTable is exported for bench/. See docs/jobs.md.
 export { EmbeddedJobQueue } from './embedded-queue.ts';
 export { type CompleteRequest, type JobQueue, type QueueDepth, type RecycleEvent } from './job-queue.ts';
 export { JobService, parseStatusTtl, parseWait } from './job-service.ts';
@@ -20,4 +20,3 @@ export {
 } from './worker-ports.ts';
 export { MAX_TAKE_BATCH, type PingReport, WorkerProtocol } from './worker-protocol.ts';
 export { JobTable } from './job-table.ts';
-export { encodeRecord } from './log-record.ts';

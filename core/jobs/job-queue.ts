@@ -1,5 +1,5 @@
-// The port of the durable job queue, with two implementations: embedded-queue.ts keeps its own
-// append-only log in the data directory (job-log.ts), postgres-queue.ts keeps its own tables in the
+// The port of the durable job queue, with two implementations: embedded-queue.ts keeps its changes
+// in a log in the data directory (a RecordLog of store/, job-log.ts), postgres-queue.ts keeps its own tables in the
 // database and takes with `FOR UPDATE SKIP LOCKED` (pg/, docs/postgres-queue.md). Every mutating call
 // resolves only once its change is durable.
 //

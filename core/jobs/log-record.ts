@@ -1,6 +1,6 @@
-// One line of the job log: `<crc32 of the JSON, 8 hex digits> <JSON>\n`. The checksum tells a torn
-// or damaged record from a good one on replay; JSON escapes newlines, so a record is one line.
-import { crc32 } from 'node:zlib';
+// The job queue's changes, one record each: what the embedded queue appends to its log (a RecordLog,
+// store/base/record-log.ts; the file format is store/'s) and replays into its table, and what the
+// PostgreSQL queue applies to a row. JobTable.apply says what each one does.
 import type { FinalStatus, Job, JobPolicy, SealedS3Config } from '../../model/index.ts';
 
 /** the fields fixed when a job is submitted */
@@ -49,29 +49,8 @@ export type LogRecord =
 
 const TYPES = new Set<string>(['enq', 'take', 'prog', 'chunk', 'fin', 'rq', 'drop', 'put', 'ttl', 'nop', 'wh', 'whx', 'whp']);
 
-export function encodeRecord(rec: LogRecord): Buffer {
-  const json = Buffer.from(JSON.stringify(rec));
-  const out = Buffer.allocUnsafe(json.length + 10);
-  out.write(crc32(json).toString(16).padStart(8, '0'), 0, 'latin1');
-  out[8] = 0x20;
-  json.copy(out, 9);
-  out[out.length - 1] = 0x0a;
-  return out;
-}
-
-/** decodes one line (without its newline); a string is the reason it is not a good record */
-export function decodeRecord(line: Buffer): LogRecord | string {
-  if (line.length < 10 || line[8] !== 0x20) return 'not a record (no checksum)';
-  const want = Number.parseInt(line.toString('latin1', 0, 8), 16);
-  const json = line.subarray(9);
-  if (!Number.isInteger(want) || crc32(json) !== want) return 'checksum mismatch';
-  let rec: unknown;
-  try {
-    rec = JSON.parse(json.toString('utf8'));
-  } catch {
-    return 'checksum matches but JSON does not parse';
-  }
-  const t = rec && typeof rec === 'object' ? (rec as { t?: unknown }).t : undefined;
-  if (typeof t !== 'string' || !TYPES.has(t)) return `unknown record type ${JSON.stringify(t)}`;
-  return rec as LogRecord;
+/** null when `value` is one of the records above (by its type), else why it is not */
+export function checkLogRecord(value: unknown): string | null {
+  const t = value && typeof value === 'object' ? (value as { t?: unknown }).t : undefined;
+  return typeof t === 'string' && TYPES.has(t) ? null : `unknown record type ${JSON.stringify(t)}`;
 }

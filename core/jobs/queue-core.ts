@@ -10,7 +10,7 @@
 import { GpufleetError } from '../../model/index.ts';
 import { isFinal, type Job } from '../../model/index.ts';
 import type { RecycleEvent, WaitOptions } from './job-queue.ts';
-import { JobLog } from './job-log.ts';
+import { logWriteBlocker, type JobLog } from './job-log.ts';
 import { JobTable } from './job-table.ts';
 import type { LogRecord } from './log-record.ts';
 import type { QueueSettings } from './queue-options.ts';
@@ -66,7 +66,7 @@ export abstract class QueueCore {
   /** why the queue cannot make changes durable right now (closed, its last log write failed), or null */
   writeBlocker(): string | null {
     if (this.closed) return 'the job queue is closed';
-    return this.log.writeBlocker();
+    return logWriteBlocker(this.log);
   }
 
   onFinal(listener: (job: Job) => void): () => void {

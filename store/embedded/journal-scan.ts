@@ -4,6 +4,7 @@
 // read the journal through this one function, so they agree on what is damaged.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { countLines, linesOf } from '../log/line-format.ts';
 import { parseRecord, type JournalEntry } from './journal-format.ts';
 
 /** a segment file: `<first seq, 12 digits>.jsonl` */
@@ -68,34 +69,18 @@ export async function segmentFiles(dir: string): Promise<{ file: string; startSe
     .sort((a, b) => a.startSeq - b.startSeq);
 }
 
-function countLines(buf: Buffer, from: number): number {
-  let n = 0;
-  let pos = from;
-  while (pos < buf.length) {
-    const nl = buf.indexOf(0x0a, pos);
-    n++;
-    if (nl === -1) break;
-    pos = nl + 1;
-  }
-  return n;
-}
-
 function scanSegment(file: string, startSeq: number, buf: Buffer): ScannedSegment {
   const seg: ScannedSegment = { file, startSeq, size: buf.length, lines: countLines(buf, 0), entries: [], linesFromDamage: 0, damage: null, legacy: 0 };
-  let pos = 0;
-  let line = 0;
-  while (pos < buf.length) {
-    line++;
-    const nl = buf.indexOf(0x0a, pos);
+  for (const { no: line, offset: pos, bytes } of linesOf(buf)) {
     const fail = (kind: DamageKind, reason: string) => {
       seg.damage = { kind, file, line, offset: pos, reason, tail: false };
       seg.linesFromDamage = countLines(buf, pos);
     };
-    if (nl === -1) {
+    if (bytes === null) {
       fail('incomplete', 'incomplete record (the line has no end)');
       break;
     }
-    const parsed = parseRecord(buf.subarray(pos, nl));
+    const parsed = parseRecord(bytes);
     if (!parsed.ok) {
       fail(parsed.checksum ? 'checksum' : 'malformed', parsed.reason);
       break;
@@ -108,7 +93,6 @@ function scanSegment(file: string, startSeq: number, buf: Buffer): ScannedSegmen
     }
     if (parsed.legacy) seg.legacy++;
     seg.entries.push(parsed.entry);
-    pos = nl + 1;
   }
   return seg;
 }

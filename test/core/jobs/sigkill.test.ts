@@ -9,7 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, test } from 'vitest';
 import { EmbeddedJobQueue } from '../../../core/jobs/index.ts';
-import { decodeRecord } from '../../../core/jobs/log-record.ts';
+import type { LogRecord } from '../../../core/jobs/log-record.ts';
+import { decodeLine } from '../../../store/index.ts';
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/crash-child.ts');
 const KILL_AFTER_DONE = 1500;
@@ -63,8 +64,9 @@ async function finalsInLog(dir: string): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (const name of await readdir(dir)) {
     for (const line of (await readFile(path.join(dir, name), 'utf8')).split('\n')) {
-      const rec = line ? decodeRecord(Buffer.from(line)) : 'empty';
-      if (typeof rec === 'string') continue;
+      const decoded = line ? decodeLine(Buffer.from(line)) : null;
+      if (!decoded?.ok) continue;
+      const rec = decoded.value as LogRecord;
       const id = rec.t === 'fin' ? rec.id : rec.t === 'put' && rec.job.status === 'COMPLETED' ? rec.job.id : undefined;
       if (id) out.set(id, (out.get(id) ?? 0) + 1);
     }

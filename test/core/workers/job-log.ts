@@ -2,7 +2,8 @@
 // e.g. that a job has exactly one final record.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { decodeRecord, type LogRecord } from '../../../core/jobs/log-record.ts';
+import type { LogRecord } from '../../../core/jobs/log-record.ts';
+import { decodeLine } from '../../../store/index.ts';
 
 /** every good record of the snapshots and write-ahead segments under `dataDir/jobs`, in file order */
 export async function jobLogRecords(dataDir: string): Promise<LogRecord[]> {
@@ -11,8 +12,8 @@ export async function jobLogRecords(dataDir: string): Promise<LogRecord[]> {
   for (const f of (await readdir(dir)).filter((n) => /^(wal|snap)-.*\.log$/.test(n)).sort()) {
     for (const line of (await readFile(path.join(dir, f))).toString('utf8').split('\n')) {
       if (!line) continue;
-      const rec = decodeRecord(Buffer.from(line));
-      if (typeof rec !== 'string') out.push(rec);
+      const rec = decodeLine(Buffer.from(line));
+      if (rec.ok) out.push(rec.value as LogRecord);
     }
   }
   return out;
