@@ -33,6 +33,8 @@ export interface StartOptions {
   mediaClock?: () => number;
   /** the clock of quotas, the monthly budget and the spend guard (tests move it across a month; docs/teams.md) */
   quotaClock?: () => number;
+  /** the clock of the embedded job queue's deadlines (ttl, leases, timeouts, retention); tests of old data directories set it to when they were written */
+  jobClock?: () => number;
 }
 
 export async function startControlPlane(config: ServerConfig, opts: StartOptions = {}): Promise<ControlPlane> {
@@ -53,6 +55,7 @@ export async function startControlPlane(config: ServerConfig, opts: StartOptions
     telemetry,
     ...(opts.mediaClock ? { mediaClock: opts.mediaClock } : {}),
     ...(opts.quotaClock ? { quotaClock: opts.quotaClock } : {}),
+    ...(opts.jobClock ? { jobClock: opts.jobClock } : {}),
   }).catch(async (e: unknown) => {
     await store.close();
     throw e;

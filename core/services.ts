@@ -123,6 +123,8 @@ export interface CreateServicesOptions {
   mediaClock?: () => number;
   /** the clock of quotas, the monthly budget and the spend guard (tests move it across a month); default Date.now */
   quotaClock?: () => number;
+  /** the clock of the embedded job queue's deadlines (tests of data directories written earlier set it); default Date.now */
+  jobClock?: () => number;
 }
 
 /** The metrics registry of one control plane: GPU samples outlive a few sampling intervals, then go stale. */
@@ -166,7 +168,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   const pool = databasePool(s);
   const jobQueue: JobQueue = pool
     ? await PostgresJobQueue.open(pool, { replicaId: `${hostname()}:${path.resolve(config.dataDir)}` })
-    : await EmbeddedJobQueue.open({ dir: path.join(config.dataDir, 'jobs') });
+    : await EmbeddedJobQueue.open({ dir: path.join(config.dataDir, 'jobs'), ...(opts.jobClock ? { clock: opts.jobClock } : {}) });
   // a queue whose log cannot take writes (a full disk) makes /readyz say so
   readiness.set('jobs', queueReadiness(jobQueue));
   const workerPorts = new WorkerPorts();
