@@ -6,6 +6,7 @@ import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm } from 'node:f
 import path from 'node:path';
 import type { Adapter } from 'lowdb';
 import { GpufleetError } from '../../model/index.ts';
+import { pausePoint } from '../base/pause-point.ts';
 
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
@@ -88,6 +89,7 @@ export class SnapshotFile<T> implements Adapter<T> {
       throw e;
     }
     await fh.close();
+    await pausePoint('snapshot-temp-written');
     await rename(this.tmp, this.file);
   }
 }

@@ -12,6 +12,7 @@ import { GpufleetError, isGpufleetError } from '../../model/index.ts';
 import { Journal, type JournalOp, type ReplayResult } from './journal.ts';
 import { PendingLayer, layered, type PendingTx } from './pending-layer.ts';
 import { SnapshotFile, secureDataDir } from './data-dir.ts';
+import { pausePoint } from '../base/pause-point.ts';
 import { Table, deepFreeze, type AnyRecord } from '../base/memory-table.ts';
 import { RecordCodec, type StoredRecord } from '../base/record-codec.ts';
 import { SECRET_KEY_FILE, SecretBox } from '../base/secret-box.ts';
@@ -144,6 +145,7 @@ export class LowdbStore implements Store {
     store.journal.rotate(lastSeq + 1);
     if (clear) notice('store: env values stored in clear by an earlier version are now sealed (snapshot rewritten)');
     if (entries.length > 0 || clear) await store.snapshot(true);
+    if (files.length > 0) await pausePoint('replayed-journal-kept');
     // every replayed line is now in the durable snapshot: the old segments are not needed again
     for (const f of files) await rm(f, { force: true });
     return store;

@@ -6,16 +6,21 @@
 // are read as they are and written on in place. Two directories: `stopped` (closed as the docs say:
 // stop, then start the new version) and `killed` (the old process died: store journal lines and job
 // log records not yet in a snapshot).
-import { cp as copyDir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+//
+// The one thing the first start writes on an old directory is the store's: the journal lines it
+// replayed go into a new snapshot (temp file, flushed, renamed, folder flushed), and only then are
+// the replayed segments deleted. A SIGKILL at either moment (GPUFLEET_PAUSE_AT, store/base/pause-point.ts)
+// leaves the old files in place, and the next start finishes the job with nothing lost.
+import { spawn } from 'node:child_process';
+import { cp as copyDir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, expect } from 'vitest';
-import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import { afterEach, expect, test } from 'vitest';
+import { freePort, REPO_ROOT, startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { describeEmbeddedOnly } from '../harness/embedded-only.ts';
 import { waitFor } from '../harness/wait-for.ts';
-import { test } from 'vitest';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/upgrade/embedded-87b9f54');
 
@@ -138,4 +143,60 @@ describeEmbeddedOnly('a data directory written by 87b9f54 opens with everything 
       expect(hook.hits).toHaveLength(1); // delivered once, not again after the restart
     }, 90_000);
   }
+});
+
+/** `gpufleet serve` on `dir`, stopped by GPUFLEET_PAUSE_AT at `point` and SIGKILLed there */
+async function killAt(dir: string, point: string): Promise<void> {
+  const proc = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/gpufleet.js'), 'serve'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, PORT: String(await freePort()), HOST: '127.0.0.1', GPUFLEET_DATA_DIR: dir, GPUFLEET_PROVISIONER: 'off', GPUFLEET_DEV: '1', GPUFLEET_PAUSE_AT: point },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<NodeJS.Signals | null>((r) => proc.on('exit', (_code, signal) => r(signal)));
+  try {
+    await waitFor(`the control plane pauses at ${point}`, async () => {
+      if (proc.exitCode !== null) throw new Error(`it exited first: ${out}`);
+      return out.includes(`gpufleet: paused at ${point}`);
+    }, 60_000, 50);
+  } finally {
+    proc.kill('SIGKILL');
+  }
+  expect(await exited).toBe('SIGKILL');
+}
+
+describeEmbeddedOnly('SIGKILL in the middle of the first start on a directory written by 87b9f54', () => {
+  test('killed after the new snapshot is written but before it replaces the old one: the old snapshot and journal are intact, and the next start finishes', async () => {
+    const { dir, m } = await fixtureCopy('killed');
+    const oldSnapshot = await readFile(path.join(dir, 'gpufleet.json'), 'utf8');
+    const segments = await readdir(path.join(dir, 'journal'));
+    expect(segments.length).toBeGreaterThan(0); // the fixture holds journal lines not in its snapshot
+    await killAt(dir, 'snapshot-temp-written');
+    // the new snapshot was only a temp file: the old snapshot and every journal segment are as they were
+    expect(await readFile(path.join(dir, 'gpufleet.json'), 'utf8')).toBe(oldSnapshot);
+    expect(await readdir(path.join(dir, 'journal'))).toEqual(segments);
+    expect((await readdir(dir)).some((n) => n.endsWith('.tmp'))).toBe(true);
+    await receiver(m.webhook.port);
+    const cp = await start(dir, m);
+    await expectIntact(cp, m);
+  }, 120_000);
+
+  test('killed after the new snapshot is committed but before the replayed segments are deleted: the next start reads both and loses nothing', async () => {
+    const { dir, m } = await fixtureCopy('killed');
+    const segments = await readdir(path.join(dir, 'journal'));
+    const before = await stat(path.join(dir, 'gpufleet.json'));
+    await killAt(dir, 'replayed-journal-kept');
+    // committed: a new snapshot (renamed into place), and the old segments still there beside it
+    expect((await stat(path.join(dir, 'gpufleet.json'))).mtimeMs).toBeGreaterThan(before.mtimeMs);
+    expect(await readdir(path.join(dir, 'journal'))).toEqual(segments);
+    await receiver(m.webhook.port);
+    const cp = await start(dir, m);
+    await expectIntact(cp, m);
+    await cp.close();
+    cleanups.pop();
+    // the start finished what the killed one began: the replayed segments are gone
+    for (const s of segments) expect((await readdir(path.join(dir, 'journal'))).includes(s)).toBe(false);
+  }, 120_000);
 });
