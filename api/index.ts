@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { configWarnings, type ServerConfig } from '../core/index.ts';
 import { buildServer } from './server.ts';
+import { workerRelayServer } from './jobs/worker-relay-server.ts';
 import type { OriginMount } from './origin-mount.ts';
 import { closeServices, createServices, createTelemetry, openStore, PodTimerLoop, refusedRegistriesInUse, systemLookup, type Services } from '../core/index.ts';
 import type { GpufleetError } from '../model/index.ts';
@@ -75,6 +76,13 @@ export async function startControlPlane(config: ServerConfig, opts: StartOptions
   // `port: 0` asked for any free port: what derives from the port (the workers' default URL) uses the bound one
   if (port !== config.port) services.config = { ...services.config, port };
   const stops: (() => Promise<void>)[] = [];
+  // workers' calls that come through their host's relay (docs/serverless.md, "Reaching the control plane")
+  const relay = workerRelayServer(app, `${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`);
+  services.workerRelay.open((hostId, connection) => relay.accept(hostId, connection));
+  stops.push(async () => {
+    services.workerRelay.open(null);
+    relay.close();
+  });
   // stop and terminate timers (GraphQL stopAfter/terminateAfter) are honoured with or without a provisioner
   const timers = new PodTimerLoop(services.store, services.pods, {
     intervalMs: config.reconcileIntervalMs,

@@ -7,6 +7,7 @@ import { fromFastifyError, registerProblemHandlers, sendProblem } from './errors
 import { GpufleetError } from '../model/index.ts';
 import { principalOf, registerRequestGuard } from './auth/request-guard.ts';
 import { registerHeldRequests } from './auth/held-requests.ts';
+import { relayGate } from './auth/relayed-requests.ts';
 import type { OriginMount } from './origin-mount.ts';
 import { serverLogger } from './logging.ts';
 import { requestLimiterFor } from './rate-limit/shared-limiter.ts';
@@ -125,6 +126,7 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   services.publicEndpoints.useReservedNames(routeNames(app));
   registerProblemHandlers(app, allowed);
   registerHttpMetrics(app, services.telemetry); // before the guard: refused requests are counted too
+  relayGate(app); // through a worker relay only the worker protocol answers: before the guard and everything else
   const consoleCookie: ConsoleCookieSettings = { publicUrl: services.config.publicUrl, allowHttp: services.config.consoleAllowHttp === true };
   registerRequestGuard(app, services.keys, requestLimiterFor(services, opts.logger || undefined), services.workerPorts, services.config.metricsToken, {
     sessions: services.consoleSessions,

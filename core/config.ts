@@ -49,6 +49,12 @@ export interface ServerConfig {
    */
   workerUrl?: string | undefined;
   /**
+   * GPUFLEET_WORKER_RELAY=on|off: the worker relay (docs/serverless.md, "Reaching the control plane"):
+   * each host's workers reach the control plane over its SSH connection. Unset: on exactly when
+   * GPUFLEET_WORKER_URL is unset and HOST is a loopback address; never with GPUFLEET_WORKER_URL set.
+   */
+  workerRelay?: 'on' | 'off' | undefined;
+  /**
    * GPUFLEET_WEBHOOK_ALLOW_PRIVATE=true: job webhooks may call private, loopback and link-local
    * addresses (refused otherwise: the control plane would call into its own network for any user)
    */
@@ -155,6 +161,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     logLevel: env.GPUFLEET_LOG_LEVEL ?? env.LOG_LEVEL ?? 'info',
     metricsToken: env.GPUFLEET_METRICS_TOKEN || undefined,
     workerUrl: env.GPUFLEET_WORKER_URL || undefined,
+    workerRelay: env.GPUFLEET_WORKER_RELAY === 'on' || env.GPUFLEET_WORKER_RELAY === 'off' ? env.GPUFLEET_WORKER_RELAY : undefined,
     publicUrl: env.GPUFLEET_PUBLIC_URL || undefined,
     mediaS3: mediaS3FromEnv(env),
     webhookAllowPrivate: env.GPUFLEET_WEBHOOK_ALLOW_PRIVATE === 'true',
@@ -240,6 +247,19 @@ export function workerOrigin(config: Pick<ServerConfig, 'workerUrl' | 'port'>): 
   return (config.workerUrl ?? `http://host.docker.internal:${config.port}`).replace(/\/+$/, '');
 }
 
+const LOOPBACK = /^(127\.|localhost$|::1$|\[::1\]$)/;
+
+/**
+ * Whether each host runs a worker relay (docs/serverless.md, "Reaching the control plane"): workers
+ * call `host.docker.internal:<port>` on their host, and that reaches the control plane over the
+ * host's SSH connection. Never with GPUFLEET_WORKER_URL (it keeps its meaning); otherwise as
+ * GPUFLEET_WORKER_RELAY says, and unset, when the control plane listens on loopback only.
+ */
+export function workerRelayWanted(config: Pick<ServerConfig, 'workerUrl' | 'workerRelay' | 'host'>): boolean {
+  if (config.workerUrl !== undefined || config.workerRelay === 'off') return false;
+  return config.workerRelay === 'on' || LOOPBACK.test(config.host);
+}
+
 /** GPUFLEET_BOOTSTRAP_KEY shorter than this is warned about (and still created exactly as given) */
 export const BOOTSTRAP_KEY_MIN_LENGTH = 32;
 
@@ -252,10 +272,10 @@ export function configWarnings(config: ServerConfig): string[] {
       `GPUFLEET_BOOTSTRAP_KEY is ${[...key].length} characters long, shorter than ${BOOTSTRAP_KEY_MIN_LENGTH}: ` +
         'it is used exactly as given, but a short key can be guessed; prefer a random one (openssl rand -base64 32)',
     );
-  if (config.workerUrl === undefined && /^(127\.|localhost$|::1$)/.test(config.host))
+  if (config.workerUrl === undefined && LOOPBACK.test(config.host) && !workerRelayWanted(config))
     warnings.push(
       `GPUFLEET_WORKER_URL is not set, so serverless workers call ${workerOrigin(config)}, but the control plane listens on ${config.host} only, ` +
-        'which containers cannot reach unless each host forwards that port here: set GPUFLEET_WORKER_URL to an address the hosts reach, or HOST to one the docker bridge reaches (docs/serverless.md)',
+        'which containers cannot reach, and GPUFLEET_WORKER_RELAY=off: set GPUFLEET_WORKER_URL to an address the hosts reach, or HOST to one the docker bridge reaches, or leave the relay on (docs/serverless.md)',
     );
   if (config.workerUrl !== undefined && !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/.test(config.workerUrl))
     warnings.push(`GPUFLEET_WORKER_URL=${config.workerUrl} is not an http(s) origin with an optional path; workers will not reach the control plane`);

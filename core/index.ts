@@ -108,7 +108,7 @@ export {
 export { type HostLeases, PgRateWindows } from './replicas/index.ts';
 export { StackLockService } from './stacks/index.ts';
 export { NetworkVolumeService, toNetworkVolumeView } from './volumes/index.ts';
-export { Autoscaler, inService, WorkerService } from './workers/index.ts';
+export { Autoscaler, inService, type RelayConnectionHandler, WorkerRelayDoor, WorkerService } from './workers/index.ts';
 export {
   AccountSshKeys,
   checkPubKey,
@@ -123,6 +123,6 @@ export {
   sshKeyList,
   underProxyDomain,
 } from './connect/index.ts';
-export { configFromEnv, configWarnings, parseSecretKey, type ServerConfig, workerOrigin } from './config.ts';
+export { configFromEnv, configWarnings, parseSecretKey, type ServerConfig, workerOrigin, workerRelayWanted } from './config.ts';
 export { closeServices, createServices, createTelemetry, type Services } from './services.ts';
 export { databasePool, openStore } from './store-wiring.ts';

@@ -20,7 +20,7 @@ import { BillingService } from './billing/index.ts';
 import { StackLockService } from './stacks/index.ts';
 import { proxySettings, workerOrigin } from './config.ts';
 import { AccountSshKeys, PORT_LINK_KEY_PURPOSE, PortAccess } from './connect/index.ts';
-import { WorkerService } from './workers/index.ts';
+import { WorkerRelayDoor, WorkerService } from './workers/index.ts';
 import path from 'node:path';
 import { hostname } from 'node:os';
 import { AccountCredits } from './billing/index.ts';
@@ -70,6 +70,8 @@ export interface Services {
   workers: WorkerService;
   /** jobs of serverless queue endpoints, in their own log under <dataDir>/jobs (docs/jobs.md) */
   jobQueue: JobQueue;
+  /** workers' calls that came through a host's relay reach the HTTP side here (docs/serverless.md, "Reaching the control plane") */
+  workerRelay: WorkerRelayDoor;
   /** the job interface (run, status, …) and the worker protocol over the queue */
   jobs: JobService;
   workerProtocol: WorkerProtocol;
@@ -209,6 +211,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     // the origin is read when a container is built: by then the server knows the port it listens on
     workers: new WorkerService({ store: s, placer, secretBox, origin: () => workerOrigin(services.config), queue: jobQueue, admission }),
     jobQueue,
+    workerRelay: new WorkerRelayDoor(),
     jobs: new JobService(jobQueue, s, credits, workerPorts, { webhookAllowPrivate: config.webhookAllowPrivate ?? false, secretBox }),
     workerProtocol: new WorkerProtocol(jobQueue, s, workerPorts, {
       secretBox,

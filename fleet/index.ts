@@ -16,5 +16,6 @@ export * from './gpu-bus-id.ts';
 export * from './kernel-log.ts';
 export * from './smi-health.ts';
 export * from './gpu-watch-script.ts';
+export * from './worker-relay-script.ts';
 export * from './gpu-diagnostic.ts';
 export * from './smi-frames.ts';

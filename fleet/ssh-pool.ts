@@ -27,8 +27,10 @@ import { Client, type ClientChannel } from 'ssh2';
 import { GpufleetError, isGpufleetError } from '../model/index.ts';
 import { type Conn, openExec, openForward, type PtySize, retire } from './ssh-channels.ts';
 import { openStream, type SshStream, type StreamHandlers } from './ssh-stream.ts';
+import { type ForwardedFrom, openRemoteForward, type RemoteForward } from './ssh-remote-forward.ts';
 
 export type { SshStream, StreamHandlers } from './ssh-stream.ts';
+export type { ForwardedFrom, RemoteForward } from './ssh-remote-forward.ts';
 export { shellJoin } from './shell-join.ts';
 import { shellJoin } from './shell-join.ts';
 
@@ -235,6 +237,21 @@ export class SshPool {
           { cause: err, fields: { hostId: target.hostId, address, port } },
         );
       }
+    }
+  }
+
+  /**
+   * An SSH remote forward on a connection of its own, not pooled: sshd listens on the host's
+   * 127.0.0.1 and each connection made there reaches `onConnection` (ssh-remote-forward.ts). The
+   * caller owns it: it closes it, and starts another when `closed` settles.
+   */
+  async remoteForward(target: SshTarget, onConnection: (channel: ClientChannel, from: ForwardedFrom) => void): Promise<RemoteForward> {
+    const identity = `${target.user}@${target.address}:${target.port}#remote-forward`;
+    try {
+      return await openRemoteForward(await this.dial(target, identity), onConnection);
+    } catch (e) {
+      if (this.observer && isSshFailure(e)) this.observer.failed(target.hostId);
+      throw e;
     }
   }
 

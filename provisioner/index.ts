@@ -1,16 +1,19 @@
 // The provisioner's public surface: start the reconcile loop beside the control plane.
 import type { Logger } from 'pino';
-import { Autoscaler, type Services } from '../core/index.ts';
+import { Autoscaler, type Services, workerRelayWanted } from '../core/index.ts';
 import { Reconciler } from './reconciler.ts';
 import type { PullSettings } from './pull-scheduler.ts';
 import { ContainerLogs } from './container-logs.ts';
 import { ContainerExecs } from './container-exec.ts';
 import { decommissionHost } from './host-decommission.ts';
 import { GpuWatchLoop } from './gpu-watch-loop.ts';
+import { WorkerRelayLoop } from './worker-relay-loop.ts';
 import type { GpuWatchSettings } from './gpu-watcher.ts';
 
 export { Reconciler } from './reconciler.ts';
 export { GpuWatchLoop } from './gpu-watch-loop.ts';
+export { WorkerRelayLoop } from './worker-relay-loop.ts';
+export { HostWorkerRelay, type RelayState } from './worker-relay.ts';
 export { HostGpuWatcher, type GpuWatchSettings } from './gpu-watcher.ts';
 export { runSpec, splitArgs, containerName, END_OF_OPTIONS, type RunSpec } from './container-spec.ts';
 
@@ -65,6 +68,9 @@ export function provisioner(opts: ProvisionerOptions = {}) {
     // GPU health (docs/gpu-health.md): the hosts this replica reconciles are the hosts it watches
     const gpuWatch = services.config.gpuWatch === false ? null : new GpuWatchLoop(services, gpuWatchSettings(services.config), (id) => r.leases.holds(id), opts.logger);
     gpuWatch?.start();
+    // serverless workers reach a loopback-only control plane through their host's SSH connection (docs/serverless.md)
+    const relays = workerRelayWanted(services.config) ? new WorkerRelayLoop(services, (id) => r.leases.holds(id), opts.logger) : null;
+    relays?.start();
     services.readiness.set('provisioner', () => (r.isRunning ? null : 'the reconcile loop is stopped'));
     // pod logs are read on the hosts by the process that reaches them
     services.podLogs.useSource(new ContainerLogs(services));
@@ -79,6 +85,7 @@ export function provisioner(opts: ProvisionerOptions = {}) {
       services.fleet.useDecommission(null);
       await scaler?.stop();
       await gpuWatch?.stop();
+      await relays?.stop();
       await r.stop();
       await services.sshPool.closeAll();
     };

@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import type { ApiKeyScope } from '../../model/index.ts';
 import { GpufleetError } from '../../model/index.ts';
 import { isMetricsToken } from './metrics-token.ts';
+import { relayHostOf } from './relayed-requests.ts';
 import type { RequestLimiter } from '../rate-limit/limiter.ts';
 import { chargeArrival } from '../rate-limit/request-charge.ts';
 import { hasScope, type ApiKeys, type WorkerIdentity } from '../../core/index.ts';
@@ -191,6 +192,10 @@ async function guardWorker(request: FastifyRequest, reply: FastifyReply, limiter
   const params = request.params as { workerId?: unknown; endpointId?: unknown };
   if (params.workerId !== id.workerId || params.endpointId !== id.endpointId)
     throw new GpufleetError('FORBIDDEN', `This worker token belongs to worker ${id.workerId} of endpoint ${id.endpointId}; it can make that worker's calls only.`);
+  // through a host's relay, only that host's workers (docs/serverless.md, "Reaching the control plane")
+  const via = relayHostOf(request.raw);
+  if (via !== undefined && id.hostId !== via)
+    throw new GpufleetError('FORBIDDEN', `Worker ${id.workerId} does not run on the host whose relay carried this call; a worker calls through its own host's relay.`);
   workers.set(request, id);
 }
 

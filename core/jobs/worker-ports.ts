@@ -11,6 +11,8 @@ export interface WorkerIdentity {
   workerId: string;
   endpointId: string;
   accountId: string;
+  /** the host the worker's container is placed on (a call through a host's relay must come from there) */
+  hostId?: string | null;
 }
 
 export type WorkerHealthReport =

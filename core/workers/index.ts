@@ -4,6 +4,7 @@ export { Autoscaler, type AutoscalerOptions } from './autoscaler-loop.ts';
 export { decideScale, type ScaleDecision, type ScaleInput, type ScalerWorker } from './autoscaler.ts';
 export { RequestTraffic } from './request-traffic.ts';
 export { WORKER_ENV_NAMES, workerContainerEnv } from './worker-env.ts';
+export { type RelayConnectionHandler, WorkerRelayDoor } from './worker-relay-door.ts';
 export { registerServerlessMetrics } from './worker-metrics.ts';
 export {
   type EndpointWorkerStatus,

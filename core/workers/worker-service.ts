@@ -116,7 +116,7 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
     if (id === null) return null;
     const pod = await this.deps.store.get('pods', id);
     if (!pod || !isWorker(pod) || !tokenMatches(token, pod.worker.tokenHash) || !inService(pod)) return null;
-    return { workerId: pod.id, endpointId: pod.endpointId, accountId: pod.accountId };
+    return { workerId: pod.id, endpointId: pod.endpointId, accountId: pod.accountId, hostId: pod.hostId };
   }
 
   async seen(workerId: string, report: WorkerHealthReport): Promise<void> {

@@ -77,7 +77,7 @@ describe('worker records', () => {
     await fx.scaler.tick();
     const [a, b] = await fx.live(e.id);
     const tokenA = await tokenOf(a!.id)();
-    expect(await fx.workers.authenticate(tokenA)).toEqual({ workerId: a!.id, endpointId: e.id, accountId: fx.principal.accountId });
+    expect(await fx.workers.authenticate(tokenA)).toEqual({ workerId: a!.id, endpointId: e.id, accountId: fx.principal.accountId, hostId: a!.hostId });
     // the same secret under another worker's id, a changed character, garbage: nobody
     expect(await fx.workers.authenticate(tokenA.replace(a!.id, b!.id))).toBeNull();
     expect(await fx.workers.authenticate(tokenA.slice(0, -1) + (tokenA.endsWith('A') ? 'B' : 'A'))).toBeNull();

@@ -134,7 +134,7 @@ describe('workers as containers on test hosts', () => {
     expect(env.get('RUNPOD_POD_ID')).toBe(w!.id);
     expect(env.get('RUNPOD_ENDPOINT_ID')).toBe(ep);
     const token = env.get('RUNPOD_AI_API_KEY')!;
-    expect(await cp.services.workers.authenticate(token)).toEqual({ workerId: w!.id, endpointId: ep, accountId: user.accountId });
+    expect(await cp.services.workers.authenticate(token)).toEqual({ workerId: w!.id, endpointId: ep, accountId: user.accountId, hostId: w!.hostId });
     expect(Object.keys((c.NetworkSettings.Networks ?? {}) as Record<string, unknown>)).toEqual([tenantNetworkName(w!.hostId!, user.accountId)]);
     // the token is nowhere the API answers, nor in clear anywhere in the data directory
     const answers = await Promise.all([

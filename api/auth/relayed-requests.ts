@@ -1,0 +1,28 @@
+// Requests that came through a host's worker relay (api/jobs/worker-relay-server.ts, docs/serverless.md
+// "Reaching the control plane"): which host carried each, and the gate that lets only the worker
+// protocol routes answer them. The request guard reads relayHostOf to refuse a worker of another host.
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { GpufleetError } from '../../model/index.ts';
+
+const relayed = new WeakMap<IncomingMessage, string>();
+
+export const RELAY_ONLY_WORKER_ROUTES = 'Through the worker relay only the worker protocol is served.';
+
+/** marks a request as carried by `hostId`'s relay (the relay server, before routing) */
+export function markRelayed(raw: IncomingMessage, hostId: string): void {
+  relayed.set(raw, hostId);
+}
+
+/** the host whose relay carried this request, or undefined for a request on the API's own port */
+export function relayHostOf(raw: IncomingMessage): string | undefined {
+  return relayed.get(raw);
+}
+
+/** Registered before every other onRequest hook: through a relay, only worker protocol routes exist. */
+export function relayGate(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    if (relayed.has(request.raw) && (request.is404 || request.routeOptions.config.worker !== true))
+      throw new GpufleetError('ROUTE_NOT_FOUND', RELAY_ONLY_WORKER_ROUTES);
+  });
+}
