@@ -161,7 +161,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     logLevel: env.GPUFLEET_LOG_LEVEL ?? env.LOG_LEVEL ?? 'info',
     metricsToken: env.GPUFLEET_METRICS_TOKEN || undefined,
     workerUrl: env.GPUFLEET_WORKER_URL || undefined,
-    workerRelay: env.GPUFLEET_WORKER_RELAY === 'on' || env.GPUFLEET_WORKER_RELAY === 'off' ? env.GPUFLEET_WORKER_RELAY : undefined,
+    workerRelay: parseWorkerRelay(env.GPUFLEET_WORKER_RELAY),
     publicUrl: env.GPUFLEET_PUBLIC_URL || undefined,
     mediaS3: mediaS3FromEnv(env),
     webhookAllowPrivate: env.GPUFLEET_WEBHOOK_ALLOW_PRIVATE === 'true',
@@ -245,6 +245,13 @@ export function parseSecretKey(value: string | undefined): Buffer | undefined {
  */
 export function workerOrigin(config: Pick<ServerConfig, 'workerUrl' | 'port'>): string {
   return (config.workerUrl ?? `http://host.docker.internal:${config.port}`).replace(/\/+$/, '');
+}
+
+/** GPUFLEET_WORKER_RELAY: on, off, or unset (empty is unset); anything else refuses to start */
+function parseWorkerRelay(value: string | undefined): 'on' | 'off' | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (value === 'on' || value === 'off') return value;
+  throw new Error(`GPUFLEET_WORKER_RELAY=${value} is not understood: on, off, or unset (on exactly when GPUFLEET_WORKER_URL is unset and HOST is loopback; docs/serverless.md)`);
 }
 
 const LOOPBACK = /^(127\.|localhost$|::1$|\[::1\]$)/;
