@@ -6,11 +6,11 @@
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { connect, createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { seedHosts } from '../harness/fake-hosts.ts';
-import { Autoscaler } from '../../core/index.ts';
-import { isWorker, type WorkerPod } from '../../model/index.ts';
-import { markRelayed } from '../../api/auth/relayed-requests.ts';
+import { startTestControlPlane, type TestControlPlane } from '../../harness/control-plane.ts';
+import { seedHosts } from '../../harness/fake-hosts.ts';
+import { Autoscaler } from '../../../core/index.ts';
+import { isWorker, type WorkerPod } from '../../../model/index.ts';
+import { markRelayed } from '../../../api/auth/relayed-requests.ts';
 
 let cp: TestControlPlane;
 let relay: Server;
