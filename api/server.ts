@@ -4,7 +4,10 @@ import type { Logger } from 'pino';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { fromFastifyError, registerProblemHandlers, sendProblem } from './errors/problem.ts';
-import { GpufleetError } from '../model/index.ts';
+import type { ErrorObject } from 'ajv';
+import { formatErrors, GpufleetError } from '../model/index.ts';
+import { validatorCompiler } from './schemas/request-validators.ts';
+import { serializerCompiler } from './schemas/response-serializers.ts';
 import { principalOf, registerRequestGuard } from './auth/request-guard.ts';
 import { registerHeldRequests } from './auth/held-requests.ts';
 import { relayGate } from './auth/relayed-requests.ts';
@@ -47,6 +50,8 @@ export interface BuildOptions {
   logger?: Logger | false;
   /** served on this origin ahead of the API's routes (the load-balancing gateway, docs/gateway.md) */
   mounts?: OriginMount[];
+  /** false: answers through JSON.stringify instead of the response schemas' serializers (the on/off comparison test) */
+  serializers?: boolean;
 }
 
 /** Registered routes as [regex, method], so the not-found handler can tell 404 from 405. */
@@ -101,10 +106,17 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
       );
     },
   });
-  // Validation runs in the services against the model schemas (the same code serves GraphQL and the
-  // constructs); route schemas only describe the API for the OpenAPI document.
-  app.setValidatorCompiler(() => () => true);
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // Route schemas run: a body is checked by its service's own check before the handler (the same
+  // answer as the service's, api/schemas/request-validators.ts), query strings and path parameters
+  // are coerced to their declared types, and answers are written by fast-json-stringify from the
+  // response schemas (api/schemas/response-serializers.ts). GraphQL's route declares no schema.
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler(opts.serializers ?? false));
+  // a validator result that is not already a registry error (none today) is still problem+json
+  app.setSchemaErrorFormatter((errors, part) => {
+    const lines = formatErrors(errors as unknown as ErrorObject[]);
+    return new GpufleetError('VALIDATION_FAILED', `Invalid ${part}: ${lines.join('; ')}`, { errors: lines });
+  });
   // bodies are JSON only: without this, Fastify's built-in text/plain parser hands a string to the
   // services (a 422) where the contract wants 415
   app.removeContentTypeParser('text/plain');

@@ -42,6 +42,7 @@ export * from './rules/network-address.ts';
 export * from './rules/overlay-range.ts';
 export * from './rules/image-registry.ts';
 export * from './rules/pod-validation.ts';
+export { checkCreateMountRules } from './rules/mount-rules.ts';
 export * from './rules/resource-rules.ts';
 export * from './rules/validation.ts';
 export * from './rules/gpu-health.ts';

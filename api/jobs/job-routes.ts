@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { jobRunSchema } from '../../model/index.ts';
 import { parseStatusTtl, parseWait, type JobService } from '../../core/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
-import { docSchema, errorResponses } from '../rest/route-schema.ts';
+import { docSchema, errorResponses, queryByHand } from '../rest/route-schema.ts';
 import { callerGone, param } from './request-signal.ts';
 
 const MiB = 1 << 20;
@@ -16,8 +16,9 @@ export const RUNSYNC_BODY_LIMIT = 20 * MiB;
 const tags = ['jobs'];
 const endpointParams = { type: 'object', required: ['endpointId'], properties: { endpointId: { type: 'string' } } } as const;
 const jobParams = { type: 'object', required: ['endpointId', 'jobId'], properties: { endpointId: { type: 'string' }, jobId: { type: 'string' } } } as const;
-const waitQuery = { type: 'object', properties: { wait: { type: 'integer', minimum: 1000, maximum: 300000, description: 'ms; default 90000' } } } as const;
-const ttlQuery = { type: 'object', properties: { ttl: { type: 'integer', minimum: 1000, maximum: 604800000, description: 'ms from now' } } } as const;
+// parseWait and parseStatusTtl are the checks (their messages are the answers)
+const waitQuery = queryByHand({ type: 'object', properties: { wait: { type: 'integer', minimum: 1000, maximum: 300000, description: 'ms; default 90000' } } });
+const ttlQuery = queryByHand({ type: 'object', properties: { ttl: { type: 'integer', minimum: 1000, maximum: 604800000, description: 'ms from now' } } });
 
 const read = { scope: 'read', rawKey: true } as const;
 const write = { scope: 'read_write', rawKey: true } as const;

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { billingQuerySchema } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { billingQueryFromParams, type BillingKind, type BillingService } from '../../core/index.ts';
-import { docSchema, errorResponses, type RestTypeProvider } from './route-schema.ts';
+import { docSchema, errorResponses, queryByHand, type RestTypeProvider } from './route-schema.ts';
 
 const ROUTES: [string, BillingKind, string, BillingKind[]][] = [
   ['/v2/billing/pods', 'pod', 'Pod usage per bucket and pod', []],
@@ -14,12 +14,15 @@ const ROUTES: [string, BillingKind, string, BillingKind[]][] = [
   ['/v2/billing/serverless', 'endpoint', 'Serverless endpoint usage per bucket and endpoint', []],
 ];
 
+/** the billing service checks the query with the model's schema (billingQueryFromParams, then check) */
+const billingQuery = queryByHand(docSchema(billingQuerySchema));
+
 export function billingRoutes(fastify: FastifyInstance, billing: BillingService): void {
   const app = fastify.withTypeProvider<RestTypeProvider>();
   for (const [url, kind, summary, also] of ROUTES)
     app.get(
       url,
-      { config: { scope: 'read' }, schema: { tags: ['billing'], summary, querystring: docSchema(billingQuerySchema), response: errorResponses(400, 401, 403, 422, 429) } },
+      { config: { scope: 'read' }, schema: { tags: ['billing'], summary, querystring: billingQuery, response: errorResponses(400, 401, 403, 422, 429) } },
       async (request) => billing.records(principalOf(request), { ...billingQueryFromParams(kind, request.query), ...(also.length ? { also } : {}) }),
     );
 }

@@ -5,10 +5,10 @@ import type { FastifyInstance } from 'fastify';
 import { EVENT_LIST_MAX_LIMIT, rfc3339Nanos, type EventQuery, type EventService } from '../../core/index.ts';
 import { eventViewSchema, GpufleetError, toEventView, type FleetEvent } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
-import { errorResponses } from './route-schema.ts';
+import { errorResponses, queryByHand } from './route-schema.ts';
 import { openSse, type SseWriter } from './sse.ts';
 
-const querystring = {
+const queryFields = {
   type: 'object',
   properties: {
     resourceId: { type: 'string', description: 'a pod, worker or host id (hosts: operators only)' },
@@ -16,6 +16,8 @@ const querystring = {
     limit: { type: 'string', pattern: '^[0-9]{1,4}$', description: `the newest n matching events, 1 to ${EVENT_LIST_MAX_LIMIT} (default 100)` },
   },
 } as const;
+/** parseEventQuery is the check (its messages are the answers) */
+const querystring = queryByHand(queryFields);
 
 export function parseEventQuery(q: Record<string, unknown>, lastEventId: string | string[] | undefined): EventQuery {
   const errors: string[] = [];
@@ -38,7 +40,7 @@ export function parseEventQuery(q: Record<string, unknown>, lastEventId: string 
     if (/^\d{1,4}$/.test(limit) && Number(limit) >= 1 && Number(limit) <= EVENT_LIST_MAX_LIMIT) out.limit = Number(limit);
     else errors.push(`$.limit: must be an integer from 1 to ${EVENT_LIST_MAX_LIMIT}`);
   }
-  for (const k of Object.keys(q)) if (!Object.hasOwn(querystring.properties, k)) errors.push(`$.${k}: unknown query parameter`);
+  for (const k of Object.keys(q)) if (!Object.hasOwn(queryFields.properties, k)) errors.push(`$.${k}: unknown query parameter`);
   if (typeof lastEventId === 'string') out.lastEventId = lastEventId.trim();
   else if (lastEventId !== undefined) errors.push('Last-Event-ID: must be given once');
   if (errors.length) throw new GpufleetError('VALIDATION_FAILED', `Invalid query: ${errors.join('; ')}`, { errors });

@@ -8,7 +8,7 @@ import { principalOf } from '../auth/request-guard.ts';
 import { check, compile } from '../../model/index.ts';
 import { parseSshAddress } from '../../core/index.ts';
 import type { Services } from '../../core/index.ts';
-import { docSchema, errorResponses, idParams, queryFlag, type RestTypeProvider } from './route-schema.ts';
+import { docSchema, errorResponses, idParams, queryByHand, queryFlag, type RestTypeProvider } from './route-schema.ts';
 import { GpufleetError, isGpufleetError } from '../../model/index.ts';
 import { toProblem } from '../errors/problem.ts';
 
@@ -103,7 +103,8 @@ export function hostRoutes(fastify: FastifyInstance, s: Services): void {
   app.post('/v2/hosts/:id/accept-host-key', { config, schema: { tags, summary: 'Pin the host key the host now presents', params: idParams } }, async (r) =>
     hostView(await s.fleet.acceptHostKey(r.params.id)),
   );
-  const removeQuery = { type: 'object', properties: { force: queryFlag('remove the host even with pods on it') } } as const;
+  /** read as sent: only force=true forces */
+  const removeQuery = queryByHand({ type: 'object', properties: { force: queryFlag('remove the host even with pods on it') } });
   app.delete('/v2/hosts/:id', { config, schema: { tags, summary: 'Remove a host (?force=true even with pods)', params: idParams, querystring: removeQuery } }, async (r, reply) => {
     const leftover = await s.fleet.remove(r.params.id, r.query.force === 'true');
     // the host is out of the fleet either way; what could not be cleaned from it is said, not hidden

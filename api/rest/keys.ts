@@ -7,14 +7,15 @@ import { keyView, type ApiKeys } from '../../core/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import type { Store } from '../../store/index.ts';
 import { spendable } from '../../core/index.ts';
-import { docSchema, errorResponses, idParams, type RestTypeProvider } from './route-schema.ts';
+import { docSchema, errorResponses, idParams, queryByHand, type RestTypeProvider } from './route-schema.ts';
 
 const validateKey = compile<KeyCreateInput>(keyCreateSchema);
 const validateAccount = compile<AccountCreateInput>(accountCreateSchema);
-const keyListQuery = {
+/** read as sent: a repeated accountId counts as none */
+const keyListQuery = queryByHand({
   type: 'object',
   properties: { accountId: { type: 'string', description: "operators only: another account's keys" } },
-} as const;
+});
 
 export function keyRoutes(fastify: FastifyInstance, keys: ApiKeys, store: Store): void {
   const app = fastify.withTypeProvider<RestTypeProvider>();

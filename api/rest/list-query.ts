@@ -2,6 +2,7 @@
 // `tag=key=value` repeatable, and unknown parameters a 422 (a typo must not silently widen a list).
 // Names are compared as own names only (a Set, never `in`), so `constructor` is unknown too.
 import { GpufleetError } from '../../model/index.ts';
+import { queryByHand } from '../schemas/request-validators.ts';
 
 export interface ListQuerySpec<S extends string, B extends string> {
   strings?: readonly S[];
@@ -51,11 +52,11 @@ export function parseListQuery<S extends string = never, B extends string = neve
   return out as ListQuery<S, B>;
 }
 
-/** OpenAPI description of the same parameters (documentation only; parsing above is the check). */
+/** OpenAPI description of the same parameters (parseListQuery above is the check: queryByHand). */
 export function listQuerySchema(spec: ListQuerySpec<string, string>) {
   const properties: Record<string, object> = {};
   for (const k of spec.strings ?? []) properties[k] = { type: 'string' };
   for (const k of spec.booleans ?? []) properties[k] = { type: 'boolean' };
   if (spec.tag) properties.tag = { type: 'string', description: 'key=value; repeat to require several' };
-  return { type: 'object', properties };
+  return queryByHand({ type: 'object', properties });
 }

@@ -4,10 +4,11 @@
 // One byte range per request (audio and video players seek with them): 206, or 416 past the end.
 import type { FastifyInstance } from 'fastify';
 import type { MediaService } from '../../core/index.ts';
-import { errorResponses, type RestTypeProvider } from './route-schema.ts';
+import { errorResponses, queryByHand, type RestTypeProvider } from './route-schema.ts';
 
-const params = { type: 'object', required: ['key'], properties: { key: { type: 'string', maxLength: 64 } } } as const;
-const query = { type: 'object', properties: { signature: { type: 'string' } } } as const;
+// a key of no object is a 404 and a bad signature a 403, from MediaService.open: nothing here refuses
+const params = { type: 'object', required: ['key'], properties: { key: { type: 'string', description: 'at most 64 characters' } } } as const;
+const query = queryByHand({ type: 'object', properties: { signature: { type: 'string' } } });
 
 export function mediaRoutes(fastify: FastifyInstance, media: MediaService): void {
   const app = fastify.withTypeProvider<RestTypeProvider>();

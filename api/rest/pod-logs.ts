@@ -7,11 +7,12 @@ import { parsePodLogQuery, type PodLogQuery, type PodLogService, type PodLogStre
 import { GpufleetError, isGpufleetError } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { toProblem } from '../errors/problem.ts';
-import { errorResponses, idParams } from './route-schema.ts';
+import { errorResponses, idParams, queryByHand } from './route-schema.ts';
 import { openSse } from './sse.ts';
 
 /** the query of a log stream: pods' and serverless workers' (api/serverless/worker-logs.ts) */
-export const podLogQuerystring = {
+/** parsePodLogQuery is the check (its messages are the answers) */
+export const podLogQuerystring = queryByHand({
   type: 'object',
   properties: {
     tail: { type: 'string', pattern: '^[0-9]{1,4}$', description: 'lines before the live ones, 0 to 5000 (default 100); ignored with since or Last-Event-ID' },
@@ -19,7 +20,7 @@ export const podLogQuerystring = {
     source: { type: 'string', enum: ['container', 'system'], description: "container: the container's stdout and stderr; system: the pod's events. Both when omitted" },
     follow: { type: 'string', enum: ['true', 'false'], description: 'false: the entries there are now, then `event: end` (as `docker logs` without --follow); default true' },
   },
-} as const;
+});
 
 export const lastEventIdHeaders = {
   type: 'object',

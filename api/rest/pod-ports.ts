@@ -17,7 +17,7 @@ export function podPortRoutes(app: FastifyInstance, access: PortAccess): void {
       schema: {
         tags: ['pods'],
         summary: "A signed link (good 60 s) that opens one of the pod's HTTP ports in a browser, on the proxy domain",
-        params: { type: 'object', required: ['id', 'port'], properties: { id: { type: 'string' }, port: { type: 'integer', minimum: 1, maximum: 65535 } } },
+        params: { type: 'object', required: ['id', 'port'], properties: { id: { type: 'string' }, port: { type: 'string', description: 'a port number, 1 to 65535 (checked below, with its own message)' } } },
         body: { type: 'object', additionalProperties: false, properties: { path: { type: 'string', description: 'where on the port the link leads; default /' } } },
         response: {
           201: { type: 'object', required: ['url', 'expiresAt'], properties: { url: { type: 'string', format: 'uri' }, expiresAt: { type: 'string', format: 'date-time' } } },

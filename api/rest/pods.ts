@@ -6,10 +6,10 @@ import { podViewSchema } from '../../model/index.ts';
 import { GpufleetError } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import type { PodListFilter, PodService } from '../../core/index.ts';
-import { docSchema, errorResponses, idParams, type RestTypeProvider } from './route-schema.ts';
+import { docSchema, errorResponses, idParams, queryByHand, type RestTypeProvider } from './route-schema.ts';
 
 const tags = ['pods'];
-const listQuery = {
+const listFields = {
   type: 'object',
   properties: {
     status: { type: 'string', enum: [...POD_STATUSES] },
@@ -22,15 +22,18 @@ const listQuery = {
     includeTerminated: { type: 'boolean' },
   },
 } as const;
+/** parsePodListQuery is the check (its messages are the answers) */
+const listQuery = queryByHand(listFields);
 
-const createQuery = {
+/** read by the handler as sent: any non-empty dryRun is a dry run (as before the schemas ran) */
+const createQuery = queryByHand({
   type: 'object',
   additionalProperties: false,
   properties: {
     dryRun: { type: 'boolean', description: 'answer 200 with where the pod would go (or the refusal a create would get) and create nothing' },
     replaces: { type: 'string', minLength: 1, maxLength: 64, description: "with dryRun: a pod of yours whose compute and name count as free (a stack's replacement of it)" },
   },
-} as const;
+});
 
 const dryRunSchema = {
   type: 'object',
@@ -80,7 +83,7 @@ export function parsePodListQuery(q: Record<string, unknown>): PodListFilter {
     else (f.tag ??= {})[m[1]!] = m[2]!;
   }
   // own properties only: `constructor` or `__proto__` is as unknown as any other name
-  for (const k of Object.keys(q)) if (!Object.hasOwn(listQuery.properties, k)) errors.push(`$.${k}: unknown query parameter`);
+  for (const k of Object.keys(q)) if (!Object.hasOwn(listFields.properties, k)) errors.push(`$.${k}: unknown query parameter`);
   if (errors.length) throw new GpufleetError('VALIDATION_FAILED', `Invalid query: ${errors.join('; ')}`, { errors });
   return f;
 }
@@ -105,7 +108,9 @@ export function podRoutes(fastify: FastifyInstance, pods: PodService, proxy: Por
       },
     },
     async (request, reply) => {
-      const { dryRun, replaces } = request.query;
+      const { dryRun } = request.query;
+      // a repeated replaces is looked up as its text, as before (and found nowhere: 404)
+      const replaces = request.query.replaces === undefined ? undefined : String(request.query.replaces);
       if (replaces !== undefined && !dryRun) throw new GpufleetError('VALIDATION_FAILED', 'replaces is a dry run\'s parameter: use it with dryRun=true.', { errors: ['$.replaces: only with dryRun=true'] });
       // every check a create makes, placement included; nothing is written (docs/pods.md#dry-run)
       if (dryRun) return reply.code(200).send(await pods.dryRun(principalOf(request), request.body, replaces));

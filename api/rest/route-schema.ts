@@ -19,10 +19,8 @@ export interface RestTypeProvider extends FastifyTypeProvider {
   readonly serializer: unknown;
 }
 
-export function docSchema<T extends { $id?: string }>(schema: T): Omit<T, '$id'> {
-  const { $id: _id, ...rest } = schema;
-  return rest;
-}
+export { docSchema } from '../schemas/model-schemas.ts';
+export { bodyCheck, queryByHand } from '../schemas/request-validators.ts';
 
 export const problemSchema = {
   type: 'object',
@@ -35,6 +33,8 @@ export const problemSchema = {
     code: { type: 'string' },
     errors: { type: 'array', items: { type: 'string' } },
   },
+  // RFC 9457 extension members (a quota's limit, a retry time, …) are written as they are
+  additionalProperties: true,
 } as const;
 
 export function errorResponses(...codes: number[]): Record<number, typeof problemSchema> {

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { stackLockAcquireSchema } from '../../model/index.ts';
 import type { StackLockService } from '../../core/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
-import { docSchema, errorResponses, queryFlag, type RestTypeProvider } from './route-schema.ts';
+import { docSchema, errorResponses, queryByHand, queryFlag, type RestTypeProvider } from './route-schema.ts';
 
 const params = {
   type: 'object',
@@ -15,10 +15,11 @@ const lockView = {
   type: 'object',
   properties: { stack: { type: 'string' }, holder: { type: 'string' }, acquiredAt: { type: 'string' }, expiresAt: { type: 'string' } },
 } as const;
-const releaseQuery = {
+/** read as sent (only force=true forces; the service compares holder) */
+const releaseQuery = queryByHand({
   type: 'object',
   properties: { holder: { type: 'string' }, force: queryFlag('break a lock someone else holds, like `terraform force-unlock`') },
-} as const;
+});
 const tags = ['stack-locks'];
 
 export function stackLockRoutes(fastify: FastifyInstance, locks: StackLockService): void {
@@ -52,7 +53,8 @@ export function stackLockRoutes(fastify: FastifyInstance, locks: StackLockServic
     },
     async (request, reply) => {
       const { holder, force } = request.query;
-      await locks.release(principalOf(request), request.params.stack, { holder, force: force === 'true' });
+      // a repeated holder matches no holder, as before
+      await locks.release(principalOf(request), request.params.stack, { holder: typeof holder === 'string' ? holder : undefined, force: force === 'true' });
       return reply.code(204).send();
     },
   );

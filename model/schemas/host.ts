@@ -154,7 +154,8 @@ export const hostGpuClearSchema = {
 export const gpuUuidParams = {
   type: 'object',
   required: ['id', 'uuid'],
-  properties: { id: { type: 'string' }, uuid: gpuUuid },
+  // a uuid no GPU has is a 404 (api/rest/hosts.ts), not a malformed request
+  properties: { id: { type: 'string' }, uuid: { type: 'string', description: gpuUuid.description } },
 } as const;
 
 export type HostDiagnoseInput = InputOf<typeof hostDiagnoseSchema>;
