@@ -8,6 +8,7 @@ import type { StoreReader } from '../../store/index.ts';
 import { consoleSessionOf, principalOf } from '../auth/request-guard.ts';
 import { assertOrigin, assertSignInTransport, sessionClearCookie, sessionSetCookie, type ConsoleCookieSettings } from '../auth/console-cookie.ts';
 import { auditConsoleAction } from './audit.ts';
+import { bodyByHand } from '../schemas/request-validators.ts';
 
 export const CONSOLE_SESSION_PATH = '/console/session';
 
@@ -33,7 +34,7 @@ function sessionOrRefuse(request: FastifyRequest): ConsoleSessionRecord {
 
 export function consoleSessionRoutes(app: FastifyInstance, d: ConsoleSessionDeps): void {
   // public: the key comes in the body; the guard counts every try against the caller's address
-  app.post(CONSOLE_SESSION_PATH, { config: { public: true }, schema: { hide: true, body: signInBody } }, async (request, reply) => {
+  app.post(CONSOLE_SESSION_PATH, { config: { public: true }, schema: { hide: true, body: bodyByHand(signInBody) } }, async (request, reply) => {
     assertSignInTransport(request, d.settings);
     // no sign-in from another site's page (login CSRF): a browser names the page's origin
     assertOrigin(request, d.settings, false);

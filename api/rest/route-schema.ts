@@ -20,7 +20,7 @@ export interface RestTypeProvider extends FastifyTypeProvider {
 }
 
 export { docSchema } from '../schemas/model-schemas.ts';
-export { bodyCheck, queryByHand } from '../schemas/request-validators.ts';
+export { bodyByHand, bodyCheck, queryByHand } from '../schemas/request-validators.ts';
 
 export const problemSchema = {
   type: 'object',

@@ -64,6 +64,14 @@ export function bodyCheck<T extends object>(schema: T, checkBody: (body: unknown
 
 type Outcome = true | { error: Error };
 
+/**
+ * A body the handler checks itself, after checks that must answer first (the console's sign-in:
+ * its transport and Origin before anything about the body): the schema documents it.
+ */
+export function bodyByHand<T extends object>(schema: T): T {
+  return bodyCheck(schema, () => undefined);
+}
+
 /** a thrown registry error is the refusal; anything else is a bug and propagates */
 function refusalOf(run: () => unknown): Outcome {
   try {
