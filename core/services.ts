@@ -209,7 +209,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     billing: new BillingService(s),
     stackLocks: new StackLockService(s),
     // the origin is read when a container is built: by then the server knows the port it listens on
-    workers: new WorkerService({ store: s, placer, secretBox, origin: () => workerOrigin(services.config), queue: jobQueue, admission }),
+    workers: new WorkerService({ store: s, placer, secretBox, origin: () => workerOrigin(services.config), relayProblem: (hostId) => services.workerRelay.problem(hostId), queue: jobQueue, admission }),
     jobQueue,
     workerRelay: new WorkerRelayDoor(),
     jobs: new JobService(jobQueue, s, credits, workerPorts, { webhookAllowPrivate: config.webhookAllowPrivate ?? false, secretBox }),

@@ -43,6 +43,7 @@ export class HostWorkerRelay {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.s.workerRelay.report(this.hostId, null);
     if (this.restartTimer) clearTimeout(this.restartTimer);
     const f = this.forward;
     this.forward = null;
@@ -100,6 +101,7 @@ export class HostWorkerRelay {
     this.failures = 0;
     this.sessions++;
     this.status = { state: 'ready', gateway, listenPort, forwardPort: forward.port };
+    this.s.workerRelay.report(this.hostId, null);
     this.logger?.info({ hostId: this.hostId, gateway, port: listenPort, forwardPort: forward.port }, 'worker relay ready: workers on this host reach the control plane at host.docker.internal');
     // whichever ends first (the connection, or the proxy) ends both, and the relay starts again
     await Promise.race([forward.closed, stream.done]);
@@ -110,6 +112,7 @@ export class HostWorkerRelay {
     if (this.stopped) return;
     const again = this.status.state === 'failed' && this.status.reason === reason;
     this.status = { state: 'failed', reason };
+    this.s.workerRelay.report(this.hostId, reason);
     const wait = RESTART_MS[Math.min(this.failures++, RESTART_MS.length - 1)]!;
     if (!again) this.logger?.warn({ hostId: this.hostId, reason, retryInMs: wait }, 'worker relay down: workers on this host cannot reach the control plane until it is back');
     this.restartTimer = setTimeout(() => this.start(), wait);

@@ -109,7 +109,7 @@ export class Autoscaler {
       if (retired(p)) continue;
       if (p.hostId !== null && !hosts.has(p.hostId)) hosts.set(p.hostId, await this.store.get('hosts', p.hostId));
       const host = p.hostId === null ? undefined : hosts.get(p.hostId);
-      const verdict = assessWorker(p, e, host, inService(p) ? this.workers.liveness.of(p.id) : undefined, now, { ...this.workers.health, origin: this.workers.origin() });
+      const verdict = assessWorker(p, e, host, inService(p) ? this.workers.liveness.of(p.id) : undefined, now, { ...this.workers.health, origin: this.workers.reachedAt(p.hostId) });
       if (verdict) await this.workers.retire(p.id, verdict.reason, { fault: verdict.fault });
       else live.push(p);
     }

@@ -23,7 +23,8 @@ export interface ListingDeps {
   liveness: LivenessTable;
   backoff: EndpointBackoff;
   throttled(endpointId: string): { count: number; reason: string } | undefined;
-  origin(): string;
+  /** the origin as a reason names it, for a worker on that host */
+  origin(hostId: string | null): string;
   clock(): number;
   /** how long a worker taken out for a fault stays listed as UNHEALTHY */
   unhealthyShownMs: number;
@@ -67,7 +68,7 @@ export class WorkerListing {
     if (t) reasons.push(`${t.count} worker(s) wanted but not started: ${t.reason}`);
     if (!reasons.length)
       for (const p of await this.d.workersOf(endpointId)) {
-        const why = inService(p) ? initializingReason(p, now, this.d.origin()) : null;
+        const why = inService(p) ? initializingReason(p, now, this.d.origin(p.hostId)) : null;
         if (why && p.startedAt && now - Date.parse(p.startedAt) > SILENT_START_NOTED_MS) {
           reasons.push(`worker ${p.id}: ${why}`);
           break;
@@ -93,7 +94,7 @@ export class WorkerListing {
     // a worker that has called runs, whatever the host's last report said on the way ("starting
     // container"): the provisioner's reasons from before RUNNING are stale once it is IDLE or RUNNING
     const hostReason = (state === 'IDLE' || state === 'RUNNING') && pod.status !== 'RUNNING' ? null : pod.statusReason;
-    const reason = pod.worker.retiredReason ?? unready ?? initializingReason(pod, now, this.d.origin()) ?? hostReason;
+    const reason = pod.worker.retiredReason ?? unready ?? initializingReason(pod, now, this.d.origin(pod.hostId)) ?? hostReason;
     return toWorkerView(pod, state, e.version, reason, now);
   }
 }

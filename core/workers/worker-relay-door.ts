@@ -9,6 +9,7 @@ export type RelayConnectionHandler = (hostId: string, connection: Duplex) => voi
 
 export class WorkerRelayDoor {
   private handler: RelayConnectionHandler | null = null;
+  private readonly problems = new Map<string, string>();
 
   /** the HTTP side: serves each relayed connection (null: none served any more) */
   open(handler: RelayConnectionHandler | null): void {
@@ -17,6 +18,17 @@ export class WorkerRelayDoor {
 
   get isOpen(): boolean {
     return this.handler !== null;
+  }
+
+  /** the relay of a host says how it is: null once it serves, why not while it is down */
+  report(hostId: string, problem: string | null): void {
+    if (problem === null) this.problems.delete(hostId);
+    else this.problems.set(hostId, problem);
+  }
+
+  /** why a host's relay is down (shown in its workers' reasons), or null: up, starting, or none */
+  problem(hostId: string): string | null {
+    return this.problems.get(hostId) ?? null;
   }
 
   /** a connection that came through a host's relay */

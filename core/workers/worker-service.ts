@@ -47,6 +47,8 @@ export interface WorkerServiceDeps {
   secretBox: SecretBox;
   /** the origin workers call (config.ts workerOrigin), read when a container is built */
   origin: () => string;
+  /** why a host's worker relay is down, or null (docs/serverless.md, "The worker relay"): named in the reasons of workers that have not called */
+  relayProblem?: (hostId: string) => string | null;
   queue?: JobQueue;
   /** per-account limits (workers, GPUs, spend), the monthly budget, and credits for load-balancing workers (core/quotas) */
   admission?: Admission;
@@ -86,7 +88,7 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
       liveness: this.liveness,
       backoff: this.backoff,
       throttled: (id) => this.throttled.get(id),
-      origin: () => this.origin(),
+      origin: (hostId) => this.reachedAt(hostId),
       clock: this.clock,
       unhealthyShownMs: this.unhealthyShownMs,
     });
@@ -107,6 +109,12 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
 
   origin(): string {
     return this.deps.origin();
+  }
+
+  /** the origin as a worker's reason names it: with its host's worker relay's problem while it is down */
+  reachedAt(hostId: string | null): string {
+    const problem = hostId !== null ? (this.deps.relayProblem?.(hostId) ?? null) : null;
+    return problem === null ? this.origin() : `${this.origin()} (its host's worker relay is down: ${problem})`;
   }
 
   // ---- WorkerDirectory (called by the worker protocol routes) ---------------------------------------

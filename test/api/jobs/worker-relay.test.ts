@@ -135,4 +135,20 @@ describe('the worker relay answers the worker protocol and nothing else', () => 
       bare.close();
     }
   });
+
+  test("a worker that has not called names its host's relay while the relay is down, and not once it is back", async () => {
+    // as the provisioner writes it once the container runs; the worker has not called yet
+    await cp.services.store.transact(async (tx) => {
+      const p = (await tx.get('pods', worker.id))!;
+      tx.put('pods', { ...p, status: 'RUNNING', startedAt: new Date().toISOString(), worker: { ...(p as WorkerPod).worker, readyAt: null } });
+    });
+    const reason = async () => {
+      const body = (await (await cp.api(`/v1/endpoints/${endpointId}?includeWorkers=true`, { key: user.key })).json()) as { workers: { id: string; statusReason: string | null }[] };
+      return body.workers.find((w) => w.id === worker.id)!.statusReason;
+    };
+    cp.services.workerRelay.report(worker.hostId!, "docker-proxy (Docker's TCP proxy) is not on this host");
+    expect(await reason()).toMatch(/^container running for \d+ s; waiting for the worker's first job-take or ping at http:\/\/host\.docker\.internal:\d+ \(its host's worker relay is down: docker-proxy \(Docker's TCP proxy\) is not on this host\)$/);
+    cp.services.workerRelay.report(worker.hostId!, null);
+    expect(await reason()).toMatch(/^container running for \d+ s; waiting for the worker's first job-take or ping at http:\/\/host\.docker\.internal:\d+$/);
+  });
 });
