@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares a CI / dev machine (Debian 12, root) to act as gpufleet test hosts:
-#   - installs docker.io, openssh-server, busybox-static, iproute2 (+ jq for the JSON merge)
+#   - installs docker.io, openssh-server, busybox-static, iproute2 (+ jq for the JSON merge), dnsmasq-base, iperf3
 #   - installs docker-registry and apache2-utils (htpasswd) for the private-registry tests (not started)
 #   - installs the python3 packages runpod-python needs and unpacks that client (../shared/peers/),
 #     which test/api/graphql drives unmodified
@@ -31,8 +31,10 @@ need=()
 # espeak-ng: the text-to-speech model worker of the public model endpoints and its tests
 # chromium: the browser test of pods' signed links (test/gateway/pod-ports.test.ts, driven by playwright-core);
 #   openssh-server also makes the sshd test image (test/harness/sshd-image.ts), openssh-client runs ssh/scp there
+# dnsmasq-base: the overlay's internal DNS (each globally-networked pod's resolver; docs/networking.md), which the
+#   namespace test hosts run; iperf3: bench/overlay.ts (throughput of the overlay against plain routes)
 for pkg in docker.io openssh-server openssh-client busybox-static iproute2 iptables jq docker-registry apache2-utils debootstrap \
-  postgresql espeak-ng chromium; do
+  postgresql espeak-ng chromium dnsmasq-base iperf3; do
   installed "$pkg" || need+=("$pkg")
 done
 # runpod-python's dependencies from Debian: test/api/graphql runs the unmodified client with /usr/bin/python3

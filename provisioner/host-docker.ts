@@ -35,10 +35,13 @@ export interface ObservedContainer {
   finishedAt: string | null;
   /** "8888/tcp" → host port */
   ports: { containerPort: number; proto: string; hostPort: number | null }[];
+  /** the host file Docker bind-mounts as the container's /etc/resolv.conf (the overlay's DNS rewrites it) */
+  resolvConf?: string;
 }
 
 interface InspectJson {
   Id: string;
+  ResolvConfPath?: string;
   State: { Status: string; Running: boolean; Pid?: number; ExitCode: number; OOMKilled?: boolean; Error: string; StartedAt: string; FinishedAt: string };
   Config: { Labels: Record<string, string> | null };
   NetworkSettings: { Ports: Record<string, { HostIp: string; HostPort: string }[] | null> | null };
@@ -70,6 +73,7 @@ export function parseInspect(json: string): ObservedContainer[] {
           const hostPort = binds?.find((b) => b.HostPort)?.HostPort;
           return { containerPort: Number(port), proto: proto ?? 'tcp', hostPort: hostPort ? Number(hostPort) : null };
         }),
+        ...(c.ResolvConfPath ? { resolvConf: c.ResolvConfPath } : {}),
       };
     });
 }

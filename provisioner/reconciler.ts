@@ -262,6 +262,10 @@ export class Reconciler {
     // moves pods off (host-drainer.ts); what they moved is no longer this host's
     if (await this.gpuFailures.step(host, docker, pods)) pods = await this.s.store.list('pods', { hostId });
     if (await this.drainer.step(host, docker, pods)) pods = await this.s.store.list('pods', { hostId });
+    // the accounts' overlays here (routes, podnet1, internal DNS), with the containers as this pass found
+    // them, before the pods' steps: a stop waiting out a container's grace period (or a slow pull) does
+    // not keep a stopped pod's name and routes on the peers (or a new one's off) until it ends
+    await this.overlay.reconcile(host, containers);
     // releases first, so GPUs freed by a stop are free before anything starts on them
     const order = (p: PodRecord) => (p.desiredStatus === 'RUNNING' ? 1 : 0);
     const retries = this.retriesOf(hostId);
@@ -299,8 +303,6 @@ export class Reconciler {
         await this.pods.retrying(pod, retryReason(err, failures, delayMs));
       }
     }
-    // the accounts' overlays here, with the containers as this pass found them
-    await this.overlay.reconcile(host, containers);
     // pulls for pods that no longer want to run here are dropped (and cancelled when nobody else waits)
     this.pulls.retain(hostId, new Set(pods.filter((p) => p.desiredStatus === 'RUNNING' && p.allocated).map((p) => p.id)));
     // networks of accounts with no pod left here; a failure is retried after a backoff, never fatal

@@ -25,9 +25,12 @@ export interface LocalPodPlan {
   peer: string;
   /** the container's process: its network namespace */
   pid: number;
+  /** the host file that is the pod's /etc/resolv.conf (null: Docker did not say; the pod gets no internal DNS) */
+  resolvConf: string | null;
 }
 
 export interface RemotePodPlan {
+  podId: string;
   ip: string;
   /** the underlay address of the host it runs on */
   host: string;
@@ -57,6 +60,8 @@ export interface HostOverlayPlan {
   gateway: string;
   mtu: number;
   port: number;
+  /** GPUFLEET_INTERNAL_DOMAIN: every pod of an account here resolves `<pod id>.<domain>` of the account's pods */
+  domain: string;
   accounts: AccountOverlayPlan[];
 }
 
@@ -94,9 +99,11 @@ export interface PlanInput {
   hosts: ReadonlyMap<string, HostRecord>;
   /** running containers here: pod id → main process id */
   pids: ReadonlyMap<string, number>;
+  /** running containers here: pod id → the host file that is its /etc/resolv.conf */
+  resolvConfs?: ReadonlyMap<string, string>;
 }
 
-export function planHostOverlay({ host, settings, pods, vnis, hosts, pids }: PlanInput): HostOverlayPlan | null {
+export function planHostOverlay({ host, settings, pods, vnis, hosts, pids, resolvConfs }: PlanInput): HostOverlayPlan | null {
   const underlay = canonical(host.address);
   const base = {
     nsPrefix: namespacePrefix(host.id),
@@ -105,6 +112,7 @@ export function planHostOverlay({ host, settings, pods, vnis, hosts, pids }: Pla
     gateway: resolverAddress(settings.range),
     mtu: OVERLAY_MTU,
     port: VXLAN_PORT,
+    domain: settings.internalDomain,
   };
   // a host enrolled by name: no overlay here until it has an address the others reach (docs/networking.md)
   if (!underlay) return null;
@@ -116,7 +124,15 @@ export function planHostOverlay({ host, settings, pods, vnis, hosts, pids }: Pla
     if (vni === undefined) continue;
     const local = list
       .filter((p) => p.hostId === host.id && (pids.get(p.id) ?? 0) > 0)
-      .map((p) => ({ podId: p.id, ip: canonical(p.overlayIp)!, mac: podMac(p.id), veth: podVeth(p.id), peer: podPeer(p.id), pid: pids.get(p.id)! }))
+      .map((p) => ({
+        podId: p.id,
+        ip: canonical(p.overlayIp)!,
+        mac: podMac(p.id),
+        veth: podVeth(p.id),
+        peer: podPeer(p.id),
+        pid: pids.get(p.id)!,
+        resolvConf: resolvConfs?.get(p.id) ?? null,
+      }))
       .filter((p) => p.ip !== null)
       .sort((a, b) => (a.podId < b.podId ? -1 : 1));
     if (local.length === 0) continue;
@@ -127,7 +143,7 @@ export function planHostOverlay({ host, settings, pods, vnis, hosts, pids }: Pla
       const addr = canonical(other?.address);
       const ip = canonical(p.overlayIp);
       if (!other || !addr || !ip) continue;
-      remote.push({ ip, host: addr, mac: vtepMac(other.id, accountId) });
+      remote.push({ podId: p.id, ip, host: addr, mac: vtepMac(other.id, accountId) });
     }
     remote.sort((a, b) => (a.ip < b.ip ? -1 : 1));
     accounts.push({

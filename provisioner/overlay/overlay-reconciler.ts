@@ -11,12 +11,15 @@ import { planHostOverlay, onOverlay, type HostOverlayPlan } from './overlay-plan
 import { FAILED, MADE, overlayScript } from './overlay-script.ts';
 import { GUARD_FAILED, GUARD_MADE, guardScript } from './overlay-guard.ts';
 import { VXLAN_PORT } from './overlay-plan.ts';
+import { DNS_MISSING } from './overlay-dns.ts';
 
 /** what the overlay needs of a container the pass observed (host-docker.ts's ObservedContainer has it) */
 export interface OverlayContainer {
   podId: string;
   running: boolean;
   pid: number;
+  /** the host file that is its /etc/resolv.conf */
+  resolvConf?: string;
 }
 
 export interface OverlayRun {
@@ -55,6 +58,7 @@ export class OverlayReconciler {
     const failed = lines(res.stderr, tags.failed);
     into.set(host.id, { made, failed });
     if (made.length > 0) this.logger?.info({ hostId: host.id, made }, `${what}: made on the host`);
+    if (res.stderr.includes(DNS_MISSING)) this.logger?.warn({ hostId: host.id }, 'the host has no dnsmasq: internal DNS names do not resolve in its pods (docs/networking.md)');
     if (res.code !== 0) this.logger?.warn({ hostId: host.id, failed, code: res.code, stderr: res.stderr.slice(0, 2000) }, `${what} failed on the host; retrying next pass`);
     return res.code === 0;
   }
@@ -82,8 +86,10 @@ export class OverlayReconciler {
       if (vni !== undefined) vnis.set(accountId, vni);
     }
     const hosts = new Map((await this.s.store.list('hosts')).map((h) => [h.id, h]));
-    const pids = new Map(containers.filter((c) => c.running && c.pid > 0).map((c) => [c.podId, c.pid]));
-    return planHostOverlay({ host, settings: this.s.pods.network.settings, pods, vnis, hosts, pids });
+    const live = containers.filter((c) => c.running && c.pid > 0);
+    const pids = new Map(live.map((c) => [c.podId, c.pid]));
+    const resolvConfs = new Map(live.filter((c) => c.resolvConf).map((c) => [c.podId, c.resolvConf!]));
+    return planHostOverlay({ host, settings: this.s.pods.network.settings, pods, vnis, hosts, pids, resolvConfs });
   }
 
   /** plans and, when needed, runs the script; never throws (a failure is logged and retried next pass) */

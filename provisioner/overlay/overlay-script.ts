@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { GpufleetError } from '../../model/index.ts';
 import { ipv4ToNumber, parseIpv4Range } from '../../model/index.ts';
 import type { HostOverlayPlan } from './overlay-plan.ts';
+import { accountDnsLines, dnsPrelude, staleDnsLines } from './overlay-dns.ts';
 
 /** printed (on stdout) for each thing the script had to make: tests and logs read them */
 export const MADE = 'gpufleet-overlay-made';
@@ -56,6 +57,7 @@ export function overlayScript(plan: HostOverlayPlan): string {
     `made() { echo "${MADE} $*"; }`,
     `failed() { echo "${FAILED} $*" >&2; rc=1; }`,
     'inn() { n=$1; shift; nsenter --net=/var/run/netns/$n "$@"; }',
+    ...dnsPrelude(),
     // the guard against pods sending VXLAN is not here: every host gets it, overlay or not (overlay-guard.ts)
   ];
   const wantedNs = plan.accounts.map((a) => ns(a.ns));
@@ -63,6 +65,8 @@ export function overlayScript(plan: HostOverlayPlan): string {
   lines.push(
     `for f in /var/run/netns/${plan.nsPrefix}*; do [ -e "$f" ] || continue; n=\${f##*/}; case " ${wantedNs.join(' ')} " in *" $n "*) ;; *) ip netns del "$n" && made removed-namespace "$n";; esac; done`,
   );
+  // the internal DNS of accounts no longer here (their pods' resolvers, resolv.conf put back)
+  lines.push(...staleDnsLines(plan, wantedNs));
   if (plan.accounts.length > 0) ip(plan.underlay);
   for (const a of plan.accounts) {
     const n = ns(a.ns);
@@ -110,6 +114,7 @@ export function overlayScript(plan: HostOverlayPlan): string {
       `for d in $(inn ${n} ip -4 route show dev ${vx} | sed -n 's#^\\([0-9.]*\\)\\(/32\\)\\{0,1\\} .*#\\1#p'); do case " ${remoteIps.join(' ')} " in *" $d "*) ;; *) inn ${n} ip route del "$d/32" dev ${vx}; inn ${n} ip neigh del "$d" dev ${vx} 2>/dev/null; made removed-route "$d";; esac; done`,
       `inn ${n} bridge fdb show dev ${vx} | while read m _ dst rest; do case " ${remoteMacs.join(' ')} " in *" $m "*) ;; *) [ "$_" = dst ] && inn ${n} bridge fdb del "$m" dev ${vx} dst "$dst" self && echo "${MADE} removed-fdb $m";; esac; done`,
     );
+    lines.push(...accountDnsLines(plan, a));
     // restored only when the version stamp (a hash of the rules) is not the one in place
     const rules = firewall(plan, a);
     const stamp = `gpufleet-${createHash('sha256').update(rules.join('\n')).digest('hex').slice(0, 16)}`;

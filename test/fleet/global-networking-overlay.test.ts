@@ -1,7 +1,7 @@
 // Global networking on a fleet of separate hosts (issue 21; docs/networking.md): two accounts with
 // globally-networked pods on three namespace test hosts in two data centers (one host with FORWARD
 // policy ACCEPT, two with DROP), the control plane and its provisioner driving them over SSH. Every
-// pair is probed with ICMP, TCP and UDP over the overlay: a pod reaches its own account's pods and
+// pair is probed with ICMP, TCP and UDP over the overlay, and by name (internal DNS): a pod reaches its own account's pods and
 // never another account's; a pod without globalNetworking is on no overlay; spoofed source addresses
 // and MACs are dropped; turning it off and on works live; the address stays across a stop and a start
 // that lands on another host.
@@ -77,19 +77,25 @@ describe('the overlay between hosts', () => {
     expect(await w.podnet1(plain)).toBeNull();
   });
 
-  test('every pair, ICMP, TCP and UDP: a pod reaches the pods of its own account on every host, never those of the other', async () => {
+  test('every pair, ICMP, TCP, UDP and DNS: a pod reaches (and resolves) the pods of its own account on every host, never those of the other', async () => {
     const results = await Promise.all(
       pods.flatMap((from) =>
         pods.filter((to) => to !== from).map(async (to) => ({
           pair: `${from.name} → ${to.name}`,
           same: from.account === to.account,
+          toIp: to.ip!,
           icmp: await w.ping(from, to.ip!),
           tcp: await w.tcp(from, to.ip!),
           udp: await w.udp(from, to.ip!),
+          // its internalDns inside the pod: the overlay address, or NXDOMAIN
+          dns: await w.lookup(from, `${to.id}.runpod.internal`),
         })),
       ),
     );
-    for (const r of results) expect({ pair: r.pair, icmp: r.icmp, tcp: r.tcp, udp: r.udp }).toEqual({ pair: r.pair, icmp: r.same, tcp: r.same, udp: r.same });
+    for (const r of results)
+      expect({ pair: r.pair, icmp: r.icmp, tcp: r.tcp, udp: r.udp, dns: r.dns }).toEqual({
+        pair: r.pair, icmp: r.same, tcp: r.same, udp: r.same, dns: r.same ? { ips: [r.toIp], nx: false } : { ips: [], nx: true },
+      });
   }, 180_000);
 
   test('a pod without globalNetworking reaches no overlay address; over the overlay a pod reaches no host and not the control plane', async () => {

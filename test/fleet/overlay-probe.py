@@ -6,6 +6,8 @@
 #   raw SRC IP PORT              one UDP datagram with a hand-made IP header claiming source SRC (IP_HDRINCL)
 #   vxlan HOST VNI MAC SRC IP PORT   a VXLAN packet to HOST:4789 carrying, in VNI, an Ethernet frame to MAC
 #                                with a UDP datagram from SRC to IP:PORT (what a pod must never inject)
+#   dns SERVER NAME              one A query to SERVER:53: prints "rcode=N a=IP,IP" or "timeout" (2 s)
+#   dns-times SERVER NAME COUNT  COUNT A queries one after the other: prints each round trip in ms
 import socket
 import struct
 import sys
@@ -27,6 +29,25 @@ def ip_udp(src: str, dst: str, port: int, payload: bytes) -> bytes:
     udp = udp[:6] + struct.pack('!H', checksum(pseudo + udp)) + udp[8:]
     hdr = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + udp_len, 54321, 0, 64, 17, 0, socket.inet_aton(src), socket.inet_aton(dst))
     return hdr[:10] + struct.pack('!H', checksum(hdr)) + hdr[12:] + udp
+
+
+def dns_query(s: socket.socket, server: str, name: str, qid: int) -> tuple:
+    q = struct.pack('!HHHHHH', qid, 0x0100, 1, 0, 0, 0) + b''.join(bytes([len(l)]) + l.encode() for l in name.split('.')) + b'\0' + struct.pack('!HH', 1, 1)
+    s.sendto(q, (server, 53))
+    while True:
+        d = s.recv(2048)
+        if struct.unpack('!H', d[:2])[0] == qid:
+            break
+    rcode, ancount = d[3] & 15, struct.unpack('!H', d[6:8])[0]
+    i, ips = len(q), []
+    for _ in range(ancount):
+        i += 2 if d[i] & 0xC0 == 0xC0 else len(name) + 2
+        typ, _, _, rdlen = struct.unpack('!HHIH', d[i:i + 10])
+        i += 10
+        if typ == 1:
+            ips.append(socket.inet_ntoa(d[i:i + 4]))
+        i += rdlen
+    return rcode, ips
 
 
 def main() -> None:
@@ -66,6 +87,22 @@ def main() -> None:
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.sendto(packet, (host, 4789))
         print('sent')
+    elif cmd == 'dns':
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.settimeout(2)
+        try:
+            rcode, ips = dns_query(s, sys.argv[2], sys.argv[3], 4242)
+            print('rcode=%d a=%s' % (rcode, ','.join(ips)))
+        except (socket.timeout, ConnectionRefusedError):
+            print('timeout')
+    elif cmd == 'dns-times':
+        import time
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.settimeout(2)
+        for n in range(int(sys.argv[4])):
+            t = time.perf_counter()
+            dns_query(s, sys.argv[2], sys.argv[3], n + 1)
+            print('%.4f' % ((time.perf_counter() - t) * 1000))
 
 
 main()

@@ -7,7 +7,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'vitest';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { namespacePrefix } from '../../provisioner/overlay/overlay-plan.ts';
+import { DNS_ROOT } from '../../provisioner/overlay/overlay-dns.ts';
 import type { FleetHost, NetnsFleet } from '../harness/netns-fleet.ts';
 import { waitFor } from '../harness/wait-for.ts';
 
@@ -39,6 +41,24 @@ export async function removeAccountNamespaces(hostIds: string[]): Promise<void> 
   const prefixes = hostIds.map(namespacePrefix);
   const names = (await execFileP('ip', ['netns', 'list'])).stdout.split('\n').map((l) => l.split(' ')[0]!);
   for (const n of names.filter((x) => prefixes.some((p) => x.startsWith(p)))) await execFileP('ip', ['netns', 'del', n]).catch(() => undefined);
+  await removeDnsState(prefixes);
+}
+
+/**
+ * The internal DNS the overlay left on these hosts (`/run/gpufleet/dns/<account namespace>`, shared by
+ * the namespace hosts): its resolvers (dnsmasq processes that outlive the pods' containers, keeping
+ * their network namespaces) are stopped and the folders removed, as a host's reboot would.
+ */
+export async function removeDnsState(prefixes: string[]): Promise<void> {
+  const dirs = await readdir(DNS_ROOT).catch(() => [] as string[]);
+  for (const d of dirs.filter((x) => prefixes.some((p) => x.startsWith(p)))) {
+    for (const f of (await readdir(path.join(DNS_ROOT, d)).catch(() => [] as string[])).filter((x) => x.endsWith('.pid'))) {
+      const pid = Number((await readFile(path.join(DNS_ROOT, d, f), 'utf8').catch(() => '')).trim());
+      const comm = pid > 0 ? (await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim() : '';
+      if (comm === 'dnsmasq') process.kill(pid, 'SIGTERM');
+    }
+    await rm(path.join(DNS_ROOT, d), { recursive: true, force: true });
+  }
 }
 
 export class OverlayWorld {
@@ -62,6 +82,18 @@ export class OverlayWorld {
     expect(res.status, JSON.stringify(b)).toBe(201);
     await this.running(b.id, key);
     return { name, id: b.id, account, ip: b.globalNetworking?.ip ?? null };
+  }
+
+  /** creates the pod on the fleet host named `host` (the other hosts drained meanwhile) */
+  async createOn(host: string, key: string, account: string, name: string, body: J): Promise<WorldPod> {
+    const others = [...this.hostsById].filter(([, h]) => h.spec.name !== host).map(([id]) => id);
+    const drain = (id: string, drained: boolean) => this.api(`/v2/hosts/${id}/drain`, { method: 'POST', json: { drained } });
+    for (const id of others) await drain(id, true);
+    try {
+      return await this.create(key, account, name, body);
+    } finally {
+      for (const id of others) await drain(id, false);
+    }
   }
 
   async running(id: string, key: string): Promise<J> {
@@ -99,6 +131,22 @@ export class OverlayWorld {
   ping = async (from: { id: string }, ip: string, extra: string[] = []) => (await this.exec(from, ['ping', '-c', '1', '-W', '2', ...extra, ip])) !== null;
   tcp = async (from: { id: string }, ip: string) => ((await this.exec(from, ['sh', '-c', `nc -w 2 ${ip} ${TCP_PORT} </dev/null`])) ?? '').includes('tcp-ok');
   udp = async (from: { id: string }, ip: string) => (await this.inPod(from, [PYTHON, PROBE, 'ask', ip, String(UDP_PORT)])).trim() === 'udp-ok';
+
+  /**
+   * `name` looked up inside the pod's container as its programs do (busybox nslookup, the resolver
+   * of its /etc/resolv.conf; a server that does not answer is given 1 s, twice): the A addresses, and
+   * whether the answer was NXDOMAIN
+   */
+  async lookup(p: { id: string }, name: string): Promise<{ ips: string[]; nx: boolean }> {
+    const out = (await this.exec(p, ['sh', '-c', 'nslookup -type=a -timeout=1 -retry=1 "$0" 2>&1; true', name])) ?? '';
+    const answers = out.split(/\nName:/).slice(1).join('\n');
+    return { ips: [...answers.matchAll(/^Address:\s*(\d+\.\d+\.\d+\.\d+)\s*$/gm)].map((m) => m[1]!), nx: /NXDOMAIN/.test(out) };
+  }
+
+  /** one A query from the pod's network namespace to `server`:53: "rcode=N a=IP,…" or "timeout" */
+  async dns(p: { id: string }, server: string, name: string): Promise<string> {
+    return (await this.inPod(p, [PYTHON, PROBE, 'dns', server, name])).trim();
+  }
 
   /** a UDP server in the pod's namespace that logs each datagram's source to `log` */
   async serveUdp(p: { id: string }, log: string): Promise<void> {

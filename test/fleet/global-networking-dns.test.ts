@@ -1,0 +1,132 @@
+// Internal DNS of the overlay on two namespace test hosts (issue 21; docs/networking.md, "Internal DNS"):
+// inside every globally-networked pod of an account, `<pod id>.<domain>` of each of the account's pods
+// resolves to its overlay address (its own too, and across hosts), the other account's names never do;
+// other names still resolve through the pod's former resolver (Docker's); another account's pod cannot
+// reach the resolver at all; names appear within 5 s of a pod becoming RUNNING and are NXDOMAIN within
+// 5 s of a stop or a termination; turning globalNetworking on or off live gives or takes the resolver
+// (the pod's resolv.conf back as it was).
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { provisioner } from '../../provisioner/index.ts';
+import { DNS_ADDRESS } from '../../provisioner/overlay/overlay-dns.ts';
+import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import { enrolTestHost } from '../harness/host-world.ts';
+import { startNetnsFleet, type FleetHost, type NetnsFleet } from '../harness/netns-fleet.ts';
+import { FIXTURE_GPUS } from '../harness/nvidia-smi-fixture.ts';
+import { TEST_IMAGE } from '../harness/test-image.ts';
+import { waitFor } from '../harness/wait-for.ts';
+import { OverlayWorld, removeAccountNamespaces, type WorldPod } from './overlay-world.ts';
+
+const H = FIXTURE_GPUS.H100_80GB_HBM3;
+const DOMAIN = 'runpod.internal';
+let fleet: NetnsFleet;
+let cp: TestControlPlane;
+let w: OverlayWorld;
+let alice: { accountId: string; key: string };
+let bob: { accountId: string; key: string };
+let al1: WorldPod;
+let al2: WorldPod;
+let bo1: WorldPod;
+let plain: WorldPod;
+const name = (p: { id: string }) => `${p.id}.${DOMAIN}`;
+
+const createOn = (host: string, key: string, account: string, podName: string, globalNetworking: boolean) =>
+  w.createOn(host, key, account, podName, { image: TEST_IMAGE, globalNetworking });
+
+beforeAll(async () => {
+  fleet = await startNetnsFleet({
+    hosts: [
+      { name: 'd1', dataCenterId: 'DC-A', forward: 'DROP', gpus: [H, H, H] },
+      { name: 'd2', dataCenterId: 'DC-A', forward: 'ACCEPT', gpus: [H, H, H] },
+    ],
+  });
+  cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300 });
+  const hostsById = new Map<string, FleetHost>();
+  for (const h of fleet.hosts) hostsById.set(await enrolTestHost(cp, h.ssh, { dataCenterId: h.dataCenterId }), h);
+  w = new OverlayWorld(fleet, (p, init = {}) => cp.api(p, init), hostsById);
+  alice = await cp.newAccount('read_write', 1000);
+  bob = await cp.newAccount('read_write', 1000);
+  al1 = await createOn('d1', alice.key, 'alice', 'al-1', true);
+  bo1 = await createOn('d1', bob.key, 'bob', 'bo-1', true);
+  al2 = await createOn('d2', alice.key, 'alice', 'al-2', true);
+  plain = await createOn('d2', alice.key, 'alice', 'al-plain', false);
+  for (const p of [al1, al2, bo1]) await waitFor(`${p.name}'s resolver`, async () => (await w.lookup(p, name(p))).ips.includes(p.ip!), 20_000);
+}, 300_000);
+
+afterAll(async () => {
+  await cp?.close();
+  await fleet?.dispose();
+  await removeAccountNamespaces([...(w?.hostsById.keys() ?? [])]);
+}, 120_000);
+
+describe('internal DNS', () => {
+  test("in each pod, the account's names resolve to their overlay addresses (its own, and across hosts); the other account's are NXDOMAIN", async () => {
+    expect((await w.hostOf(al1)).spec.name).toBe('d1');
+    expect((await w.hostOf(al2)).spec.name).toBe('d2');
+    for (const [from, to] of [[al1, al1], [al1, al2], [al2, al1], [al2, al2], [bo1, bo1]] as const)
+      expect({ from: from.name, to: to.name, ...(await w.lookup(from, name(to))) }).toEqual({ from: from.name, to: to.name, ips: [to.ip], nx: false });
+    for (const [from, to] of [[al1, bo1], [al2, bo1], [bo1, al1], [bo1, al2]] as const)
+      expect({ from: from.name, to: to.name, ...(await w.lookup(from, name(to))) }).toEqual({ from: from.name, to: to.name, ips: [], nx: true });
+    // a name of the domain that is no pod's: NXDOMAIN, answered here (not sent on)
+    expect((await w.dns(al1, DNS_ADDRESS, `nosuchpod.${DOMAIN}`))).toBe('rcode=3 a=');
+  }, 60_000);
+
+  test("other names resolve as before, through the pod's former resolver (Docker's, which knows the container's own name)", async () => {
+    const h = await w.hostOf(al1);
+    const dockerIp = (await h.docker(['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', `gpufleet-${al1.id}`])).stdout.trim();
+    expect(dockerIp).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    expect((await w.lookup(al1, `gpufleet-${al1.id}`)).ips).toEqual([dockerIp]);
+    const conf = (await w.exec(al1, ['cat', '/etc/resolv.conf']))!;
+    expect(conf.split('\n').filter((l) => l.startsWith('nameserver'))).toEqual([`nameserver ${DNS_ADDRESS}`]);
+    // the pod without globalNetworking keeps Docker's resolver
+    expect(await w.exec(plain, ['cat', '/etc/resolv.conf'])).not.toContain(DNS_ADDRESS);
+  }, 60_000);
+
+  test("another account's pod cannot reach a pod's resolver, over the overlay, Docker's network or its own loopback", async () => {
+    const h = await w.hostOf(al1);
+    const dockerIp = (await h.docker(['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', `gpufleet-${al1.id}`])).stdout.trim();
+    // bo-1 runs on al-1's host
+    expect((await w.hostOf(bo1)).spec.name).toBe('d1');
+    for (const server of [al1.ip!, dockerIp]) expect(await w.dns(bo1, server, name(al1))).toBe('timeout');
+    // its own resolver knows only bob's names
+    expect(await w.dns(bo1, DNS_ADDRESS, name(al1))).toBe('rcode=3 a=');
+    // alice's own pods do not reach another pod's resolver either (it listens on that pod's loopback only)
+    expect(await w.dns(al2, al1.ip!, name(al1))).toBe('timeout');
+  }, 60_000);
+
+  test('a new pod resolves in the others within 5 s of RUNNING; NXDOMAIN within 5 s of its stop, and of a termination', async () => {
+    const res = await cp.api('/v2/pods', { method: 'POST', key: alice.key, json: { name: 'al-3', image: TEST_IMAGE, args: 'sleep 3600', disk: 1, gpu: { id: 'NVIDIA H100 80GB HBM3' }, globalNetworking: true } });
+    const created = (await res.json()) as { id: string; globalNetworking: { ip: string } };
+    expect(res.status).toBe(201);
+    await w.running(created.id, alice.key);
+    const running = Date.now();
+    for (const from of [al1, al2]) await waitFor(`al-3 in ${from.name}`, async () => (await w.lookup(from, name(created))).ips.includes(created.globalNetworking.ip), 5_000);
+    expect(Date.now() - running).toBeLessThan(5_000 + 1_000);
+
+    expect((await cp.api(`/v2/pods/${created.id}/action`, { method: 'POST', key: alice.key, json: { action: 'stop' } })).status).toBe(200);
+    const stopped = Date.now();
+    for (const from of [al1, al2]) await waitFor(`al-3 gone from ${from.name}`, async () => (await w.lookup(from, name(created))).nx, 5_000);
+    expect(Date.now() - stopped).toBeLessThan(5_000 + 1_000);
+
+    expect((await cp.api(`/v2/pods/${created.id}/action`, { method: 'POST', key: alice.key, json: { action: 'start' } })).status).toBe(200);
+    await w.running(created.id, alice.key);
+    await waitFor('al-3 back in al-1', async () => (await w.lookup(al1, name(created))).ips.includes(created.globalNetworking.ip), 5_000);
+    expect((await cp.api(`/v2/pods/${created.id}`, { method: 'DELETE', key: alice.key })).status).toBeLessThan(300);
+    const terminated = Date.now();
+    for (const from of [al1, al2]) await waitFor(`al-3 gone from ${from.name}`, async () => (await w.lookup(from, name(created))).nx, 5_000);
+    expect(Date.now() - terminated).toBeLessThan(5_000 + 1_000);
+  }, 120_000);
+
+  test('turned on live, a pod gets the resolver within 5 s; turned off, its resolv.conf is as it was and the names are gone', async () => {
+    const before = (await w.exec(plain, ['cat', '/etc/resolv.conf']))!;
+    expect((await cp.api(`/v2/pods/${plain.id}`, { method: 'PATCH', key: alice.key, json: { globalNetworking: true } })).status).toBe(200);
+    const ip = (await w.view(plain, alice.key)).globalNetworking.ip as string;
+    await waitFor('al-plain resolves al-1 and itself', async () => (await w.lookup(plain, name(al1))).ips.includes(al1.ip!) && (await w.lookup(plain, name(plain))).ips.includes(ip), 5_000);
+    await waitFor('al-1 resolves al-plain', async () => (await w.lookup(al1, name(plain))).ips.includes(ip), 5_000);
+
+    expect((await cp.api(`/v2/pods/${plain.id}`, { method: 'PATCH', key: alice.key, json: { globalNetworking: false } })).status).toBe(200);
+    await waitFor("al-plain's resolv.conf as it was", async () => (await w.exec(plain, ['cat', '/etc/resolv.conf'])) === before, 5_000);
+    await waitFor('al-plain gone from al-1', async () => (await w.lookup(al1, name(plain))).nx, 5_000);
+    // nothing answers on the resolver's address in it any more
+    expect(await w.dns(plain, DNS_ADDRESS, name(al1))).toBe('timeout');
+  }, 60_000);
+});
