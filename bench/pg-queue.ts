@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { EmbeddedJobQueue, PostgresJobQueue, type JobQueue } from '../core/index.ts';
+import { migrate, PgJobRows } from '../store/index.ts';
 import { startPostgres } from '../test/harness/postgres.ts';
 import { checkTarget } from './target.ts';
 import type { Job } from '../model/index.ts';
@@ -84,7 +85,8 @@ async function main(): Promise<void> {
   try {
     const url = await server.createDatabase();
     const pool = newPool(url);
-    const pgq = await PostgresJobQueue.open(pool);
+    await migrate(pool);
+    const pgq = await PostgresJobQueue.open(new PgJobRows(pool));
     const embedded: number[] = [];
     const postgres: number[] = [];
     const bare: number[] = [];
@@ -120,7 +122,7 @@ async function main(): Promise<void> {
 
     // cross-replica wake-up: B waits in take, A enqueues
     const poolB = newPool(url);
-    const b = await PostgresJobQueue.open(poolB);
+    const b = await PostgresJobQueue.open(new PgJobRows(poolB));
     const wake: number[] = [];
     for (let i = 0; i < WAKE_SAMPLES; i++) {
       const taking = b.take('ep-wake', 'w-b', { waitMs: 10_000 });

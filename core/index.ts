@@ -105,7 +105,7 @@ export {
   sniffMime,
   wavSeconds,
 } from './public-models/index.ts';
-export { type HostLeases, PgRateWindows } from './replicas/index.ts';
+export { type HostLeases } from './replicas/index.ts';
 export { StackLockService } from './stacks/index.ts';
 export { NetworkVolumeService, toNetworkVolumeView } from './volumes/index.ts';
 export { Autoscaler, inService, type RelayConnectionHandler, WorkerRelayDoor, WorkerService } from './workers/index.ts';
@@ -125,4 +125,4 @@ export {
 } from './connect/index.ts';
 export { configFromEnv, configWarnings, parseSecretKey, type ServerConfig, workerOrigin, workerRelayWanted } from './config.ts';
 export { closeServices, createServices, createTelemetry, type Services } from './services.ts';
-export { databasePool, openStore } from './store-wiring.ts';
+export { openStore, sharedDatabase } from './store-wiring.ts';

@@ -9,7 +9,7 @@ import { GlobalNetworking, PodMover, PodService } from './pods/index.ts';
 import { globalNetworkSettings } from '../model/index.ts';
 import { OfferService } from './hosts/index.ts';
 import type { SecretBox } from '../store/index.ts';
-import { databasePool, openStore, secretBoxFor } from './store-wiring.ts';
+import { openStore, secretBoxFor, sharedDatabase } from './store-wiring.ts';
 import { GpuDiagnostics, GpuHealthSignal, HostService } from './hosts/index.ts';
 import { SshPool } from '../fleet/index.ts';
 import { TemplateService } from './endpoints/index.ts';
@@ -41,7 +41,7 @@ import { LocalMediaStore, MEDIA_SWEEP_LEAD_MS, MediaService, S3MediaStore } from
 import { HeldRequests, HostStreamShares } from './fair-share/index.ts';
 import { publicOrigin } from './public-models/index.ts';
 import { PublicEndpointCatalog, PublicEndpointCharges, PublicEndpointOutputs } from './public-models/index.ts';
-import { MEDIA_SWEEP_LEADERSHIP, newReplicaId, PgHostLeases, PgLeadership, SoleHostLeases, type HostLeases } from './replicas/index.ts';
+import { MEDIA_SWEEP_LEADERSHIP, newReplicaId, SoleHostLeases, type HostLeases } from './replicas/index.ts';
 import { pinEndpointsOfOthers } from './endpoints/index.ts';
 import { AccountLimitsService, Admission, SpendGuard } from './quotas/index.ts';
 
@@ -167,9 +167,9 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   // the job queue: with a database (GPUFLEET_DATABASE_URL) the PostgreSQL one, on the store's pool
   // (docs/postgres-queue.md), named as a replica stably across its restarts (host and data directory);
   // otherwise the embedded one, in its own log under <dataDir>/jobs (docs/jobs.md)
-  const pool = databasePool(s);
-  const jobQueue: JobQueue = pool
-    ? await PostgresJobQueue.open(pool, { replicaId: `${hostname()}:${path.resolve(config.dataDir)}` })
+  const shared = sharedDatabase(s);
+  const jobQueue: JobQueue = shared
+    ? await PostgresJobQueue.open(shared.jobRows(), { replicaId: `${hostname()}:${path.resolve(config.dataDir)}` })
     : await EmbeddedJobQueue.open({ dir: path.join(config.dataDir, 'jobs'), ...(opts.jobClock ? { clock: opts.jobClock } : {}) });
   // a queue whose log cannot take writes (a full disk) makes /readyz say so
   readiness.set('jobs', queueReadiness(jobQueue));
@@ -185,7 +185,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     origin: () => publicOrigin(services.config),
     ...(opts.mediaClock ? { clock: opts.mediaClock } : {}),
     // a bucket that replicas of one database share is swept by one of them at a time (docs/replicas.md)
-    ...(pool && config.mediaS3 ? { sweepLead: new PgLeadership(pool, replicaId, MEDIA_SWEEP_LEADERSHIP, MEDIA_SWEEP_LEAD_MS) } : {}),
+    ...(shared && config.mediaS3 ? { sweepLead: shared.leadership(replicaId, MEDIA_SWEEP_LEADERSHIP, MEDIA_SWEEP_LEAD_MS) } : {}),
   });
   const publicEndpoints = new PublicEndpointCatalog(s);
   const publicOutputs = new PublicEndpointOutputs(publicEndpoints, media);
@@ -194,7 +194,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     store: s,
     keys,
     consoleSessions: new ConsoleSessions(s, keys, config.consoleSessionTtlMs),
-    pods: new PodService(s, placer, events, config.allowedRegistries ?? [], admission, new GlobalNetworking(config.globalNetwork ?? globalNetworkSettings(), pool !== null)),
+    pods: new PodService(s, placer, events, config.allowedRegistries ?? [], admission, new GlobalNetworking(config.globalNetwork ?? globalNetworkSettings(), shared !== null)),
     podMover: new PodMover(s, placer),
     placer,
     prices,
@@ -244,7 +244,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     publicCharges: new PublicEndpointCharges(jobQueue, s, publicEndpoints, credits),
     media,
     replicaId,
-    hostLeases: pool ? new PgHostLeases(pool, replicaId) : new SoleHostLeases(replicaId),
+    hostLeases: shared ? shared.hostLeases(replicaId) : new SoleHostLeases(replicaId),
     gpuHealthSignal,
     gpuDiagnostics: new GpuDiagnostics(s, sshPool, fleet, gpuHealthSignal),
   };

@@ -2,10 +2,9 @@
 // is set (docs/postgres.md), the embedded store under GPUFLEET_DATA_DIR otherwise; and the one secret
 // box both the store's record codec and the services (registry passwords, host keys, worker tokens)
 // seal with: GPUFLEET_SECRET_KEY when set, else `<dataDir>/secret.key`.
-import type pg from 'pg';
 import { GpufleetError } from '../model/index.ts';
 import { hostLoadRule } from '../fleet/index.ts';
-import { LowdbStore, PgStore, SecretBox, type Store, type StoreObserver } from '../store/index.ts';
+import { LowdbStore, PgSharedDatabase, PgStore, SecretBox, type SharedDatabase, type Store, type StoreObserver } from '../store/index.ts';
 import type { ServerConfig } from './config.ts';
 
 export interface OpenStoreOptions {
@@ -31,7 +30,10 @@ export async function openStore(config: StoreConfig, opts: OpenStoreOptions = {}
   return LowdbStore.open({ dir: config.dataDir, ...(config.secretKey ? { secretBox } : {}), ...opts });
 }
 
-/** The store's connection pool when it is PostgreSQL (the PostgreSQL job queue shares it), else null. */
-export function databasePool(store: Store): pg.Pool | null {
-  return store instanceof PgStore ? store.pool : null;
+/**
+ * What replicas share through the store's database when it is PostgreSQL (host leases, leaderships,
+ * rate windows, the job queue's rows, on the store's pool), else null: one process holds it all.
+ */
+export function sharedDatabase(store: Store): SharedDatabase | null {
+  return store instanceof PgStore ? new PgSharedDatabase(store.pool) : null;
 }

@@ -6,3 +6,5 @@ export * from './embedded/store-check.ts';
 export * from './base/store.ts';
 export * from './base/record-log.ts';
 export * from './log/index.ts';
+export * from './base/job-rows.ts';
+export * from './base/shared-database.ts';

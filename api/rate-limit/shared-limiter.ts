@@ -1,11 +1,11 @@
 // Rate limits shared by the replicas of one database (docs/rate-limits.md, "Several replicas"): the
 // same windows, quotas and headers as the in-process RateLimiter, counted in PostgreSQL
-// (core PgRateWindows: one round trip per request, under the subject's row lock, windows on the
+// (the store's RateWindows, store/pg/replicas/pg-rate-windows.ts: one round trip per request, under the subject's row lock, windows on the
 // database's clock). While the database cannot be reached the replica counts on its own (each
 // replica then allows up to the full quota, as before replicas) rather than refuse every request;
 // the store answers 503 for anything that needs it meanwhile.
 import type { Logger } from 'pino';
-import { databasePool, PgRateWindows, type Services } from '../../core/index.ts';
+import { sharedDatabase, type Services } from '../../core/index.ts';
 import { isGpufleetError, WINDOWS, type Quotas } from '../../model/index.ts';
 import { RateLimiter, type Charge, type ConsumeResult, type RequestLimiter, type WindowState } from './limiter.ts';
 
@@ -99,8 +99,8 @@ export class SharedRateLimiter implements RequestLimiter {
 
 /** The control plane's limiter: shared through the database when there is one, else this process's. */
 export function requestLimiterFor(services: Pick<Services, 'store' | 'config'>, log?: Pick<Logger, 'warn' | 'info'>): RequestLimiter {
-  const pool = databasePool(services.store);
-  if (!pool) return new RateLimiter(services.config.rateLimits);
+  const shared = sharedDatabase(services.store);
+  if (!shared) return new RateLimiter(services.config.rateLimits);
   const store = services.store;
-  return new SharedRateLimiter(new PgRateWindows(pool), services.config.rateLimits, log, () => (store.writeBlocker?.() ?? null) !== null);
+  return new SharedRateLimiter(shared.rateWindows(), services.config.rateLimits, log, () => (store.writeBlocker?.() ?? null) !== null);
 }

@@ -6,10 +6,11 @@
 // (pg/worker-calls.ts, pg/deadline-sweeper.ts). Dispatch is push: a worker parked in take on this
 // replica is handed a job by the enqueue itself (one INSERT, already taken); other replicas are woken
 // by a NOTIFY sent right after the commit (pg/wakeups.ts). This file is the port: the job side's
-// calls, and the queue's life (open, replicas, close).
+// calls, and the queue's life (open, replicas, close). Its rows and every statement are the store's
+// (the port JobRows, store/base/job-rows.ts; store/pg/jobs/): here are the rules only.
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
 import { GpufleetError } from '../../model/index.ts';
+import { JOB_REPLICA_HEARTBEAT_MS, type JobRows } from '../../store/index.ts';
 import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job } from '../../model/index.ts';
 import type {
   CompletedCursor, CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, PendingWebhook, QueueDepth, RecycleEvent, StreamRead, TakeOptions,
@@ -19,20 +20,15 @@ import type { TableOptions } from './job-table.ts';
 import { submission, validateEnqueue } from './job-validation.ts';
 import { DEFAULT_LEASE_MS, type QueueRuleOptions } from './queue-options.ts';
 import { DeadlineSweeper } from './pg/deadline-sweeper.ts';
-import { queueError } from './pg/effects.ts';
-import { dueAt, INSERT_JOB, insertParams, laneOf, submitted, transition } from './pg/job-row.ts';
+import { dueAt, laneOf, submitted, transition } from './pg/job-rules.ts';
 import { park, waitOpts } from './pg/parking.ts';
 import { QueueDb } from './pg/queue-db.ts';
-import { joinReplicas, leaveReplicas, refreshReplica, REPLICA_HEARTBEAT_MS } from './pg/replicas.ts';
-import { ensureJobSchema } from './pg/schema.ts';
-import { completedAfter, countJobs, depthOf, readChunks } from './pg/statements.ts';
 import { noWakes, Wakeups } from './pg/wakeups.ts';
-import { takePendingWebhooks, WEBHOOK_POLL_MS, webhookAttempted, webhookSettled } from './pg/webhook-outbox.ts';
 import { WorkerCalls } from './pg/worker-calls.ts';
 
 export interface PostgresJobQueueOptions extends QueueRuleOptions {
   /**
-   * this replica's name in gpufleet_job_replicas, the same across its restarts (its pending webhook
+   * this replica's name in gf_job_replicas, the same across its restarts (its pending webhook
    * deliveries are resumed by it at once; another replica takes them over only once it has stopped
    * or looks dead);
    * default a random one
@@ -44,6 +40,10 @@ export interface PostgresJobQueueOptions extends QueueRuleOptions {
 const STOP_KEEP_MS = 86_400_000;
 /** how long a job cancelled by its endpoint's deletion stays readable to this replica's final waiters */
 const REMOVED_FINAL_MS = 5_000;
+/** how often a replica refreshes its row (it counts as alive for 5 of these) */
+const REPLICA_HEARTBEAT_MS = JOB_REPLICA_HEARTBEAT_MS;
+/** several replicas share the webhook outbox: a sender asks this often for deliveries to take over */
+const WEBHOOK_POLL_MS = REPLICA_HEARTBEAT_MS;
 
 export class PostgresJobQueue implements JobQueue {
   readonly replicaId: string;
@@ -55,20 +55,20 @@ export class PostgresJobQueue implements JobQueue {
   private readonly workers: WorkerCalls;
   /** jobs whose rows an endpoint's deletion removed, as they ended (waitForFinal) */
   private readonly removedFinals = new Map<string, Job>();
-  private readonly onPoolError = (): void => undefined;
+  private readonly releaseErrors: () => void;
   private timer: NodeJS.Timeout | undefined;
   /** several replicas share the webhook outbox: a sender asks this often for deliveries to take over */
   readonly webhookPollMs = WEBHOOK_POLL_MS;
   private webhooksResumed = false;
 
-  private constructor(private readonly pool: pg.Pool, opts: PostgresJobQueueOptions) {
+  private constructor(private readonly rows: JobRows, opts: PostgresJobQueueOptions) {
     this.replicaId = opts.replicaId ?? `replica-${randomUUID()}`;
     this.leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
     const maxLostRetries = opts.maxLostRetries ?? 3;
     const retention = { asyncMs: opts.retention?.asyncMs ?? JOB_LIMITS.asyncRetention, syncMs: opts.retention?.syncMs ?? JOB_LIMITS.syncRetention };
     this.tableOpts = { leaseMs: this.leaseMs, retention };
-    this.wakes = new Wakeups(pool, this.replicaId);
-    this.db = new QueueDb(pool, {
+    this.wakes = new Wakeups(rows, this.replicaId);
+    this.db = new QueueDb(rows, {
       replicaId: this.replicaId,
       clock: opts.clock ?? Date.now,
       table: this.tableOpts,
@@ -82,19 +82,22 @@ export class PostgresJobQueue implements JobQueue {
       leaseMs: this.leaseMs, maxLostRetries, maxErrorRetries: opts.maxErrorRetries ?? 0, retention,
     });
     // an idle client of the pool losing its connection must not end the process
-    pool.on('error', this.onPoolError);
+    this.releaseErrors = rows.holdErrors();
   }
 
-  /** creates the tables if needed, starts listening and joins the replicas; `pool` stays the caller's */
-  static async open(pool: pg.Pool, opts: PostgresJobQueueOptions = {}): Promise<PostgresJobQueue> {
-    const q = new PostgresJobQueue(pool, opts);
+  /**
+   * Checks that the database has the queue's tables (made by the store's migrations, never here),
+   * starts listening and joins the replicas; `rows` (and the pool under it) stays the caller's.
+   */
+  static async open(rows: JobRows, opts: PostgresJobQueueOptions = {}): Promise<PostgresJobQueue> {
+    const q = new PostgresJobQueue(rows, opts);
     try {
-      await ensureJobSchema(pool);
+      await rows.checkSchema();
       await q.wakes.start();
-      await joinReplicas(pool, q.replicaId, q.now(), q.leaseMs);
+      await rows.joinReplicas(q.replicaId, q.now(), q.leaseMs);
     } catch (e) {
       await q.close().catch(() => undefined);
-      throw queueError(e);
+      throw rows.describeError(e);
     }
     const every = opts.sweepIntervalMs ?? 100;
     if (every > 0) {
@@ -134,7 +137,7 @@ export class PostgresJobQueue implements JobQueue {
       const taken = transition(queued, { t: 'take', id: sub.id, worker: taker.workerId, at }, this.tableOpts);
       this.deadlines.noteDue(dueAt(taken));
       try {
-        await this.db.query(INSERT_JOB, insertParams(taken, lane, 1));
+        await this.db.call((r) => r.insert(taken, lane, 1, dueAt(taken)));
       } catch (e) {
         taker.slot.fulfil(undefined);
         throw e;
@@ -143,7 +146,7 @@ export class PostgresJobQueue implements JobQueue {
       return queued;
     }
     this.deadlines.noteDue(dueAt(queued));
-    await this.db.query(INSERT_JOB, insertParams(queued, lane, 0));
+    await this.db.call((r) => r.insert(queued, lane, 0, dueAt(queued)));
     this.wakes.committed({ ...noWakes(), ready: [req.endpointId] });
     return queued;
   }
@@ -182,18 +185,22 @@ export class PostgresJobQueue implements JobQueue {
 
   async readStream(jobId: string, from?: number, opts?: WaitOptions): Promise<StreamRead | undefined> {
     await this.begin();
-    const first = await readChunks(this.db.q, jobId, from, this.now());
+    const first = await this.chunks(jobId, from);
     if (!first || isFinal(first.status) || first.chunks.length > 0 || (opts?.waitMs ?? 0) <= 0) return first;
     // nothing new on a job still running: wait for a chunk or the final status
     const got = await park<{ read: StreamRead | undefined }>(
       waitOpts(opts),
       async () => {
-        const read = await readChunks(this.db.q, jobId, from, this.now());
+        const read = await this.chunks(jobId, from);
         return !read || isFinal(read.status) || read.chunks.length > 0 ? { read } : undefined;
       },
       (slot) => this.wakes.streams.add(jobId, slot),
     );
-    return got ? got.read : this.db.closed ? undefined : readChunks(this.db.q, jobId, from, this.now());
+    return got ? got.read : this.db.closed ? undefined : this.chunks(jobId, from);
+  }
+
+  private chunks(jobId: string, from: number | undefined): Promise<StreamRead | undefined> {
+    return this.db.call((r) => r.readChunks(jobId, from, this.now()));
   }
 
   async cancel(jobId: string): Promise<Job> {
@@ -228,7 +235,7 @@ export class PostgresJobQueue implements JobQueue {
     await this.begin();
     return this.db.tx(async (c, fx) => {
       const at = this.now();
-      const rows = await this.db.lockMany(c, `endpoint_id = $1 AND status = 'IN_QUEUE'`, [endpointId], 'lane, seq');
+      const rows = await this.db.lockMany(c, { endpointId, queuedOnly: true, order: 'lane-seq' });
       await this.db.applyRecs(c, fx, rows.map((row) => ({ row, rec: { t: 'fin', id: row.job.id, at, status: 'CANCELLED' } })));
       return rows.length;
     });
@@ -238,7 +245,7 @@ export class PostgresJobQueue implements JobQueue {
     await this.begin();
     return this.db.tx(async (c, fx) => {
       const at = this.now();
-      const rows = await this.db.lockMany(c, 'endpoint_id = $1', [endpointId], 'seq');
+      const rows = await this.db.lockMany(c, { endpointId, order: 'seq' });
       let cancelled = 0;
       for (const row of rows) {
         const job = row.job;
@@ -253,7 +260,7 @@ export class PostgresJobQueue implements JobQueue {
         cancelled++;
       }
       // the cancellations and the removal commit together: nothing of the endpoint is left to write
-      await c.query('DELETE FROM gpufleet_jobs WHERE endpoint_id = $1', [endpointId]);
+      await c.removeEndpoint(endpointId);
       fx.drops.add(endpointId);
       return { cancelled, removed: rows.length };
     });
@@ -280,11 +287,7 @@ export class PostgresJobQueue implements JobQueue {
 
   async heldBy(workerId: string): Promise<string[]> {
     await this.begin();
-    const { rows } = await this.db.query<{ id: string }>(
-      `SELECT id FROM gpufleet_jobs WHERE worker_id = $1 AND status = 'IN_PROGRESS' ORDER BY started_at, lane, seq`,
-      [workerId],
-    );
-    return rows.map((r) => r.id);
+    return this.db.call((r) => r.heldBy(workerId));
   }
 
   async waitForFinal(jobId: string, opts?: WaitOptions): Promise<Job | undefined> {
@@ -304,13 +307,20 @@ export class PostgresJobQueue implements JobQueue {
 
   async counts(endpointId: string): Promise<EndpointCounts> {
     await this.begin();
-    return countJobs(this.db.q, endpointId, this.now());
+    return this.db.call((r) => r.counts(endpointId, this.now()));
   }
 
   async depth(endpointId: string): Promise<QueueDepth> {
     await this.begin();
-    const d = await depthOf(this.db.q, endpointId, this.now(), this.replicaId);
-    return { ...d, waitingWorkers: d.waitingWorkers + this.wakes.takers.count(endpointId) };
+    const now = this.now();
+    const d = await this.db.call((r) => r.depth(endpointId, now, this.replicaId));
+    return {
+      inQueue: d.inQueue,
+      lowPriority: d.lowPriority,
+      inProgress: d.inProgress,
+      oldestAgeMs: d.oldestQueuedAt === null ? 0 : Math.max(0, now - d.oldestQueuedAt),
+      waitingWorkers: d.othersWaiting + this.wakes.takers.count(endpointId),
+    };
   }
 
   /**
@@ -319,23 +329,23 @@ export class PostgresJobQueue implements JobQueue {
    */
   async pendingWebhooks(): Promise<PendingWebhook[]> {
     const own = !this.webhooksResumed;
-    const got = await this.db.tx((c) => takePendingWebhooks(c, this.replicaId, this.now(), own));
+    const got = await this.db.tx((c) => c.takePendingWebhooks(this.replicaId, this.now(), own));
     this.webhooksResumed = true;
     return got;
   }
 
   webhookAttempted(jobId: string, attempts: number, nextAt: number): Promise<void> {
-    return webhookAttempted(this.db.q, jobId, this.replicaId, attempts, nextAt);
+    return this.db.call((r) => r.webhookAttempted(jobId, this.replicaId, attempts, nextAt));
   }
 
   webhookSettled(jobId: string): Promise<void> {
-    return webhookSettled(this.db.q, jobId, this.replicaId);
+    return this.db.call((r) => r.webhookSettled(jobId, this.replicaId));
   }
 
   /** the port's page of retained COMPLETED jobs after `after` in (finishedAt, id) order (public model charges) */
   async completedJobs(endpointId: string, after: CompletedCursor, limit: number): Promise<Job[]> {
     await this.begin();
-    return completedAfter(this.db.q, endpointId, after, limit, this.now());
+    return this.db.call((r) => r.completedAfter(endpointId, after, limit, this.now()));
   }
 
   /** applies every deadline that is due (the interval timer calls this too); replicas each claim other rows */
@@ -358,8 +368,8 @@ export class PostgresJobQueue implements JobQueue {
     this.db.closed = true;
     clearInterval(this.timer);
     await this.wakes.close();
-    await leaveReplicas(this.pool, this.replicaId).catch(() => undefined);
-    this.pool.removeListener('error', this.onPoolError);
+    await this.rows.leaveReplicas(this.replicaId).catch(() => undefined);
+    this.releaseErrors();
   }
 
   private begin(): Promise<void> {
@@ -372,7 +382,7 @@ export class PostgresJobQueue implements JobQueue {
 
   /** refreshes this replica's row and drops job-stop requests nobody came for */
   private async refresh(): Promise<void> {
-    await refreshReplica(this.pool, this.replicaId, this.now(), this.wakes.waiting());
-    await this.db.query('DELETE FROM gpufleet_job_stops WHERE at < $1', [this.now() - STOP_KEEP_MS]);
+    await this.rows.refreshReplica(this.replicaId, this.now(), this.wakes.waiting());
+    await this.rows.pruneStops(this.now() - STOP_KEEP_MS);
   }
 }

@@ -1,6 +1,7 @@
-// core/replicas: several control planes on one database: replica ids, host leases, leadership, rate windows.
+// core/replicas: several control planes on one database: replica ids, host leases (the shared ones
+// are the store's, store/pg/replicas), the leaderships' names.
 export { type HostLeases, SoleHostLeases } from './host-leases.ts';
-export { PgHostLeases } from './pg-host-leases.ts';
-export { MEDIA_SWEEP_LEADERSHIP, PgLeadership } from './pg-leadership.ts';
-export { PgRateWindows } from './pg-rate-windows.ts';
 export { newReplicaId } from './replica-id.ts';
+
+/** the media sweeper's leadership, over a bucket the replicas share (core/public-models/media, asked before each sweep) */
+export const MEDIA_SWEEP_LEADERSHIP = 'media-sweep';

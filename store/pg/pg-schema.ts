@@ -1,18 +1,16 @@
-// The PostgreSQL schema: versioned migrations (applied in order, each once, recorded in
-// gf_schema_migrations) plus one table per collection of the model, derived from COLLECTION_NAMES and
-// INDEXED_FIELDS so a collection added to the model needs no migration of its own. Everything runs
-// under one session-level advisory lock, so replicas starting together apply each step once.
+// The PostgreSQL schema, the one migration system of every table (the store's and the job queue's,
+// all prefixed gf_): versioned migrations (applied in order, each once, each in one transaction,
+// recorded in gf_schema_migrations) plus one table per collection of the model, derived from
+// COLLECTION_NAMES and INDEXED_FIELDS so a collection added to the model needs no migration of its
+// own. Everything runs under one session-level advisory lock, so replicas starting together apply
+// each step once. Nothing else in gpufleet makes tables.
 import type pg from 'pg';
 import { COLLECTION_NAMES, INDEXED_FIELDS, GpufleetError } from '../../model/index.ts';
+import { JOB_TABLES_MIGRATION } from './job-tables-migration.ts';
+import type { AfterStatement, Migration } from './migration.ts';
 
 /** pg_advisory_lock key of schema changes ("gpufleet" as a number; any fixed value would do) */
 export const MIGRATION_LOCK_KEY = 0x67706666;
-
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
 
 /** Never edit an applied migration: add the next one. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -104,6 +102,8 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX IF NOT EXISTS gf_accounts_overlay_vni ON gf_accounts ((data ->> 'overlayVni')) WHERE data ? 'overlayVni';
     `,
   },
+  // the job queue's tables (gpufleet_* made at start until this version), renamed with their rows
+  JOB_TABLES_MIGRATION,
 ];
 
 /** The table a collection lives in: `gf_` and its name in snake case (apiKeys → gf_api_keys). */
@@ -141,7 +141,7 @@ export interface MigrateResult {
  * Applies the migrations this database lacks and creates missing collection tables and indexes, under
  * the advisory lock. Refuses a database whose schema is newer than this version knows.
  */
-export async function migrate(pool: pg.Pool): Promise<MigrateResult> {
+export async function migrate(pool: pg.Pool, opts: { afterStatement?: AfterStatement } = {}): Promise<MigrateResult> {
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
@@ -161,7 +161,12 @@ export async function migrate(pool: pg.Pool): Promise<MigrateResult> {
         if (done.has(m.version)) continue;
         await client.query('BEGIN');
         try {
-          await client.query(m.sql);
+          await m.check?.(client);
+          const statements = typeof m.sql === 'string' ? [m.sql] : m.sql;
+          for (const [i, sql] of statements.entries()) {
+            await client.query(sql);
+            await opts.afterStatement?.(m.version, i + 1);
+          }
           await client.query('INSERT INTO gf_schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
           await client.query('COMMIT');
         } catch (e) {

@@ -3,10 +3,9 @@
 // SWEEP_BATCH at a time, so several replicas sweep without fighting. It runs on the queue's interval
 // timer and before an operation once the earliest due_at this replica knows of has passed, so an
 // operation sees due deadlines applied, as on the embedded queue.
-import type pg from 'pg';
+import type { JobRowsTx } from '../../../store/index.ts';
 import { dueWork, type DueRules } from './deadlines.ts';
 import type { Effects } from './effects.ts';
-import { fromRow, JOB_COLUMNS, type JobRowData } from './job-row.ts';
 import { closedError, type QueueDb } from './queue-db.ts';
 
 /** rows a sweep transaction claims at most */
@@ -54,8 +53,7 @@ export class DeadlineSweeper {
   }
 
   private async sweepDue(now: number): Promise<void> {
-    const probe = await this.db.query<{ m: string | null }>('SELECT min(due_at) AS m FROM gpufleet_jobs', []);
-    const soonest = probe.rows[0]?.m == null ? Number.POSITIVE_INFINITY : Number(probe.rows[0].m);
+    const soonest = (await this.db.call((r) => r.soonestDue())) ?? Number.POSITIVE_INFINITY;
     if (soonest > now) {
       this.nextDue = Math.min(soonest, now + this.rules.minGapMs);
       return;
@@ -68,15 +66,12 @@ export class DeadlineSweeper {
   }
 
   /** one transaction's worth of due rows; answers how many it claimed */
-  private async sweepBatch(c: pg.PoolClient, fx: Effects, now: number): Promise<number> {
-    const { rows } = await c.query<JobRowData>(
-      `SELECT ${JOB_COLUMNS} FROM gpufleet_jobs WHERE due_at <= $1 ORDER BY due_at LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED`,
-      [now],
-    );
-    const { items, gone, stale } = dueWork(rows.map(fromRow), now, this.rules, fx);
+  private async sweepBatch(c: JobRowsTx, fx: Effects, now: number): Promise<number> {
+    const rows = await c.lockDue(now, SWEEP_BATCH);
+    const { items, gone, stale } = dueWork(rows, now, this.rules, fx);
     await this.db.applyRecs(c, fx, items);
     await this.db.writeRows(c, stale);
-    if (gone.length > 0) await c.query('DELETE FROM gpufleet_jobs WHERE id = ANY($1)', [gone]);
+    await c.remove(gone);
     return rows.length;
   }
 }

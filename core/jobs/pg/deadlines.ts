@@ -5,8 +5,9 @@
 import { isFinal, type Job } from '../../../model/index.ts';
 import type { TableOptions } from '../job-table.ts';
 import type { LogRecord } from '../log-record.ts';
+import type { JobRow, RowWrite } from '../../../store/index.ts';
 import type { Effects } from './effects.ts';
-import { transition, type JobRow, type RowWrite } from './job-row.ts';
+import { transition } from './job-rules.ts';
 
 export interface DueWork {
   /** records to apply to locked rows */
@@ -14,7 +15,7 @@ export interface DueWork {
   /** rows to delete: queued jobs past their ttl, results past their retention */
   gone: string[];
   /** rows whose due_at is behind (a lease renewed since): rewritten as they are */
-  stale: RowWrite[];
+  stale: Omit<RowWrite, 'dueAt'>[];
 }
 
 export interface DueRules {

@@ -1,22 +1,19 @@
-// The PostgreSQL queue's hold on its rows: statements on the pool, transactions that carry their
-// job-stop and webhook-outbox rows with them, rows read and locked, each change computed by the
-// embedded queue's JobTable (job-row.ts) and written conditionally, and, after a commit, what it sets
-// off: parked callers woken here and on the other replicas (wakeups.ts), then this replica's onFinal
-// and onRecycle listeners. Every part of the queue (postgres-queue.ts, worker-calls.ts,
+// The PostgreSQL queue's hold on its rows (through the store's port, store/base/job-rows.ts):
+// calls that remember the database's failures for /readyz, transactions that carry their job-stop and
+// webhook-outbox rows with them, rows read and locked, each change computed by the embedded queue's
+// JobTable (job-rules.ts) and written conditionally, and, after a commit, what it sets off: parked
+// callers woken here and on the other replicas (wakeups.ts), then this replica's onFinal and
+// onRecycle listeners. Every part of the queue (postgres-queue.ts, worker-calls.ts,
 // deadline-sweeper.ts) changes jobs through this.
-import type pg from 'pg';
 import { GpufleetError } from '../../../model/index.ts';
-import { cannotWrite, describeDatabaseError, isServerShort, probeDatabaseWrite } from '../../../store/index.ts';
+import { cannotWrite, describeDatabaseError, isServerShort, type JobRow, type JobRows, type JobRowsTx, type RowsToLock, type RowWrite } from '../../../store/index.ts';
 import { isFinal, type Job } from '../../../model/index.ts';
 import type { TableOptions } from '../job-table.ts';
 import type { RecycleEvent } from '../job-queue.ts';
 import type { LogRecord } from '../log-record.ts';
-import { newEffects, queueError, wakesOf, type Effects } from './effects.ts';
-import { dueAt, fromRow, JOB_COLUMNS, laneOf, transition, visible, writeJobs, type JobRow, type JobRowData, type RowWrite } from './job-row.ts';
-import type { Query } from './statements.ts';
-import { inTransaction } from './transaction.ts';
+import { newEffects, wakesOf, type Effects } from './effects.ts';
+import { dueAt, laneOf, transition, visible } from './job-rules.ts';
 import type { Wakeups } from './wakeups.ts';
-import { queueWebhooks } from './webhook-outbox.ts';
 
 export interface QueueDbOptions {
   replicaId: string;
@@ -51,17 +48,16 @@ export class QueueDb {
   /** the server's last refusal of a write because it cannot write (a full disk…), until probeWrite() succeeds */
   private unwritable: string | null = null;
 
-  constructor(readonly pool: pg.Pool, private readonly opts: QueueDbOptions) {}
+  constructor(readonly rows: JobRows, private readonly opts: QueueDbOptions) {}
 
   now(): number {
     return this.opts.clock();
   }
 
-  readonly q: Query = (sql, params) => this.query(sql, params);
-
-  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<R>> {
+  /** one call of the port outside a transaction: a success clears an unreachable database */
+  async call<T>(fn: (rows: JobRows) => Promise<T>): Promise<T> {
     try {
-      const r = await this.pool.query<R>(sql, params);
+      const r = await fn(this.rows);
       this.unreachable = null;
       return r;
     } catch (e) {
@@ -75,7 +71,7 @@ export class QueueDb {
    * written nothing, so it proves nothing)
    */
   private failed(e: unknown): unknown {
-    const out = queueError(e);
+    const out = this.rows.describeError(e);
     if (out instanceof GpufleetError && out.code === 'STORE_UNAVAILABLE') {
       // a transaction's failure comes here already as STORE_UNAVAILABLE (transaction.ts): its cause decides
       const cause = out.cause ?? e;
@@ -96,7 +92,7 @@ export class QueueDb {
   async probeWrite(): Promise<void> {
     if (this.closed) throw closedError();
     try {
-      await probeDatabaseWrite(this.pool);
+      await this.rows.probeWrite();
     } catch (e) {
       throw this.failed(e);
     }
@@ -104,26 +100,21 @@ export class QueueDb {
   }
 
   /** one transaction; its job-stop and webhook rows commit with it; parked callers and listeners are told after */
-  async tx<T>(fn: (c: pg.PoolClient, fx: Effects) => Promise<T>): Promise<T> {
+  async tx<T>(fn: (c: JobRowsTx, fx: Effects) => Promise<T>): Promise<T> {
     const fx = newEffects();
     const out = await this.txRun(fn, fx).catch((e: unknown) => Promise.reject(this.failed(e)));
     this.publish(fx);
     return out;
   }
 
-  private txRun<T>(fn: (c: pg.PoolClient, fx: Effects) => Promise<T>, fx: Effects): Promise<T> {
-    return inTransaction(this.pool, async (c) => {
+  private txRun<T>(fn: (c: JobRowsTx, fx: Effects) => Promise<T>, fx: Effects): Promise<T> {
+    return this.rows.tx(async (c) => {
       this.unreachable = null;
       const out = await fn(c, fx);
-      if (fx.stops.length > 0) {
-        await c.query(
-          'INSERT INTO gpufleet_job_stops (worker_id, job_id, at) SELECT w, j, $3 FROM unnest($1::text[], $2::text[]) AS s(w, j) ON CONFLICT DO NOTHING',
-          [fx.stops.map((s) => s.workerId), fx.stops.map((s) => s.jobId), this.now()],
-        );
-      }
-      if (fx.lost.size > 0) await c.query('DELETE FROM gpufleet_job_stops WHERE worker_id = ANY($1)', [[...fx.lost]]);
+      await c.addStops(fx.stops, this.now());
+      await c.dropStopsOf([...fx.lost]);
       // a final job's webhook delivery is pending from the same commit on (this replica sends it: onFinal)
-      await queueWebhooks(c, fx.finals, this.now(), this.opts.replicaId);
+      await c.queueWebhooks(fx.finals, this.now(), this.opts.replicaId);
       return out;
     });
   }
@@ -136,9 +127,9 @@ export class QueueDb {
   }
 
   /** computes each record's change with the embedded queue's table and writes them, under the rows' locks */
-  async applyRecs(c: pg.PoolClient, fx: Effects, items: RowChange[]): Promise<Job[]> {
+  async applyRecs(c: JobRowsTx, fx: Effects, items: RowChange[]): Promise<Job[]> {
     const out: Job[] = [];
-    const writes: RowWrite[] = [];
+    const writes: Omit<RowWrite, 'dueAt'>[] = [];
     for (const { row, rec } of items) {
       const after = transition(row.job, rec, this.opts.table);
       out.push(after);
@@ -151,37 +142,36 @@ export class QueueDb {
     const entering = writes.filter((w) => w.lane !== undefined);
     if (entering.length > 0) {
       // new places at the back of their lanes, in this order
-      const { rows } = await c.query<{ s: string }>(`SELECT nextval('gpufleet_job_seq')::text AS s FROM generate_series(1, $1)`, [entering.length]);
-      entering.forEach((w, i) => (w.seq = Number(rows[i]!.s)));
+      const seqs = await c.nextSeqs(entering.length);
+      entering.forEach((w, i) => (w.seq = seqs[i]!));
     }
     await this.writeRows(c, writes);
     return out;
   }
 
   /** rows written as computed (their deadlines noted first) */
-  async writeRows(c: pg.PoolClient, writes: RowWrite[]): Promise<void> {
-    for (const w of writes) this.opts.noteDue(dueAt(w.after));
-    await writeJobs(c, writes);
+  async writeRows(c: JobRowsTx, writes: readonly Omit<RowWrite, 'dueAt'>[]): Promise<void> {
+    const due = writes.map((w) => ({ ...w, dueAt: dueAt(w.after) }));
+    for (const w of due) this.opts.noteDue(w.dueAt);
+    await c.write(due);
   }
 
   /** the job unless it is unknown or gone (past its retention or ttl) */
   async find(jobId: string): Promise<Job | undefined> {
-    const { rows } = await this.query<JobRowData>(`SELECT ${JOB_COLUMNS} FROM gpufleet_jobs WHERE id = $1`, [jobId]);
-    const job = rows[0] ? fromRow(rows[0]).job : undefined;
+    const job = (await this.call((r) => r.find(jobId)))?.job;
     return job && visible(job, this.now()) ? job : undefined;
   }
 
-  async lockOne(c: pg.PoolClient, jobId: string): Promise<JobRow> {
-    const { rows } = await c.query<JobRowData>(`SELECT ${JOB_COLUMNS} FROM gpufleet_jobs WHERE id = $1 FOR UPDATE`, [jobId]);
-    const row = rows[0] ? fromRow(rows[0]) : undefined;
+  async lockOne(c: JobRowsTx, jobId: string): Promise<JobRow> {
+    const row = await c.lockOne(jobId);
     if (!row || !visible(row.job, this.now())) throw notFound(jobId);
     return row;
   }
 
-  async lockMany(c: pg.PoolClient, where: string, params: unknown[], order = 'seq'): Promise<JobRow[]> {
-    const { rows } = await c.query<JobRowData>(`SELECT ${JOB_COLUMNS} FROM gpufleet_jobs WHERE ${where} ORDER BY ${order} FOR UPDATE`, params);
+  async lockMany(c: JobRowsTx, which: RowsToLock): Promise<JobRow[]> {
+    const rows = await c.lock(which);
     const now = this.now();
-    return rows.map(fromRow).filter((r) => visible(r.job, now));
+    return rows.filter((r) => visible(r.job, now));
   }
 }
 

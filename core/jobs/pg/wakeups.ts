@@ -5,11 +5,10 @@
 // flush, which would make every enqueue and completion wait for the one before. Wake-ups of one
 // moment share one NOTIFY. A crash between the commit and the NOTIFY loses only the wake-up: callers
 // parked elsewhere find the change at their next check.
-import type pg from 'pg';
 import type { Job } from '../../../model/index.ts';
+import type { JobRows } from '../../../store/index.ts';
 import type { StreamRead } from '../job-queue.ts';
 import { decodeWakes, encodeWakes, isEmpty, type Wakes } from './effects.ts';
-import { JOB_CHANNEL, Notifier } from './notifier.ts';
 import { Parked, type Slot } from './parking.ts';
 
 export interface Taker {
@@ -32,21 +31,20 @@ export class Wakeups {
   readonly streams = new Parked<Slot<{ read: StreamRead | undefined }>>();
   /** job-stop polls, by worker */
   readonly stops = new Parked<Slot<string[]>>();
-  private readonly notifier: Notifier;
+  private listening: { close(): Promise<void> } | undefined;
   private readonly outgoing: Record<keyof Wakes, Set<string>> = {
     ready: new Set(), final: new Set(), chunk: new Set(), stop: new Set(), lost: new Set(), drop: new Set(),
   };
   private announcing = false;
   private closed = false;
 
-  constructor(private readonly pool: pg.Pool, private readonly replicaId: string) {
-    // after a lost LISTEN connection anything may have happened: everything parked checks again
-    this.notifier = new Notifier(pool, (p) => this.onNotification(p), () => this.wakeAll());
-  }
+  constructor(private readonly rows: JobRows, private readonly replicaId: string) {}
 
   /** starts listening; a failure is the caller's (the queue does not open) */
-  start(): Promise<void> {
-    return this.notifier.start();
+  async start(): Promise<void> {
+    // after a lost LISTEN connection anything may have happened: everything parked checks again
+    this.listening = await this.rows.listen((p) => this.onNotification(p), () => this.wakeAll());
+    if (this.closed) await this.listening.close();
   }
 
   /** every parked caller answers "nothing"; listening stops */
@@ -54,7 +52,7 @@ export class Wakeups {
     this.closed = true;
     for (const t of this.takers.drainAll()) t.slot.cancel();
     for (const s of [...this.finals.drainAll(), ...this.streams.drainAll(), ...this.stops.drainAll()]) s.cancel();
-    await this.notifier.close();
+    await this.listening?.close();
   }
 
   /** a change committed here: the callers parked here now, the other replicas by NOTIFY */
@@ -103,7 +101,7 @@ export class Wakeups {
         w[k] = [...this.outgoing[k]];
         this.outgoing[k].clear();
       }
-      await this.pool.query('SELECT pg_notify($1, $2)', [JOB_CHANNEL, encodeWakes(this.replicaId, w)]).catch(() => undefined);
+      await this.rows.announce(encodeWakes(this.replicaId, w)).catch(() => undefined);
     }
     this.announcing = false;
   }

@@ -11,7 +11,6 @@ import { lostRecord } from './deadlines.ts';
 import { newEffects } from './effects.ts';
 import { park, waitOpts } from './parking.ts';
 import { held, leaseLost, notFound, type QueueDb } from './queue-db.ts';
-import { appendChunk, claimJobs, finishHeldJob, renewLeases } from './statements.ts';
 import { noWakes, type Wakeups } from './wakeups.ts';
 
 export interface WorkerRules {
@@ -48,14 +47,14 @@ export class WorkerCalls {
   private async claim(endpointId: string, workerId: string, max: number): Promise<Job[] | undefined> {
     const at = this.db.now();
     this.deadlines.noteDue(at + Math.min(this.rules.leaseMs, JOB_LIMITS.executionTimeout.min)); // the soonest its deadline can be
-    const jobs = await claimJobs(this.db.q, endpointId, workerId, max, at, this.rules.leaseMs);
+    const jobs = await this.db.call((r) => r.claim(endpointId, workerId, max, at, this.rules.leaseMs));
     return jobs.length > 0 ? jobs : undefined;
   }
 
   /** taken jobs whose taker went away before it got them: back to the queue, no retry counted */
   async undeliver(jobs: Job[]): Promise<void> {
     await this.db.tx(async (c, fx) => {
-      const rows = await this.db.lockMany(c, 'id = ANY($1)', [jobs.map((j) => j.id)]);
+      const rows = await this.db.lockMany(c, { ids: jobs.map((j) => j.id) });
       const items = rows
         .filter((r) => jobs.some((j) => j.id === r.job.id && r.job.status === 'IN_PROGRESS' && r.job.workerId === j.workerId && r.job.startedAt === j.startedAt))
         .map((row) => ({ row, rec: { t: 'rq', id: row.job.id, at: this.db.now(), cause: 'undelivered' } as LogRecord }));
@@ -74,7 +73,7 @@ export class WorkerCalls {
 
   async appendStream(jobId: string, workerId: string, chunk: unknown): Promise<void> {
     await this.deadlines.begin();
-    if (await appendChunk(this.db.q, jobId, workerId, chunk, this.db.now() + this.rules.leaseMs)) {
+    if (await this.db.call((r) => r.appendChunk(jobId, workerId, chunk, this.db.now() + this.rules.leaseMs))) {
       this.wakes.committed({ ...noWakes(), chunk: [jobId] });
       return;
     }
@@ -108,7 +107,7 @@ export class WorkerCalls {
     const at = this.db.now();
     const { syncMs, asyncMs } = this.rules.retention;
     this.deadlines.noteDue(at + Math.min(syncMs, asyncMs, JOB_LIMITS.syncRetention));
-    const job = await finishHeldJob(this.db.q, jobId, workerId, result, at, this.rules.retention);
+    const job = await this.db.call((r) => r.finishHeld(jobId, workerId, result, at, this.rules.retention));
     if (!job) return undefined;
     const fx = newEffects();
     fx.finals.push(job);
@@ -121,7 +120,7 @@ export class WorkerCalls {
     await this.deadlines.begin();
     if (jobIds.length === 0) return { renewed: [], notHeld: [] };
     const now = this.db.now();
-    const ok = await renewLeases(this.db.q, workerId, jobIds, now + this.rules.leaseMs, now);
+    const ok = await this.db.call((r) => r.renewLeases(workerId, jobIds, now + this.rules.leaseMs, now));
     return { renewed: jobIds.filter((id) => ok.has(id)), notHeld: jobIds.filter((id) => !ok.has(id)) };
   }
 
@@ -130,7 +129,7 @@ export class WorkerCalls {
     return this.db.tx(async (c, fx) => {
       const now = this.db.now();
       const only = jobIds ? new Set(jobIds) : null;
-      const rows = (await this.db.lockMany(c, `worker_id = $1 AND status = 'IN_PROGRESS'`, [workerId], 'started_at, lane, seq')).filter((r) => !only || only.has(r.job.id));
+      const rows = (await this.db.lockMany(c, { runningWorker: workerId })).filter((r) => !only || only.has(r.job.id));
       // not told to stop them (as on the embedded queue): it said it has none, and the same worker may
       // take one of them again, a new attempt that a stop request left behind would end
       const items = rows.map((row) => ({ row, rec: lostRecord(row.job, reason, now, fx, false, this.rules.maxLostRetries) }));
@@ -146,8 +145,8 @@ export class WorkerCalls {
       // a poll that went away after it took them: they are put back for the next
       { ...waitOpts(opts), onLate: (ids) => this.restoreStops(workerId, ids) },
       async () => {
-        const { rows } = await this.db.query<{ job_id: string }>('DELETE FROM gpufleet_job_stops WHERE worker_id = $1 RETURNING job_id, at', [workerId]);
-        return rows.length > 0 ? rows.map((r) => r.job_id) : undefined;
+        const ids = await this.db.call((r) => r.takeStops(workerId));
+        return ids.length > 0 ? ids : undefined;
       },
       (slot) => this.wakes.stops.add(workerId, slot),
     );
@@ -155,9 +154,6 @@ export class WorkerCalls {
   }
 
   private async restoreStops(workerId: string, ids: string[]): Promise<void> {
-    await this.db.query(
-      'INSERT INTO gpufleet_job_stops (worker_id, job_id, at) SELECT $1, j, $3 FROM unnest($2::text[]) AS j ON CONFLICT DO NOTHING',
-      [workerId, ids, this.db.now()],
-    );
+    await this.db.call((r) => r.restoreStops(workerId, ids, this.db.now()));
   }
 }

@@ -9,6 +9,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { EmbeddedJobQueue, type EmbeddedJobQueueOptions, type JobQueue } from '../../../core/jobs/index.ts';
 import { PostgresJobQueue, type PostgresJobQueueOptions } from '../../../core/jobs/postgres-queue.ts';
+import { migrate, PgJobRows } from '../../../store/index.ts';
 import type { TestPostgres } from '../../harness/postgres.ts';
 import { T0 } from './queue-fixture.ts';
 
@@ -79,9 +80,12 @@ async function openPostgres(server: TestPostgres, extra: Partial<ContractOptions
   await admin.end();
   const pool = new pg.Pool({ connectionString: server.url, options: `-c search_path=${schema}`, max: 8 });
   pool.on('error', () => undefined);
+  // the queue's tables come from the store's migrations (in this schema, by the search path)
+  await migrate(pool);
+  const rows = new PgJobRows(pool);
   let t = T0;
   const opts = (more: Partial<ContractOptions>): PostgresJobQueueOptions => ({ clock: () => t, sweepIntervalMs: 0, ...extra, ...more });
-  let q = await PostgresJobQueue.open(pool, opts({}));
+  let q = await PostgresJobQueue.open(rows, opts({}));
   const fx: QueueFixture = {
     kind: 'postgres',
     q,
@@ -91,10 +95,10 @@ async function openPostgres(server: TestPostgres, extra: Partial<ContractOptions
     },
     async reopen(more = {}) {
       await q.close();
-      fx.q = q = await PostgresJobQueue.open(pool, opts(more));
+      fx.q = q = await PostgresJobQueue.open(rows, opts(more));
       return q;
     },
-    stored: async () => (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM gpufleet_jobs')).rows[0]!.n,
+    stored: async () => (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM gf_jobs')).rows[0]!.n,
     durableMark: async () => BigInt((await pool.query<{ lsn: string }>(`SELECT (pg_current_wal_flush_lsn() - '0/0'::pg_lsn)::text AS lsn`)).rows[0]!.lsn),
     async cleanup() {
       await q.close();

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { PostgresJobQueue, type PostgresJobQueueOptions } from '../../../core/jobs/postgres-queue.ts';
+import { migrate, PgJobRows } from '../../../store/index.ts';
 import { startPostgres, type TestPostgres } from '../../harness/postgres.ts';
 import { job } from './queue-fixture.ts';
 import type { Job } from '../../../model/index.ts';
@@ -33,7 +34,8 @@ afterEach(async () => {
 async function replica(url: string, opts: PostgresJobQueueOptions = {}): Promise<PostgresJobQueue> {
   const pool = new pg.Pool({ connectionString: url, max: 12, connectionTimeoutMillis: 2000 });
   pool.on('error', () => undefined);
-  const q = await PostgresJobQueue.open(pool, opts);
+  await migrate(pool);
+  const q = await PostgresJobQueue.open(new PgJobRows(pool), opts);
   opened.push({ q, pool });
   return q;
 }

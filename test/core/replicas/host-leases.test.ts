@@ -1,11 +1,10 @@
-// The reconcile leases (core/replicas/pg-host-leases.ts) against a real PostgreSQL: each replica its
+// The reconcile leases (store/pg/replicas/pg-host-leases.ts) against a real PostgreSQL: each replica its
 // own pool, as separate processes would have. A replica that stops renewing (stalled, not dead) loses
 // its hosts once the lease runs out and its create-path check (confirm) then says no; hosts are shared
 // out fairly and shed when a replica joins; racing replicas never both get one host.
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import { migrate } from '../../../store/pg/index.ts';
-import { PgHostLeases } from '../../../core/replicas/index.ts';
+import { migrate, PgHostLeases } from '../../../store/pg/index.ts';
 import { startPostgres, type TestPostgres } from '../../harness/postgres.ts';
 
 let server: TestPostgres;

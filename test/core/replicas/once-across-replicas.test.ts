@@ -128,7 +128,7 @@ async function finishOn(cp: TestControlPlane, fail = false): Promise<string> {
 }
 
 const queueOf = (cp: TestControlPlane) => cp.services.jobQueue as PostgresJobQueue;
-const pendingRow = async (id: string) => (await db.query<{ attempts: number; owner: string }>('SELECT attempts, owner FROM gpufleet_job_webhooks WHERE job_id = $1', [id])).rows[0];
+const pendingRow = async (id: string) => (await db.query<{ attempts: number; owner: string }>('SELECT attempts, owner FROM gf_job_webhooks WHERE job_id = $1', [id])).rows[0];
 
 test('a webhook is delivered once, by the replica that made the job final; the others, polling the outbox, leave it alone', async () => {
   expect(live().length).toBeGreaterThanOrEqual(3);

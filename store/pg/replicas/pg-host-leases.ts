@@ -1,10 +1,10 @@
-// Host leases in PostgreSQL (tables gf_replicas and gf_host_leases, store/pg/pg-schema.ts migration 2).
+// Host leases in PostgreSQL (tables gf_replicas and gf_host_leases, store/pg/pg-schema.ts migration 2; the port: store/base/shared-database.ts, core/replicas the rules).
 // Times are the database's clock (now()), so replicas whose clocks disagree still agree on expiry.
 // A sync is a handful of short statements on one pooled connection; each is atomic by itself, and a
 // lease changes hands only by the conditional upsert (an expired or missing row), so two replicas
 // racing for one host cannot both get it.
 import type pg from 'pg';
-import type { HostLeases, LeaseSync } from './host-leases.ts';
+import type { HostLeases, LeaseSync } from '../../base/shared-database.ts';
 import { FLEET_LEADERSHIP, giveUpLead, takeLead } from './pg-leadership.ts';
 
 export interface PgHostLeasesOptions {

@@ -1,11 +1,10 @@
-// A job as a row of gpufleet_jobs, and back. Transitions are computed by the embedded queue's own
-// JobTable (the same `apply` of the same records), so both queues change a job in exactly the same
-// way; this file only maps the result onto columns and writes it conditionally.
+// A job as a row of gf_jobs, and back. Transitions are computed by core (the embedded queue's own
+// JobTable, core/jobs/queue-rules.ts), so both queues change a job in exactly the same way; this file
+// only maps the result onto columns and writes it conditionally.
 import type pg from 'pg';
 import { GpufleetError } from '../../../model/index.ts';
 import type { Job, JobStatus } from '../../../model/index.ts';
-import { JobTable, type TableOptions } from '../job-table.ts';
-import type { LogRecord } from '../log-record.ts';
+import type { JobRow, RowWrite } from '../../base/job-rows.ts';
 
 /** the columns every read selects (json columns as text: SQL NULL and JSON `null` stay apart) */
 export const JOB_COLUMNS = `id, endpoint_id, account_id, input::text AS input, webhook, s3_config::text AS s3_config, execution_timeout, ttl, low_priority, sync,
@@ -42,15 +41,6 @@ export interface JobRowData {
   stream_read: number;
 }
 
-/** a job as read, with the row's own bookkeeping */
-export interface JobRow {
-  job: Job;
-  /** the lease token of the current (or last) attempt */
-  attempt: number;
-  streamLen: number;
-  streamRead: number;
-}
-
 const num = (v: string | null): number | undefined => (v === null ? undefined : Number(v));
 
 export function fromRow(r: JobRowData): JobRow {
@@ -84,67 +74,31 @@ export function fromRow(r: JobRowData): JobRow {
   return { job: Object.freeze(job) as unknown as Job, attempt: r.attempt, streamLen: r.stream_len, streamRead: r.stream_read };
 }
 
-/** the job unless it is gone: a result past its retention, or a queued job past its ttl */
-export function visible(job: Job, now: number): boolean {
-  return job.status === 'IN_PROGRESS' || job.expiresAt === undefined || job.expiresAt > now;
-}
-
-/** the job after `rec`, as the embedded queue's table computes it (undefined: `rec` does not apply) */
-export function transition(old: Job, rec: LogRecord, opts: TableOptions): Job {
-  const t = new JobTable(opts);
-  t.apply({ t: 'put', job: old, stream: [] });
-  return t.apply(rec) ?? old;
-}
-
-/** the job as first queued */
-export function submitted(rec: Extract<LogRecord, { t: 'enq' }>, opts: TableOptions): Job {
-  return new JobTable(opts).apply(rec)!;
-}
-
-/** when the row must next be looked at by the sweeper */
-export function dueAt(job: Job): number | null {
-  if (job.status === 'IN_PROGRESS') return Math.min(job.leaseExpiresAt ?? Number.MAX_SAFE_INTEGER, job.startedAt! + job.policy.executionTimeout);
-  return job.expiresAt ?? null;
-}
-
-/** the lane of a job entering the queue: requeued jobs first, lowPriority last */
-export function laneOf(job: Job, requeued: boolean): number {
-  return job.policy.lowPriority ? 2 : requeued ? 0 : 1;
-}
-
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 /** the parameters of the INSERT below, in its column order */
-export function insertParams(job: Job, lane: number, attempt: number): unknown[] {
+export function insertParams(job: Job, lane: number, attempt: number, dueAt: number | null): unknown[] {
   return [
     job.id, job.endpointId, job.accountId, JSON.stringify(job.input), job.webhook ?? null, job.policy.executionTimeout, job.policy.ttl,
     job.policy.lowPriority, job.sync, job.status, job.createdAt, job.queuedAt, job.startedAt ?? null, job.workerId ?? null,
-    job.leaseExpiresAt ?? null, job.delayTime ?? null, job.expiresAt ?? null, lane, attempt, dueAt(job), json(job.s3Config),
+    job.leaseExpiresAt ?? null, job.delayTime ?? null, job.expiresAt ?? null, lane, attempt, dueAt, json(job.s3Config),
   ];
 }
 
-export const INSERT_JOB = `INSERT INTO gpufleet_jobs (id, endpoint_id, account_id, input, webhook, execution_timeout, ttl, low_priority, sync,
+export const INSERT_JOB = `INSERT INTO gf_jobs (id, endpoint_id, account_id, input, webhook, execution_timeout, ttl, low_priority, sync,
   status, created_at, queued_at, started_at, worker_id, lease_expires_at, delay_time, expires_at, retries, auto_retries, lane, seq, attempt, due_at, s3_config)
-  VALUES ($1, $2, $3, $4::json, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, 0, 0, $18, nextval('gpufleet_job_seq'), $19, $20, $21::json)`;
-
-/** one row's change: the row as it was read under its lock, the job after, its new lane and seq when it entered the queue */
-export interface RowWrite {
-  before: JobRow;
-  after: Job;
-  lane?: number;
-  seq?: number;
-}
+  VALUES ($1, $2, $3, $4::json, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, 0, 0, $18, nextval('gf_job_seq'), $19, $20, $21::json)`;
 
 /**
  * Writes the changed jobs in one statement. Each update is conditional on the status and lease token
  * read (the rows are locked by the caller, so this never misses; if it ever did, the transaction is
  * refused rather than a change landing on a job that moved on).
  */
-export async function writeJobs(c: pg.ClientBase, writes: RowWrite[]): Promise<void> {
+export async function writeJobs(c: pg.ClientBase, writes: readonly RowWrite[]): Promise<void> {
   if (writes.length === 0) return;
   const col = <T>(f: (w: RowWrite) => T): T[] => writes.map(f);
   const res = await c.query(
-    `UPDATE gpufleet_jobs j SET status = v.status, queued_at = v.queued_at, started_at = v.started_at, finished_at = v.finished_at,
+    `UPDATE gf_jobs j SET status = v.status, queued_at = v.queued_at, started_at = v.started_at, finished_at = v.finished_at,
        worker_id = v.worker_id, lease_expires_at = v.lease_expires_at, delay_time = v.delay_time, execution_time = v.execution_time,
        output = v.output::json, error = v.error::json, retries = v.retries, auto_retries = v.auto_retries, expires_at = v.expires_at,
        ttl = v.ttl, lane = COALESCE(v.lane, j.lane), seq = COALESCE(v.seq, j.seq), due_at = v.due_at
@@ -159,14 +113,10 @@ export async function writeJobs(c: pg.ClientBase, writes: RowWrite[]): Promise<v
       col((w) => w.after.workerId ?? null), col((w) => w.after.leaseExpiresAt ?? null), col((w) => w.after.delayTime ?? null),
       col((w) => w.after.executionTime ?? null), col((w) => json(w.after.output)), col((w) => json(w.after.error)),
       col((w) => w.after.retries), col((w) => w.after.autoRetries), col((w) => w.after.expiresAt ?? null), col((w) => w.after.policy.ttl),
-      col((w) => w.lane ?? null), col((w) => w.seq ?? null), col((w) => dueAt(w.after)),
+      col((w) => w.lane ?? null), col((w) => w.seq ?? null), col((w) => w.dueAt),
     ],
   );
   if (res.rowCount !== writes.length) {
     throw new GpufleetError('INTERNAL', `job queue: ${writes.length - (res.rowCount ?? 0)} of ${writes.length} job updates found the job changed under its lock`);
   }
 }
-
-/** the final statuses, for SQL */
-export const FINAL_SQL = `('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT')`;
-

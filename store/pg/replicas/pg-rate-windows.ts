@@ -4,19 +4,9 @@
 // window or in none, under the row's lock, with the database's clock deciding which windows are
 // current. One round trip per request.
 import type pg from 'pg';
+import type { RateWindows, SharedWindowState } from '../../base/shared-database.ts';
 
-export interface SharedWindowState {
-  /** the database's clock, in epoch seconds */
-  now: number;
-  /** start of each window, epoch seconds */
-  starts: number[];
-  /** units used in each window after this call */
-  used: number[];
-  /** the units were counted (every window had room) */
-  taken: boolean;
-}
-
-export class PgRateWindows {
+export class PgRateWindows implements RateWindows {
   private sweptAt = 0;
 
   constructor(private readonly pool: pg.Pool) {}

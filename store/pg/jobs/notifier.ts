@@ -3,7 +3,7 @@
 // once listening again: notifications sent in between are lost, so everything parked checks again.
 import type pg from 'pg';
 
-export const JOB_CHANNEL = 'gpufleet_jobs';
+export const JOB_CHANNEL = 'gf_jobs';
 
 export class Notifier {
   /** gives the LISTEN connection back (once) */

@@ -2,7 +2,7 @@
 // refusal. A connection that failed is destroyed, not given back; a database that cannot be reached
 // is STORE_UNAVAILABLE (503) to the caller (effects.ts).
 import type pg from 'pg';
-import { isConnectionError, queueError } from './effects.ts';
+import { isConnectionError, queueError } from './queue-errors.ts';
 
 export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   let c: pg.PoolClient;

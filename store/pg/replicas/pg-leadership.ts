@@ -5,11 +5,10 @@
 // asking at once: the conditional upsert lets exactly one of them have it (the other's update waits
 // for the row, then finds it held and not expired).
 import type pg from 'pg';
+import type { Leadership } from '../../base/shared-database.ts';
 
 /** the autoscaler's leadership, renewed with the host leases (pg-host-leases.ts) */
 export const FLEET_LEADERSHIP = 'fleet';
-/** the media sweeper's, over a bucket the replicas share (core/public-models/media, asked before each sweep) */
-export const MEDIA_SWEEP_LEADERSHIP = 'media-sweep';
 
 /** renews `name` for `holder`, or takes it if it is free or has run out; true when `holder` has it now */
 export async function takeLead(db: pg.Pool | pg.ClientBase, name: string, holder: string, ttlMs: number): Promise<boolean> {
@@ -33,7 +32,7 @@ export async function giveUpLead(db: pg.Pool | pg.ClientBase, name: string, hold
  * whether this replica runs the round, renewing the row for `ttlMs`. The lifetime must outlast the
  * time between two rounds, or the lead passes to whichever replica asks next.
  */
-export class PgLeadership {
+export class PgLeadership implements Leadership {
   constructor(
     private readonly pool: pg.Pool,
     readonly replicaId: string,
