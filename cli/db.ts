@@ -36,14 +36,9 @@ export function dbCommand(): Command {
     .option('--json', 'print JSON')
     .action(
       reported(async (o: DbOptions) => {
-        const [{ default: pg }, { migrate }] = await Promise.all([import('pg'), import('../store/index.ts')]);
-        const pool = new pg.Pool({ connectionString: urlOf(o), max: 1 });
-        try {
-          const r = await migrate(pool);
-          console.log(o.json ? JSON.stringify(r) : r.applied.length > 0 ? `applied ${r.applied.join(', ')}; schema version ${r.version}` : `up to date (schema version ${r.version})`);
-        } finally {
-          await pool.end();
-        }
+        const { migrateDatabase } = await import('../store/index.ts');
+        const r = await migrateDatabase(urlOf(o));
+        console.log(o.json ? JSON.stringify(r) : r.applied.length > 0 ? `applied ${r.applied.join(', ')}; schema version ${r.version}` : `up to date (schema version ${r.version})`);
       }),
     );
   db.command('import')

@@ -1,6 +1,7 @@
 // The PostgreSQL store (docs/postgres.md): what store/index.ts exports of it.
 export { PgStore, type PgStoreOptions } from './pg-store.ts';
-export { migrate, pendingMigrations, MIGRATIONS, type MigrateResult } from './pg-schema.ts';
+export { migrate, migrateDatabase, pendingMigrations, MIGRATIONS, type MigrateResult } from './pg-schema.ts';
+export type { AfterStatement } from './migration.ts';
 export { importDataDir, type ImportCount, type ImportOptions } from './pg-import.ts';
 export type { HostLoadRule } from './host-capacity.ts';
 export { cannotWrite, describeDatabaseError, isServerShort } from './pg-errors.ts';

@@ -4,7 +4,7 @@
 // COLLECTION_NAMES and INDEXED_FIELDS so a collection added to the model needs no migration of its
 // own. Everything runs under one session-level advisory lock, so replicas starting together apply
 // each step once. Nothing else in gpufleet makes tables.
-import type pg from 'pg';
+import pg from 'pg';
 import { COLLECTION_NAMES, INDEXED_FIELDS, GpufleetError } from '../../model/index.ts';
 import { JOB_TABLES_MIGRATION } from './job-tables-migration.ts';
 import type { AfterStatement, Migration } from './migration.ts';
@@ -182,6 +182,16 @@ export async function migrate(pool: pg.Pool, opts: { afterStatement?: AfterState
     }
   } finally {
     client.release();
+  }
+}
+
+/** `gpufleet db migrate`: migrates the database at `url` on a connection of its own. */
+export async function migrateDatabase(url: string, opts: { afterStatement?: AfterStatement } = {}): Promise<MigrateResult> {
+  const pool = new pg.Pool({ connectionString: url, max: 1, application_name: 'gpufleet db migrate' });
+  try {
+    return await migrate(pool, opts);
+  } finally {
+    await pool.end();
   }
 }
 

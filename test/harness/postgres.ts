@@ -35,6 +35,16 @@ function binDir(): string {
   return join(root, newest, 'bin');
 }
 
+/** pg_dump of the database at `url` into `file`: plain SQL, no owners or grants (the fixtures of test/fixtures/upgrade) */
+export async function dumpDatabase(url: string, file: string): Promise<void> {
+  await run(join(binDir(), 'pg_dump'), ['--no-owner', '--no-privileges', '--format=plain', '--file', file, url]);
+}
+
+/** runs a plain SQL dump (dumpDatabase's) into the database at `url`, stopping at its first error */
+export async function restoreDatabase(url: string, file: string): Promise<void> {
+  await run(join(binDir(), 'psql'), ['--quiet', '--no-psqlrc', '-v', 'ON_ERROR_STOP=1', '--file', file, url], { maxBuffer: 16 << 20 });
+}
+
 const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
 /** runs a server binary as the cluster's owner (`postgres` when we are root) */
