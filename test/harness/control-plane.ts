@@ -107,10 +107,14 @@ export interface SpawnedControlPlane {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** `node bin/gpufleet.js serve` as a child process, ready once it answers /healthz. */
-export async function spawnControlPlane(opts: { dataDir: string; port: number; env?: Record<string, string> }): Promise<SpawnedControlPlane> {
-  const proc = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/gpufleet.js'), 'serve'], {
-    cwd: REPO_ROOT,
+/**
+ * `node bin/gpufleet.js serve` as a child process, ready once it answers /healthz; `root`: another
+ * checkout's (an older version, test/harness/older-checkout.ts), default this one.
+ */
+export async function spawnControlPlane(opts: { dataDir: string; port: number; env?: Record<string, string>; root?: string }): Promise<SpawnedControlPlane> {
+  const root = opts.root ?? REPO_ROOT;
+  const proc = spawn(process.execPath, [path.join(root, 'bin/gpufleet.js'), 'serve'], {
+    cwd: root,
     env: {
       ...process.env,
       PORT: String(opts.port),

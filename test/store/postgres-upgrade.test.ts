@@ -13,31 +13,14 @@
 // The fixture's times are moved forward by the time since it was made (its jobs' ttl, leases and
 // retention count from when it was written, as if the upgrade happened right after the stop).
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { migrateDatabase, MIGRATIONS } from '../../store/index.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { restoreDatabase, startPostgres, type TestPostgres } from '../harness/postgres.ts';
+import { startPostgres, type TestPostgres } from '../harness/postgres.ts';
 import { waitFor } from '../harness/wait-for.ts';
-
-const FIXTURE = path.resolve(import.meta.dirname, '../fixtures/upgrade/postgres-87b9f54');
-const manifest = JSON.parse(readFileSync(`${FIXTURE}.json`, 'utf8')) as {
-  madeAt: number;
-  secretKey: string;
-  user: { accountId: string; key: string };
-  templateId: string;
-  podId: string;
-  endpointId: string;
-  worker: string;
-  webhookPort: number;
-  jobs: Record<'running' | 'hooked' | 'cancelled' | 'queued' | 'queuedLow', string>;
-  statuses: Record<string, string>;
-};
-const OLD_TABLES = ['gpufleet_jobs', 'gpufleet_job_chunks', 'gpufleet_job_stops', 'gpufleet_job_webhooks', 'gpufleet_job_replicas'];
-const newName = (t: string) => t.replace(/^gpufleet_/, 'gf_');
+import { manifest, newName, OLD_TABLES, one, restoredFixture, rowsOf } from './postgres-upgrade-fixture.ts';
 
 let server: TestPostgres;
 beforeAll(async () => {
@@ -45,52 +28,8 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.stop());
 
-/** a fresh database holding the fixture, its times moved to now */
-async function restored(): Promise<string> {
-  const url = await server.createDatabase();
-  await restoreDatabase(url, `${FIXTURE}.sql`);
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    const d = Date.now() - manifest.madeAt;
-    await c.query(
-      `UPDATE gpufleet_jobs SET created_at = created_at + $1, queued_at = queued_at + $1, started_at = started_at + $1, finished_at = finished_at + $1,
-         lease_expires_at = lease_expires_at + $1, expires_at = expires_at + $1, due_at = due_at + $1`,
-      [d],
-    );
-    await c.query('UPDATE gpufleet_job_webhooks SET next_at = next_at + $1', [d]);
-    await c.query('UPDATE gpufleet_job_stops SET at = at + $1', [d]);
-  } finally {
-    await c.end();
-  }
-  return url;
-}
-
-/** every row of each table, as JSON, in the order of its text */
-async function rowsOf(url: string, tables: string[]): Promise<Record<string, unknown[]>> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    const out: Record<string, unknown[]> = {};
-    for (const t of tables) out[t] = (await c.query(`SELECT row_to_json(t) AS r FROM ${t} t ORDER BY row_to_json(t)::text`)).rows.map((r) => r.r);
-    return out;
-  } finally {
-    await c.end();
-  }
-}
-
-async function one<T>(url: string, sql: string): Promise<T | undefined> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query(sql)).rows[0] as T | undefined;
-  } finally {
-    await c.end();
-  }
-}
-
 test('the fixture holds what 87b9f54 wrote: five jobs in four statuses, a chunk, a job-stop request, a pending webhook delivery', async () => {
-  const url = await restored();
+  const url = await restoredFixture(server);
   const rows = await rowsOf(url, OLD_TABLES);
   expect(rows.gpufleet_jobs).toHaveLength(5);
   expect(Object.values(manifest.statuses).sort()).toEqual(['CANCELLED', 'COMPLETED', 'IN_PROGRESS', 'IN_QUEUE', 'IN_QUEUE']);
@@ -101,7 +40,7 @@ test('the fixture holds what 87b9f54 wrote: five jobs in four statuses, a chunk,
 });
 
 test('the new control plane started on a database of 87b9f54 migrates it and answers every pod, key, endpoint, job and webhook delivery', async () => {
-  const url = await restored();
+  const url = await restoredFixture(server);
   const hits: { path: string; body: any }[] = [];
   const receiver = http.createServer((req, res) => {
     let data = '';
@@ -166,7 +105,7 @@ test('the new control plane started on a database of 87b9f54 migrates it and ans
 });
 
 test('gpufleet db migrate SIGKILLed inside migration 4 leaves the database as it was; the rerun completes with every row', async () => {
-  const url = await restored();
+  const url = await restoredFixture(server);
   const before = await rowsOf(url, OLD_TABLES);
   const m4 = MIGRATIONS.find((m) => m.version === 4)!;
   // the moment: the tables and the sequence renamed, the indexes not yet
