@@ -188,7 +188,7 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   accountLimitRoutes(app, services.limits);
   publicEndpointRoutes(app, services.publicEndpoints);
   mediaRoutes(app, services.media);
-  serverlessV2Routes(app, services.endpoints, services.workers, services.config.lbDomain);
+  serverlessV2Routes(app, services.endpoints, services.workers, services.endpointHistory, services.config.lbDomain);
   workerLogRoutes(app, services.podLogs);
   await jobInterface(app, services);
   await app.register(graphqlPlugin, { services });

@@ -20,10 +20,60 @@ export interface WorkerView {
   [field: string]: unknown;
 }
 
-/** `/v2/serverless`: list, get, create, update, delete, and each endpoint's workers and their logs */
+/** percentiles in milliseconds of what happened within a bucket; null when nothing did */
+export interface MetricsPercentiles {
+  count: number;
+  p50: number | null;
+  p90: number | null;
+  p99: number | null;
+}
+
+/** one step of GET /v2/serverless/{id}/metrics (docs/serverless.md, "Metrics over time") */
+export interface EndpointMetricsBucket {
+  /** RFC 3339; the bucket is [start, start + step) */
+  start: string;
+  /** workers by state at the bucket's end; null before the control plane began recording */
+  workers: { idle: number; running: number; initializing: number; throttled: number; unhealthy: number } | null;
+  /** the queue at the bucket's end and the most jobs waiting at a sample within it; null before recording began */
+  queue: { inQueue: number; inProgress: number; maxInQueue: number } | null;
+  /** jobs that reached a final status within the bucket */
+  jobs: { completed: number; failed: number; cancelled: number; timedOut: number };
+  /** from queueing to the take, of jobs taken within the bucket */
+  delayMs: MetricsPercentiles;
+  /** from the take to the final status, of jobs finished within the bucket */
+  executionMs: MetricsPercentiles;
+  /** from a worker's creation to its first contact, of workers ready within the bucket */
+  coldStartMs: MetricsPercentiles;
+}
+
+export interface EndpointMetrics {
+  endpointId: string;
+  from: string;
+  to: string;
+  /** seconds */
+  step: number;
+  buckets: EndpointMetricsBucket[];
+}
+
+/** the window: times as Date, RFC 3339 or Unix seconds; step as seconds or a duration ("60s", "5m") */
+export interface EndpointMetricsQuery {
+  from?: Date | string | number;
+  to?: Date | string | number;
+  step?: string | number;
+}
+
+const metricsTime = (t: Date | string | number | undefined): string | undefined => (t instanceof Date ? t.toISOString() : t === undefined ? undefined : String(t));
+
+/** `/v2/serverless`: list, get, create, update, delete, and each endpoint's workers, logs and metrics */
 export class EndpointsApi extends ResourceApi<EndpointView> {
   constructor(client: ApiClient) {
     super(client, '/v2/serverless', 'endpoints');
+  }
+
+  /** workers by state, queue depth, delay, execution time and cold starts over time (default: the last hour in minutes) */
+  metrics(id: string, query: EndpointMetricsQuery = {}): Promise<EndpointMetrics> {
+    const q = queryString({ from: metricsTime(query.from), to: metricsTime(query.to), step: query.step === undefined ? undefined : String(query.step) });
+    return this.client.get<EndpointMetrics>(this.one(id, `/metrics${q}`));
   }
 
   async workers(id: string): Promise<WorkerView[]> {

@@ -108,7 +108,7 @@ export {
 export { type HostLeases } from './replicas/index.ts';
 export { StackLockService } from './stacks/index.ts';
 export { NetworkVolumeService, toNetworkVolumeView } from './volumes/index.ts';
-export { Autoscaler, inService, type RelayConnectionHandler, WorkerRelayDoor, WorkerService } from './workers/index.ts';
+export { Autoscaler, EndpointHistory, inService, parseMetricsWindow, type MetricsBucket, type RelayConnectionHandler, WorkerRelayDoor, WorkerService } from './workers/index.ts';
 export {
   AccountSshKeys,
   checkPubKey,

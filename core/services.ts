@@ -29,7 +29,7 @@ import { JobService } from './jobs/index.ts';
 import { WorkerPorts } from './jobs/index.ts';
 import { WorkerProtocol } from './jobs/index.ts';
 import { Telemetry } from './observability/index.ts';
-import { registerServerlessMetrics } from './workers/index.ts';
+import { EndpointHistory, registerServerlessMetrics } from './workers/index.ts';
 import { queueReadiness, Readiness, storeReadiness } from './readiness.ts';
 import { EventLog } from './observability/index.ts';
 import { FileEventArchive } from './observability/index.ts';
@@ -88,6 +88,8 @@ export interface Services {
   telemetry: Telemetry;
   /** what GET /readyz checks: the store, and the provisioner where it runs in this process */
   readiness: Readiness;
+  /** serverless endpoints' metrics over time, in this process's memory (GET /v2/serverless/{id}/metrics) */
+  endpointHistory: EndpointHistory;
   /** status changes of pods, hosts and workers (docs/events.md) */
   events: EventService;
   /** GET /v2/pods/{id}/logs; the provisioner gives it the container log source */
@@ -189,6 +191,8 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   });
   const publicEndpoints = new PublicEndpointCatalog(s);
   const publicOutputs = new PublicEndpointOutputs(publicEndpoints, media);
+  // the origin is read when a container is built: by then the server knows the port it listens on
+  const workers = new WorkerService({ store: s, placer, secretBox, origin: () => workerOrigin(services.config), relayProblem: (hostId) => services.workerRelay.problem(hostId), queue: jobQueue, admission });
   const services: Services = {
     config,
     store: s,
@@ -208,8 +212,8 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     endpoints: new EndpointService(s, templates),
     billing: new BillingService(s),
     stackLocks: new StackLockService(s),
-    // the origin is read when a container is built: by then the server knows the port it listens on
-    workers: new WorkerService({ store: s, placer, secretBox, origin: () => workerOrigin(services.config), relayProblem: (hostId) => services.workerRelay.problem(hostId), queue: jobQueue, admission }),
+    workers,
+    endpointHistory: new EndpointHistory({ endpointIds: async () => (await s.list('endpoints')).map((e) => e.id), queue: jobQueue, workers }),
     jobQueue,
     workerRelay: new WorkerRelayDoor(),
     jobs: new JobService(jobQueue, s, credits, workerPorts, { webhookAllowPrivate: config.webhookAllowPrivate ?? false, secretBox }),
@@ -254,6 +258,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   services.publicCharges.start();
   workerPorts.register(services.workers);
   registerServerlessMetrics(telemetry.registry, { store: s, queue: jobQueue, workers: services.workers });
+  services.endpointHistory.start();
   // deleting an endpoint cancels its queued and running jobs, then drops their history (spec 4.3)
   services.endpoints.onDeleted(async (e) => {
     await jobQueue.deleteEndpoint(e.id);
@@ -264,6 +269,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
 
 /** Stops what the services run beside the store (webhook retries, the job queue); the caller closes the store. */
 export async function closeServices(services: Services): Promise<void> {
+  services.endpointHistory.stop();
   await services.spendGuard.stop();
   await services.publicCharges.close();
   await services.media.close();

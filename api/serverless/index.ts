@@ -3,8 +3,9 @@
 // (`{"endpoints": []}`), create answers 201, delete 204 (and cancels the endpoint's jobs).
 // `GET /v2/serverless/{id}/workers` lists the endpoint's workers (core/workers/worker-service.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { endpointV2CreateSchema, endpointV2UpdateSchema, GpufleetError } from '../../model/index.ts';
+import { endpointMetricsQuerySchema, endpointMetricsSchema, endpointV2CreateSchema, endpointV2UpdateSchema, GpufleetError } from '../../model/index.ts';
 import { createEndpointV2, endpointV2Containers, toEndpointV2View, updateEndpointV2, type EndpointService, type WorkerService } from '../../core/index.ts';
+import { parseMetricsWindow, type EndpointHistory } from '../../core/index.ts';
 import type { EndpointRecord } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { docSchema, errorResponses, idParams } from '../rest/route-schema.ts';
@@ -22,7 +23,7 @@ function noQuery(r: FastifyRequest): void {
   if (keys.length) throw new GpufleetError('VALIDATION_FAILED', `Unknown query parameter(s): ${keys.join(', ')}`, { errors: keys.map((k) => `$.${k}: unknown query parameter`) });
 }
 
-export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointService, workers: WorkerService, lbDomain?: string): void {
+export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointService, workers: WorkerService, history: EndpointHistory, lbDomain?: string): void {
   /** the v2 Endpoint with its template's container fields */
   const view = async (p: Principal, e: EndpointRecord, origin: string) =>
     toEndpointV2View(e, origin, lbDomain, (await endpointV2Containers(endpoints, p, [e])).get(e.id));
@@ -77,6 +78,31 @@ export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointServ
     async (request) => {
       noQuery(request);
       return { workers: await workers.list(principalOf(request), idOf(request)) };
+    },
+  );
+
+  app.get(
+    '/v2/serverless/:id/metrics',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags,
+        summary: "A serverless endpoint's metrics over time: workers by state, queue depth, delay, execution time and cold start percentiles per step",
+        params: idParams,
+        querystring: endpointMetricsQuerySchema,
+        response: { 200: endpointMetricsSchema, ...errorResponses(401, 404, 422, 429) },
+      },
+    },
+    async (request) => {
+      const e = await endpoints.get(principalOf(request), idOf(request));
+      const w = parseMetricsWindow((request.query ?? {}) as Record<string, unknown>, Date.now());
+      return {
+        endpointId: e.id,
+        from: new Date(w.from).toISOString(),
+        to: new Date(w.to).toISOString(),
+        step: w.step / 1000,
+        buckets: history.query(e.id, w.from, w.to, w.step),
+      };
     },
   );
 }

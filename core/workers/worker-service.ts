@@ -70,6 +70,7 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
   private readonly throttled = new Map<string, { count: number; reason: string }>();
   private readonly readyWrites = new Map<string, Promise<void>>();
   private readonly kickListeners = new Set<(endpointId: string) => void>();
+  private readonly readyListeners = new Set<(endpointId: string, coldStartMs: number) => void>();
   private readonly listing: WorkerListing;
 
   constructor(
@@ -350,11 +351,22 @@ export class WorkerService implements WorkerDirectory, WorkerCountsSource {
           const pod = await tx.get('pods', workerId);
           if (!pod || !isWorker(pod) || pod.worker.readyAt !== null || !inService(pod)) return;
           tx.put('pods', { ...pod, worker: { ...pod.worker, readyAt: iso } });
+          return pod;
+        })
+        // told once, by the replica whose write made the worker ready: from its record to its first contact
+        .then((pod) => {
+          if (pod) for (const l of this.readyListeners) l(pod.endpointId, Math.max(0, Date.parse(iso) - Date.parse(pod.createdAt)));
         })
         .finally(() => this.readyWrites.delete(workerId));
       this.readyWrites.set(workerId, p);
     }
     await p;
+  }
+
+  /** Each worker that becomes ready (its first job-take or ping), with its cold start; returns the unsubscribe. */
+  onReady(listener: (endpointId: string, coldStartMs: number) => void): () => void {
+    this.readyListeners.add(listener);
+    return () => this.readyListeners.delete(listener);
   }
 
   private iso(): string {

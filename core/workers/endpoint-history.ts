@@ -1,0 +1,206 @@
+// Serverless endpoints' metrics over time (GET /v2/serverless/{id}/metrics; docs/serverless.md,
+// "Metrics over time"). What happens is recorded in 10-second slots per endpoint and kept 24 hours, in
+// this process's memory: jobs finished by status, each job's delay (in the slot it was taken) and
+// execution time (in the slot it finished), from the queue's onFinal; each worker's cold start (from
+// its record to its first contact), from WorkerService.onReady; and, sampled every 10 s, workers by
+// state and the queue's depth (kept only when they change, and carried forward). A query sums the
+// slots into buckets of its step.
+import type { FinalStatus, Job } from '../../model/index.ts';
+import type { JobQueue, WorkerCountsSource, WorkerStateCounts } from '../jobs/index.ts';
+import { LogHistogram } from './log-histogram.ts';
+
+export const HISTORY_SLOT_MS = 10_000;
+export const HISTORY_RETENTION_MS = 24 * 3600_000;
+
+interface Slot {
+  jobs: Record<FinalStatus, number>;
+  delay: LogHistogram;
+  execution: LogHistogram;
+  coldStart: LogHistogram;
+}
+
+export interface WorkerGauges {
+  idle: number;
+  running: number;
+  initializing: number;
+  throttled: number;
+  unhealthy: number;
+}
+
+interface GaugeSample {
+  at: number;
+  workers: WorkerGauges;
+  inQueue: number;
+  inProgress: number;
+}
+
+export interface Percentiles {
+  count: number;
+  p50: number | null;
+  p90: number | null;
+  p99: number | null;
+}
+
+export interface MetricsBucket {
+  /** RFC 3339: the bucket is [start, start + step) */
+  start: string;
+  /** workers by state at the bucket's end (the last sample before it); null before recording began */
+  workers: WorkerGauges | null;
+  /** the queue at the bucket's end, and the most jobs waiting at any sample within it; null before recording began */
+  queue: { inQueue: number; inProgress: number; maxInQueue: number } | null;
+  /** jobs that reached a final status within the bucket */
+  jobs: { completed: number; failed: number; cancelled: number; timedOut: number };
+  /** ms from queueing to the take, of jobs taken within the bucket */
+  delayMs: Percentiles;
+  /** ms from the take to the final status, of jobs finished within the bucket */
+  executionMs: Percentiles;
+  /** ms from a worker's record to its first contact, of workers ready within the bucket */
+  coldStartMs: Percentiles;
+}
+
+export interface HistoryDeps {
+  endpointIds(): Promise<string[]>;
+  queue: Pick<JobQueue, 'counts' | 'onFinal'>;
+  workers: WorkerCountsSource & { onReady(listener: (endpointId: string, coldStartMs: number) => void): () => void };
+  clock?: () => number;
+  /** between samples of workers and queue depth; default HISTORY_SLOT_MS */
+  sampleEveryMs?: number;
+}
+
+const slotOf = (t: number): number => Math.floor(t / HISTORY_SLOT_MS) * HISTORY_SLOT_MS;
+
+export class EndpointHistory {
+  private readonly slots = new Map<string, Map<number, Slot>>();
+  private readonly samples = new Map<string, GaugeSample[]>();
+  private readonly clock: () => number;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly unsubscribe: (() => void)[] = [];
+
+  constructor(private readonly deps: HistoryDeps) {
+    this.clock = deps.clock ?? Date.now;
+  }
+
+  start(): void {
+    this.unsubscribe.push(this.deps.queue.onFinal((job) => this.recordJob(job)));
+    this.unsubscribe.push(this.deps.workers.onReady((endpointId, ms) => this.slot(endpointId, this.clock()).coldStart.add(ms)));
+    const tick = (): void => {
+      this.sample().catch(() => undefined); // a store that cannot be read now: the next sample tries again
+      this.timer = setTimeout(tick, this.deps.sampleEveryMs ?? HISTORY_SLOT_MS);
+      this.timer.unref();
+    };
+    tick();
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    for (const u of this.unsubscribe.splice(0)) u();
+  }
+
+  recordJob(job: Job): void {
+    const finished = job.finishedAt ?? this.clock();
+    const s = this.slot(job.endpointId, finished);
+    s.jobs[job.status as FinalStatus] = (s.jobs[job.status as FinalStatus] ?? 0) + 1;
+    if (job.executionTime !== undefined) s.execution.add(job.executionTime);
+    if (job.delayTime !== undefined) this.slot(job.endpointId, job.startedAt ?? finished).delay.add(job.delayTime);
+  }
+
+  /** Samples every endpoint's workers and queue; forgets endpoints that are gone and what is past retention. */
+  async sample(): Promise<void> {
+    const now = this.clock();
+    const ids = new Set(await this.deps.endpointIds());
+    for (const id of [...this.slots.keys(), ...this.samples.keys()]) if (!ids.has(id)) this.forget(id);
+    for (const id of ids) {
+      const [w, q] = await Promise.all([this.deps.workers.counts(id), this.deps.queue.counts(id)]);
+      this.addSample(id, { at: now, workers: gauges(w), inQueue: q.inQueue, inProgress: q.inProgress });
+    }
+    this.prune(now);
+  }
+
+  forget(endpointId: string): void {
+    this.slots.delete(endpointId);
+    this.samples.delete(endpointId);
+  }
+
+  /** The buckets [from, to) of `step` ms (all three multiples of HISTORY_SLOT_MS). */
+  query(endpointId: string, from: number, to: number, step: number): MetricsBucket[] {
+    const slots = this.slots.get(endpointId);
+    const samples = this.samples.get(endpointId) ?? [];
+    const out: MetricsBucket[] = [];
+    let k = 0; // samples before the current bucket's end
+    for (let start = from; start < to; start += step) {
+      const end = Math.min(start + step, to);
+      const acc = { jobs: emptyJobs(), delay: new LogHistogram(), execution: new LogHistogram(), coldStart: new LogHistogram() };
+      for (let t = start; t < end; t += HISTORY_SLOT_MS) {
+        const s = slots?.get(t);
+        if (!s) continue;
+        for (const st of Object.keys(s.jobs) as FinalStatus[]) acc.jobs[st] += s.jobs[st];
+        acc.delay.merge(s.delay);
+        acc.execution.merge(s.execution);
+        acc.coldStart.merge(s.coldStart);
+      }
+      let maxInQueue = 0;
+      const firstInBucket = k;
+      while (k < samples.length && samples[k]!.at < end) maxInQueue = Math.max(maxInQueue, samples[k++]!.inQueue);
+      const last = k > 0 ? samples[k - 1]! : null;
+      // the value carried into the bucket counts toward its maximum too
+      if (last && firstInBucket > 0) maxInQueue = Math.max(maxInQueue, samples[firstInBucket - 1]!.inQueue);
+      out.push({
+        start: new Date(start).toISOString(),
+        workers: last ? { ...last.workers } : null,
+        queue: last ? { inQueue: last.inQueue, inProgress: last.inProgress, maxInQueue } : null,
+        jobs: { completed: acc.jobs.COMPLETED, failed: acc.jobs.FAILED, cancelled: acc.jobs.CANCELLED, timedOut: acc.jobs.TIMED_OUT },
+        delayMs: percentiles(acc.delay),
+        executionMs: percentiles(acc.execution),
+        coldStartMs: percentiles(acc.coldStart),
+      });
+    }
+    return out;
+  }
+
+  private slot(endpointId: string, t: number): Slot {
+    let m = this.slots.get(endpointId);
+    if (!m) this.slots.set(endpointId, (m = new Map()));
+    const at = slotOf(t);
+    let s = m.get(at);
+    if (!s) m.set(at, (s = { jobs: emptyJobs(), delay: new LogHistogram(), execution: new LogHistogram(), coldStart: new LogHistogram() }));
+    return s;
+  }
+
+  /** kept when it differs from the last one (a quiet endpoint costs one sample a day) */
+  private addSample(endpointId: string, s: GaugeSample): void {
+    let list = this.samples.get(endpointId);
+    if (!list) this.samples.set(endpointId, (list = []));
+    const last = list.at(-1);
+    if (last && sameGauges(last, s)) return;
+    list.push(s);
+  }
+
+  private prune(now: number): void {
+    const cutoff = now - HISTORY_RETENTION_MS;
+    for (const m of this.slots.values()) for (const at of m.keys()) if (at < cutoff) m.delete(at);
+    for (const list of this.samples.values()) {
+      // the last sample before the cutoff stays: it is the value carried into the oldest bucket
+      let drop = 0;
+      while (drop + 1 < list.length && list[drop + 1]!.at <= cutoff) drop++;
+      if (drop > 0) list.splice(0, drop);
+    }
+  }
+}
+
+const emptyJobs = (): Record<FinalStatus, number> => ({ COMPLETED: 0, FAILED: 0, CANCELLED: 0, TIMED_OUT: 0 });
+
+const gauges = (c: WorkerStateCounts): WorkerGauges => ({ idle: c.idle, running: c.running, initializing: c.initializing, throttled: c.throttled, unhealthy: c.unhealthy });
+
+function sameGauges(a: GaugeSample, b: GaugeSample): boolean {
+  return (
+    a.inQueue === b.inQueue &&
+    a.inProgress === b.inProgress &&
+    (Object.keys(a.workers) as (keyof WorkerGauges)[]).every((k) => a.workers[k] === b.workers[k])
+  );
+}
+
+function percentiles(h: LogHistogram): Percentiles {
+  const r = (v: number | null): number | null => (v === null ? null : Math.round(v));
+  return { count: h.count, p50: r(h.quantile(0.5)), p90: r(h.quantile(0.9)), p99: r(h.quantile(0.99)) };
+}
