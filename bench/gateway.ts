@@ -27,7 +27,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { forward } from '../gateway/index.ts';
 import { startLocalLbWorld, type LocalLbWorld } from '../test/harness/lb-local.ts';
-import { startTestHost, type TestHost } from '../test/harness/test-host.ts';
+import { startTestHost, type TestHost } from '../testing/index.ts';
 import { waitFor } from '../test/harness/wait-for.ts';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /** the layers dist/ is built from (tsconfig.build.json); a folder that is not there (a package without its sources) is skipped */
-export const SOURCE_DIRS = ['model', 'store', 'fleet', 'core', 'api', 'provisioner', 'gateway', 'client', 'provider', 'worker', 'cli'];
+export const SOURCE_DIRS = ['model', 'store', 'fleet', 'core', 'api', 'provisioner', 'gateway', 'client', 'provider', 'worker', 'cli', 'testing'];
 
 /**
  * dist/'s stamp, written by bin/build.js when tsc succeeded: its mtime is the moment the build started,

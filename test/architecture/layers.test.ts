@@ -1,6 +1,6 @@
 // The layers, lowest first: model → store → fleet → core → api | provisioner | gateway, and
-// model → client → provider; cli on top; bench/ and test/harness/ (which drive the product from
-// outside) and models/ (the public model images, on worker/) beside it. This test reads every source
+// model → client → provider; cli on top; testing/ (gpufleet/testing) over the server's layers;
+// bench/ and test/harness/ (which drive the product from outside, test/harness/ on testing/) and models/ (the public model images, on worker/) beside it. This test reads every source
 // file's imports (`import type` and re-exports included) and fails on an import that runs against that
 // order, on an import of another layer's internals (other layers go through its index.ts), on any
 // cycle, and on a knot between the folders of one layer: inside a layer the sub-folders (its loose root
@@ -24,8 +24,9 @@ const BELOW: Record<string, string[]> = {
   worker: [],
   cli: ['model', 'store', 'fleet', 'core', 'api', 'provisioner', 'gateway', 'client', 'provider', 'worker'],
   models: ['worker'],
-  'test/harness': ['model', 'store', 'fleet', 'core', 'api', 'provisioner', 'gateway', 'client', 'provider', 'worker', 'cli'],
-  bench: ['model', 'store', 'fleet', 'core', 'api', 'provisioner', 'gateway', 'client', 'provider', 'worker', 'cli', 'test/harness'],
+  testing: ['model', 'store', 'fleet', 'core', 'api', 'provisioner', 'gateway', 'client', 'worker'],
+  'test/harness': ['model', 'store', 'fleet', 'core', 'api', 'provisioner', 'gateway', 'client', 'provider', 'worker', 'cli', 'testing'],
+  bench: ['model', 'store', 'fleet', 'core', 'api', 'provisioner', 'gateway', 'client', 'provider', 'worker', 'cli', 'testing', 'test/harness'],
 };
 const LAYERS = Object.keys(BELOW);
 
@@ -119,7 +120,7 @@ describe('layers', () => {
 
   it('reads the layers it is meant to check', () => {
     // a walker that finds nothing would pass everything above
-    for (const layer of ['model', 'store', 'fleet', 'core', 'api', 'provisioner', 'gateway', 'client', 'provider', 'cli', 'bench', 'models', 'test/harness'])
+    for (const layer of ['model', 'store', 'fleet', 'core', 'api', 'provisioner', 'gateway', 'client', 'provider', 'cli', 'testing', 'bench', 'models', 'test/harness'])
       expect(files.some((f) => layerOf(f) === layer), layer).toBe(true);
   });
 });

@@ -12,10 +12,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { provisioner } from '../../provisioner/index.ts';
 import { vtepMac } from '../../provisioner/overlay/overlay-plan.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { enrolTestHost } from '../harness/host-world.ts';
+import { enrolTestHost, FIXTURE_GPUS, TEST_IMAGE } from '../../testing/index.ts';
 import { startNetnsFleet, type FleetHost, type NetnsFleet } from '../harness/netns-fleet.ts';
-import { FIXTURE_GPUS } from '../harness/nvidia-smi-fixture.ts';
-import { TEST_IMAGE } from '../harness/test-image.ts';
 import { waitFor } from '../harness/wait-for.ts';
 import { OverlayWorld, removeAccountNamespaces, PROBE, PYTHON, UDP_PORT, type WorldPod } from './overlay-world.ts';
 

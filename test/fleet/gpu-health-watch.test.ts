@@ -1,5 +1,5 @@
 // Seeing a failing GPU (docs/gpu-health.md) on real sshd test hosts whose journalctl/dmesg and
-// nvidia-smi are fixtures a test writes to (test/harness/gpu-fixtures.ts), with the provisioner's
+// nvidia-smi are fixtures a test writes to (testing/gpu-fixtures.ts), with the provisioner's
 // watcher following them over one SSH session per host: an Xid 79 line makes that GPU FAILURE within
 // 10 s (and the view, the condition, the events, the metrics gauge, the signal say so); an Xid 13 line
 // changes nothing; an uncorrected ECC counter that rises makes its GPU FAILURE; a GPU nvidia-smi no

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { provisioner } from '../../provisioner/index.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { disposeHostWorld, enrolTestHost, ensureTestImage, startTestHost, type TestHost } from '../harness/index.ts';
-import { runDocker } from '../harness/docker.ts';
+import { runDocker } from '../../testing/index.ts';
 import { waitFor } from '../harness/wait-for.ts';
 
 let cp: TestControlPlane;

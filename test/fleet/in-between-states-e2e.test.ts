@@ -14,7 +14,7 @@ import { Pod } from '../../provider/index.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { disposeHostWorld, dockerInspect, enrolTestHost, ensureTestImage, startTestHost, type TestHost } from '../harness/index.ts';
-import { runDocker } from '../harness/docker.ts';
+import { runDocker } from '../../testing/index.ts';
 import { waitFor } from '../harness/wait-for.ts';
 import { synthStack } from '../provider/helpers.ts';
 import type { PodCondition as Condition } from '../../model/index.ts';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { provisioner } from '../../provisioner/index.ts';
 import { VXLAN_PORT } from '../../provisioner/overlay/overlay-plan.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { enrolTestHost } from '../harness/host-world.ts';
+import { enrolTestHost } from '../../testing/index.ts';
 import { startNetnsFleet, type NetnsFleet } from '../harness/netns-fleet.ts';
 import { waitFor } from '../harness/wait-for.ts';
 

@@ -2,7 +2,7 @@
 // shortened by up to a fifth at random), not at every pass; a user's action on the pod is acted on at
 // once and starts the backoff over (provisioner/retry-backoff.ts). The faults are made on a real sshd
 // test host by a docker wrapper on its PATH that fails the next N calls of an operation and records
-// when each call reached the host (test/harness/docker-faults.ts); passes run every 300 ms, so a
+// when each call reached the host (testing/docker-faults.ts); passes run every 300 ms, so a
 // retry at every pass would show as calls 300 ms apart.
 import { afterAll, beforeAll, expect, onTestFinished, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';

@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { startLocalLbWorld, type LocalLbWorld } from '../harness/lb-local.ts';
-import { startTestHost, type TestHost } from '../harness/test-host.ts';
+import { startTestHost, type TestHost } from '../../testing/index.ts';
 import { waitFor } from '../harness/wait-for.ts';
 
 /** A WebSocket server on the world's worker: echoes every frame, greets with the path it saw, picks `chat.v1`. */

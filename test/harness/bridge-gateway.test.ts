@@ -1,9 +1,8 @@
 // A Docker engine started for the first time records no Gateway in its default bridge's IPAM config:
 // the harness still finds the address containers reach the host at (CI machines can be new).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dockerBridgeGateway, recordedBridgeGateway } from './bridge-gateway.ts';
+import { dockerBridgeGateway, recordedBridgeGateway, ensureTestImage, TEST_IMAGE } from '../../testing/index.ts';
 import { startNetnsEngine, type NetnsEngine } from './netns-engine.ts';
-import { ensureTestImage, TEST_IMAGE } from './test-image.ts';
 
 let engine: NetnsEngine;
 

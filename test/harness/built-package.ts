@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** the layers dist/ is built from (bin/dist-freshness.js checks the same ones) */
-const SOURCE_DIRS = ['model', 'store', 'fleet', 'core', 'api', 'provisioner', 'gateway', 'client', 'provider', 'worker', 'cli'];
+const SOURCE_DIRS = ['model', 'store', 'fleet', 'core', 'api', 'provisioner', 'gateway', 'client', 'provider', 'worker', 'cli', 'testing'];
 
 export interface BuiltPackage {
   dir: string;
@@ -23,7 +23,7 @@ export interface BuiltPackage {
 
 export async function buildPackage(): Promise<BuiltPackage> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-built-'));
-  const filter = (src: string) => !src.endsWith('.test.ts') && !src.includes(`${path.sep}fixtures`);
+  const filter = (src: string) => !src.endsWith('.test.ts');
   for (const d of SOURCE_DIRS) await cp(path.join(REPO_ROOT, d), path.join(dir, d), { recursive: true, filter });
   await promisify(execFile)(process.execPath, ['bin/build.js', '--out-dir', path.join(dir, 'dist')], { cwd: REPO_ROOT, maxBuffer: 16 << 20 }).catch(async (e: Error & { stdout?: string }) => {
     await rm(dir, { recursive: true, force: true });

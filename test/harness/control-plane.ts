@@ -1,41 +1,27 @@
-// Boots a real control plane for tests, examples and benchmarks: in-process (listening on a free
-// port) or as a child process that a test can SIGKILL.
+// Boots a real control plane for tests and benchmarks: in-process (gpufleet/testing's
+// startLocalControlPlane, on the suite's store) or as a child process that a test can SIGKILL.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startControlPlane, type ControlPlane, type ServerConfig, type StartOptions } from '../../api/index.ts';
-import { parseQuotas } from '../../api/index.ts';
-import type { ApiKeyScope } from '../../model/index.ts';
+import { parseQuotas, type ServerConfig } from '../../api/index.ts';
+import { startLocalControlPlane, TEST_ADMIN_KEY, type LocalControlPlane, type LocalControlPlaneOptions } from '../../testing/index.ts';
 import { freshTestDatabase, TEST_SECRET_KEY, TEST_STORE } from './test-store.ts';
 import { freePort } from './free-port.ts';
 
 export { freePort };
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const ADMIN_KEY = 'gf_test_admin_key_0123456789abcdef';
+export const ADMIN_KEY = TEST_ADMIN_KEY;
 
-export interface TestControlPlane extends ControlPlane {
-  adminKey: string;
-  dataDir: string;
-  /** fetch against the control plane with a key (the admin key by default) */
-  api(path: string, init?: RequestInit & { key?: string | null; json?: unknown }): Promise<Response>;
-  /** a new account and a key of `scope` in it */
-  newAccount(scope?: ApiKeyScope, balance?: number): Promise<{ accountId: string; key: string }>;
-}
+/** a control plane of gpufleet/testing (testing/control-plane.ts), with the suite's defaults */
+export type TestControlPlane = LocalControlPlane;
 
-export interface TestControlPlaneOptions extends StartOptions {
-  dataDir?: string;
+export interface TestControlPlaneOptions extends LocalControlPlaneOptions {
   rateLimits?: string;
   reconcileIntervalMs?: number;
   metricsIntervalMs?: number;
-  /** address to listen on; default 127.0.0.1 (serverless workers in containers need one the docker bridge reaches: dockerBridgeGateway()) */
-  host?: string;
-  /** GPUFLEET_WORKER_URL; default: derived from the bound port (docs/serverless.md) */
-  workerUrl?: string;
-  /** any other setting of the control plane (webhookAllowPrivate, workerPollMs, …) */
-  config?: Partial<ServerConfig>;
 }
 
 /** under GPUFLEET_TEST_STORE=postgres: the database of each data directory, so a restart on it finds its state */
@@ -50,44 +36,22 @@ async function testStoreConfig(dataDir: string, config: Partial<ServerConfig> | 
   return { databaseUrl: url, secretKey: TEST_SECRET_KEY };
 }
 
+/** startLocalControlPlane with the suite's store (GPUFLEET_TEST_STORE), rate limits and quick reconcile passes */
 export async function startTestControlPlane(opts: TestControlPlaneOptions = {}): Promise<TestControlPlane> {
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'gpufleet-cp-')));
-  const storeConfig = await testStoreConfig(dataDir, opts.config);
-  const cp = await startControlPlane(
-    {
-      ...storeConfig,
-      port: 0,
-      host: opts.host ?? '127.0.0.1',
-      workerUrl: opts.workerUrl,
-      dataDir,
-      bootstrapKey: ADMIN_KEY,
+  const cp = await startLocalControlPlane({
+    ...opts,
+    dataDir,
+    config: {
+      ...(await testStoreConfig(dataDir, opts.config)),
       rateLimits: parseQuotas(opts.rateLimits),
-      provisioner: (opts.background?.length ?? 0) > 0,
       reconcileIntervalMs: opts.reconcileIntervalMs ?? 500,
       metricsIntervalMs: opts.metricsIntervalMs ?? 10_000,
-      logLevel: 'silent',
       ...opts.config,
     },
-    opts,
-  );
-  let n = 0;
-  const api: TestControlPlane['api'] = (p, init = {}) => {
-    const { key = ADMIN_KEY, json, ...rest } = init;
-    const headers = new Headers(rest.headers);
-    if (key !== null) headers.set('authorization', `Bearer ${key}`);
-    if (json !== undefined) headers.set('content-type', 'application/json');
-    return fetch(cp.url + p, { ...rest, headers, body: json !== undefined ? JSON.stringify(json) : rest.body });
-  };
+  });
   return {
     ...cp,
-    adminKey: ADMIN_KEY,
-    dataDir,
-    api,
-    async newAccount(scope = 'read_write', balance = 100) {
-      const account = await cp.services.keys.createAccount({ email: `user${++n}-${Date.now()}@test.local`, balance });
-      const { key } = await cp.services.keys.createKey({ accountId: account.id, name: 'test', scope });
-      return { accountId: account.id, key };
-    },
     async close() {
       await cp.close();
       if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });

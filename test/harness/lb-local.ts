@@ -8,7 +8,7 @@ import { isWorker } from '../../model/index.ts';
 import type { ServerConfig, Services } from '../../core/index.ts';
 import { startTestControlPlane, type TestControlPlane } from './control-plane.ts';
 import { seedHosts } from './fake-hosts.ts';
-import type { TestHost } from './test-host.ts';
+import type { TestHost } from '../../testing/index.ts';
 import type { Server } from 'node:http';
 import { startLbTestServer } from './worker-handlers/lb-test-server.ts';
 

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runDocker } from './docker.ts';
+import { runDocker } from '../../testing/index.ts';
 import { buildNodeWorkerImage, nodeWorkerInputs } from './node-worker-image.ts';
 import { removeTree, trim } from './python-worker-image.ts';
 import { importRootfs, InputHash, run, stepTimer } from './worker-image-build.ts';

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { runDocker } from './docker.ts';
+import { runDocker } from '../../testing/index.ts';
 import { waitFor } from './wait-for.ts';
 
 const execFileP = promisify(execFile);

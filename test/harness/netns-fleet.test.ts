@@ -7,10 +7,8 @@ import { Client } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { provisioner } from '../../provisioner/index.ts';
 import { startTestControlPlane } from './control-plane.ts';
-import { enrolTestHost } from './host-world.ts';
+import { enrolTestHost, FIXTURE_GPUS, TEST_IMAGE } from '../../testing/index.ts';
 import { startNetnsFleet, type FleetHost, type NetnsFleet } from './netns-fleet.ts';
-import { FIXTURE_GPUS } from './nvidia-smi-fixture.ts';
-import { TEST_IMAGE } from './test-image.ts';
 import { waitFor } from './wait-for.ts';
 
 const execFileP = promisify(execFile);

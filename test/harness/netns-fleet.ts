@@ -20,10 +20,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { runDocker, type DockerResult } from './docker.ts';
+import { runDocker, type DockerResult, startTestHost, type FixtureGpu, type TestHost, ensureTestImage } from '../../testing/index.ts';
 import { startNetnsEngine, type NetnsEngine } from './netns-engine.ts';
-import { startTestHost, type FixtureGpu, type TestHost } from './test-host.ts';
-import { ensureTestImage } from './test-image.ts';
 
 const execFileP = promisify(execFile);
 let fleets = 0;

@@ -6,7 +6,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runDocker } from './docker.ts';
+import { runDocker } from '../../testing/index.ts';
 
 /** Runs a command; resolves with stdout, rejects with the tail of stdout+stderr on failure. */
 export function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<string> {

@@ -2,14 +2,17 @@
 // into a folder outside the repository tree with its own package.json, then a stack there importing
 // `gpufleet/provider`, planned and applied with its own `npx gpufleet … --app .` against a listening
 // control plane; `gpufleet/client` and `gpufleet/worker` loaded by plain Node (no tsx), and the
-// stack type-checked against the shipped declarations.
+// stack type-checked against the shipped declarations. `gpufleet/testing` from the installed package
+// (plain Node, its dist/) starts a fleet of real sshd test hosts, a pod runs there and stops.
 import { execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { REPO_ROOT, type TestControlPlane } from '../harness/control-plane.ts';
+import { listContainers } from '../../testing/index.ts';
 import { startFleet } from '../provider/helpers.ts';
 
 const exec = promisify(execFile);
@@ -29,12 +32,14 @@ const TYPES = `
 import type { PodProps } from 'gpufleet/provider';
 import { ApiClient } from 'gpufleet/client';
 import { startWorker, type Handler } from 'gpufleet/worker';
+import { startTestFleet, type TestFleet } from 'gpufleet/testing';
 
 // @ts-expect-error gpu.count is a number
 export const wrong: PodProps = { name: 'x', image: 'busybox:latest', gpu: { id: 'x', count: 'one' } };
 export const client: ApiClient = new ApiClient({ url: 'http://127.0.0.1:1', apiKey: 'k' });
 export const handler: Handler = async () => ({ ok: true });
 export const start: typeof startWorker = startWorker;
+export const fleet: () => Promise<TestFleet> = () => startTestFleet({ hosts: 2, gpus: [] });
 `;
 
 const STACK = `
@@ -134,4 +139,75 @@ test('the stack type-checks against the shipped declarations', SLOW, async () =>
   const tsc = path.join(REPO_ROOT, 'node_modules/typescript/bin/tsc');
   const run = await exec(process.execPath, [tsc, '-p', stackDir], { cwd: stackDir }).catch((e: { stdout: string; code: number }) => e);
   expect('code' in run ? run.stdout : '').toBe('');
+});
+
+/**
+ * What another project's test does with `gpufleet/testing`, in plain Node from the installed package:
+ * a fleet of two test hosts (two fixture H100s each), a pod on one of them via the REST API, RUNNING
+ * as a container of this machine's engine, stopped, then the fleet closed. It prints what it saw.
+ */
+const FLEET_SCRIPT = `
+  const { startTestFleet, ensureTestImage, FIXTURE_GPUS, dockerInspect } = await import('gpufleet/testing');
+  const image = await ensureTestImage();
+  const fleet = await startTestFleet({ hosts: 2, gpus: [FIXTURE_GPUS.H100_80GB_HBM3, FIXTURE_GPUS.H100_80GB_HBM3] });
+  const seen = { hosts: [], modulePath: import.meta.resolve('gpufleet/testing') };
+  try {
+    const call = async (path, init = {}) => {
+      const res = await fetch(fleet.url + path, {
+        method: init.method ?? 'GET',
+        headers: { authorization: 'Bearer ' + fleet.keys.user, 'content-type': 'application/json' },
+        body: init.json ? JSON.stringify(init.json) : undefined,
+      });
+      return { status: res.status, body: await res.json() };
+    };
+    for (const h of fleet.hosts) {
+      const r = await fetch(fleet.url + '/v2/hosts/' + h.id, { headers: { authorization: 'Bearer ' + fleet.keys.admin } });
+      const b = await r.json();
+      seen.hosts.push({ id: h.id, address: h.address, port: h.port, status: b.status, gpus: b.facts.gpus.map((g) => g.typeId) });
+    }
+    const created = await call('/v2/pods', { method: 'POST', json: { name: 'from-testing', image, args: "sh -c 'trap \\"exit 0\\" TERM; sleep 3600 & wait'", disk: 1, gpu: { id: 'NVIDIA H100 80GB HBM3', count: 1 } } });
+    seen.created = created.status;
+    const id = created.body.id;
+    const deadline = Date.now() + 90000;
+    let pod = created.body;
+    while (pod.status !== 'RUNNING' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      pod = (await call('/v2/pods/' + id)).body;
+    }
+    seen.running = { status: pod.status, machineId: pod.machineId, container: (await dockerInspect('gpufleet-' + id))?.State.Running ?? null };
+    const stopped = await call('/v2/pods/' + id + '/action', { method: 'POST', json: { action: 'stop' } });
+    seen.stopped = stopped.body.status;
+    let running = true;
+    while (running && Date.now() < deadline) {
+      running = (await dockerInspect('gpufleet-' + id))?.State.Running ?? false;
+      if (running) await new Promise((r) => setTimeout(r, 250));
+    }
+    seen.containerAfterStop = running;
+  } finally {
+    await fleet.close();
+  }
+  console.log(JSON.stringify(seen));`;
+
+test('gpufleet/testing from the installed package: a fleet of test hosts, a pod created on it and stopped, all gone after close()', SLOW, async () => {
+  const { stdout } = await exec(process.execPath, ['--input-type=module', '-e', FLEET_SCRIPT], { cwd: stackDir, env: cleanEnv(), maxBuffer: 16 << 20 });
+  const seen = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, any>;
+  // the installed package's dist/, not the repository's sources
+  expect(seen.modulePath).toBe(`file://${path.join(stackDir, 'node_modules/gpufleet/dist/testing/index.js')}`);
+  expect(seen.hosts).toHaveLength(2);
+  for (const h of seen.hosts) expect(h).toMatchObject({ status: 'READY', gpus: ['NVIDIA H100 80GB HBM3', 'NVIDIA H100 80GB HBM3'] });
+  expect(seen.created).toBe(201);
+  expect(seen.running.status).toBe('RUNNING');
+  expect(seen.hosts.map((h: { id: string }) => h.id)).toContain(seen.running.machineId);
+  expect(seen.running.container).toBe(true);
+  expect(seen.stopped).toBe('EXITED');
+  expect(seen.containerAfterStop).toBe(false);
+  // close() removed the containers it made and stopped the hosts' sshd
+  for (const h of seen.hosts) {
+    expect(await listContainers(`gpufleet.host=${h.id}`)).toEqual([]);
+    const refused = await new Promise<boolean>((resolve) => {
+      const sock = connect({ host: h.address, port: h.port }, () => (sock.destroy(), resolve(false)));
+      sock.on('error', () => resolve(true));
+    });
+    expect(refused, `${h.address}:${h.port} still listens`).toBe(true);
+  }
 });

@@ -3,8 +3,7 @@
 // environment against the same kind of test double, get the same jobs and must send the same calls.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dockerBridgeGateway } from '../harness/bridge-gateway.ts';
-import { dockerAvailable, removeContainersByLabel, runDocker } from '../harness/docker.ts';
+import { dockerBridgeGateway, dockerAvailable, removeContainersByLabel, runDocker } from '../../testing/index.ts';
 import { ensureNodeWorkerImage, ensurePythonWorkerImage } from '../harness/worker-images.ts';
 import { startFakePlatform, type FakePlatform, type RecordedCall } from './fake-platform.ts';
 

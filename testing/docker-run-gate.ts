@@ -102,7 +102,7 @@ export function wrapperScript(gateDir: string, realDockerPath: string): string {
   const g = sq(gateDir);
   // stdin is left alone: `docker run --env-file /dev/stdin` reads it after the exec
   return `#!/bin/sh
-# test harness (test/harness/docker-run-gate.ts): holds docker run/create until ${gateDir}/open exists
+# test harness (testing/docker-run-gate.ts): holds docker run/create until ${gateDir}/open exists
 sub=$1
 [ "$sub" = container ] && sub=$2
 case "$sub" in

@@ -56,7 +56,7 @@ export async function installGpuFixtures(hostDir: string, binDir: string, source
   await writeFile(kmsg, '');
   if (source === 'journal') {
     await install(binDir, 'journalctl', `#!/bin/sh
-# test harness (test/harness/gpu-fixtures.ts): journalctl -k [-f] -o json [--after-cursor=s=fixture;i=N]
+# test harness (testing/gpu-fixtures.ts): journalctl -k [-f] -o json [--after-cursor=s=fixture;i=N]
 J=${sq(journal)}; follow=0; after=
 for a; do case "$a" in -f|--follow) follow=1 ;; --after-cursor=*) after=\${a#--after-cursor=} ;; esac; done
 [ $follow = 1 ] || exec tail -n 1 "$J"
@@ -68,7 +68,7 @@ exec tail -n +$start -F "$J" 2>/dev/null
   } else {
     await install(binDir, 'journalctl', '#!/bin/sh\necho "No journal files were found." >&2\nexit 1\n');
     await install(binDir, 'dmesg', `#!/bin/sh
-# test harness (test/harness/gpu-fixtures.ts): dmesg [--follow] --raw
+# test harness (testing/gpu-fixtures.ts): dmesg [--follow] --raw
 K=${sq(kmsg)}; follow=0
 for a; do case "$a" in -w|--follow) follow=1 ;; esac; done
 if [ $follow = 1 ]; then echo "$$" >> ${sq(join(dir, 'follows'))}; exec tail -n +1 -F "$K" 2>/dev/null; fi
@@ -134,7 +134,7 @@ function dcgmiScript(calls: string, result: string): string {
   const pass = doc(test('GPU Memory', 'Pass'));
   const fail = doc(test('GPU Memory', 'Fail', ',"warnings":[{"error_id":83,"warning":"Pending page retirements together with a DBE were detected on GPU 0."}]'));
   return `#!/bin/sh
-# test harness (test/harness/gpu-fixtures.ts): dcgmi diag, its result from a file the test writes
+# test harness (testing/gpu-fixtures.ts): dcgmi diag, its result from a file the test writes
 echo "$*" >> ${sq(calls)}
 [ "$1" = diag ] || { echo "fixture dcgmi: only diag" >&2; exit 2; }
 if [ "$(cat ${sq(result)} 2>/dev/null)" = fail ]; then

@@ -74,7 +74,7 @@ function wrapperScript(dir: string, realDockerPath: string): string {
   const d = sq(dir);
   // stdin is left alone: `docker run --env-file /dev/stdin` reads it after the exec
   return `#!/bin/sh
-# test harness (test/harness/docker-faults.ts): counts and fails docker operations on demand
+# test harness (testing/docker-faults.ts): counts and fails docker operations on demand
 op=
 case "$1" in run|stop|restart) op=$1;; esac
 [ "$1 $2" = "network create" ] && op=network-create

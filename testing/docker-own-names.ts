@@ -33,7 +33,7 @@ const sq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 function wrapperScript(prefix: string, realDockerPath: string): string {
   // stdin is left alone: `docker run --env-file /dev/stdin` reads it after the exec
   return `#!/bin/sh
-# test harness (test/harness/docker-own-names.ts): this host's own container names on a shared engine
+# test harness (testing/docker-own-names.ts): this host's own container names on a shared engine
 p=${sq(prefix)}
 n=$#
 for a in "$@"; do
