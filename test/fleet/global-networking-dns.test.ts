@@ -9,10 +9,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { provisioner } from '../../provisioner/index.ts';
 import { DNS_ADDRESS } from '../../provisioner/overlay/overlay-dns.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { enrolTestHost } from '../harness/host-world.ts';
 import { startNetnsFleet, type FleetHost, type NetnsFleet } from '../harness/netns-fleet.ts';
-import { FIXTURE_GPUS } from '../harness/nvidia-smi-fixture.ts';
-import { TEST_IMAGE } from '../harness/test-image.ts';
+import { enrolTestHost, FIXTURE_GPUS, TEST_IMAGE } from '../../testing/index.ts';
 import { waitFor } from '../harness/wait-for.ts';
 import { OverlayWorld, removeAccountNamespaces, type WorldPod } from './overlay-world.ts';
 

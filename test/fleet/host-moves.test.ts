@@ -12,7 +12,7 @@
 // persistent-volume pod on the other failed GPU with the reason.
 // Under GPUFLEET_TEST_STORE=postgres: two control planes on one database, and only one acts (each
 // pod moves once: one pod.moved event, two billing records).
-// Test hosts share one Docker engine: each gets container names of its own (harness/docker-own-names.ts),
+// Test hosts share one Docker engine: each gets container names of its own (testing/docker-own-names.ts),
 // as each real host's engine has.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';

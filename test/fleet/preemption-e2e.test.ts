@@ -7,7 +7,7 @@
 // on-demand container starts only after the victim's stopped and is RUNNING within grace + 15 s; a
 // higher bid preempts a lower one; podBidResume starts the preempted pod again in its own container
 // (disk kept) by outbidding the pod that holds the GPU; and when the victim's `docker stop` fails on
-// the host (the host's docker wrapper, harness/docker-faults.ts), the new pod waits, its container
+// the host (the host's docker wrapper, testing/docker-faults.ts), the new pod waits, its container
 // never running beside the victim's, and starts once a retried stop has gone through.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';

@@ -1,7 +1,7 @@
 // A control plane killed (SIGKILL) while `docker run` is in flight on the host restarts, rebuilds
 // observed state from the host and ends with exactly one running container per pod; a persistent
 // mount's directory survives stop but not terminate. The test host's docker wrapper
-// (harness/docker-run-gate.ts) holds `docker run` so the kill lands while it is in flight.
+// (testing/docker-run-gate.ts) holds `docker run` so the kill lands while it is in flight.
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';

@@ -1,7 +1,7 @@
 // Three control-plane processes (`gpufleet serve`, as an operator runs them) on one real PostgreSQL
 // database and one real sshd test host driving Docker. Exactly one replica reconciles the host (its
 // reconcile lease); SIGKILL that replica while its `docker run` for a new pod is in flight on the
-// host (the host's docker wrapper holds the run: harness/docker-run-gate.ts), and another replica
+// host (the host's docker wrapper holds the run: testing/docker-run-gate.ts), and another replica
 // takes the host over within 10 s, finishes the pod, and the pod has exactly one container. The
 // serverless autoscaler runs on one replica of the three, the leader, and moves when it dies.
 import { mkdtemp, rm } from 'node:fs/promises';
