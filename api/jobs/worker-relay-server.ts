@@ -20,6 +20,11 @@ import { toProblem } from '../errors/problem.ts';
 /** the worker protocol's paths: endpoint, route, worker, and a job id for job-done and job-stream */
 const WORKER_PATH = /^\/v2\/[A-Za-z0-9_-]{1,128}\/(?:(?:job-take|job-take-batch|job-stop|ping)\/[A-Za-z0-9_-]{1,128}|(?:job-done|job-stream)\/[A-Za-z0-9_-]{1,128}\/[A-Za-z0-9_.-]{1,128})(?:\?[^#]*)?$/;
 
+/** connections one host's relay may hold at once (a worker holds about three: job-take, job-stop, ping) */
+export const MAX_CONNECTIONS_PER_HOST = 256;
+/** a relayed connection from which nothing came for this long is closed (a long poll answers within 60 s) */
+const IDLE_MS = 5 * 60_000;
+
 function refuse(res: ServerResponse): void {
   const body = JSON.stringify(toProblem(new GpufleetError('ROUTE_NOT_FOUND', RELAY_ONLY_WORKER_ROUTES)));
   res.writeHead(404, { 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(body) });
@@ -37,6 +42,7 @@ export interface WorkerRelayServer {
 export function workerRelayServer(app: FastifyInstance, apiHost: string): WorkerRelayServer {
   const hosts = new WeakMap<object, string>();
   const open = new Set<Duplex>();
+  const perHost = new Map<string, number>();
   const server: Server = createServer({ requestTimeout: 0 }, (req, res) => {
     const hostId = hosts.get(req.socket);
     if (hostId === undefined || (req.method !== 'GET' && req.method !== 'POST') || !WORKER_PATH.test(req.url ?? '')) return refuse(res);
@@ -49,6 +55,10 @@ export function workerRelayServer(app: FastifyInstance, apiHost: string): Worker
   server.on('upgrade', (_req, socket: Duplex) => socket.destroy());
   return {
     accept(hostId, connection) {
+      // a host's containers cannot hold more than this many connections, nor keep one that says nothing
+      const held = (perHost.get(hostId) ?? 0) + 1;
+      if (held > MAX_CONNECTIONS_PER_HOST) return void connection.destroy();
+      perHost.set(hostId, held);
       // what Node's HTTP server asks of a socket beyond a Duplex (an SSH channel is one)
       const c = connection as Duplex & Record<string, unknown>;
       c.setTimeout ??= () => c;
@@ -57,9 +67,18 @@ export function workerRelayServer(app: FastifyInstance, apiHost: string): Worker
       c.remoteAddress ??= `relay:${hostId}`;
       hosts.set(connection, hostId);
       open.add(connection);
-      connection.once('close', () => open.delete(connection));
+      let idle = setTimeout(() => connection.destroy(), IDLE_MS);
+      connection.once('close', () => {
+        clearTimeout(idle);
+        open.delete(connection);
+        perHost.set(hostId, (perHost.get(hostId) ?? 1) - 1);
+      });
       connection.on('error', () => connection.destroy());
       server.emit('connection', connection);
+      connection.on('data', () => {
+        clearTimeout(idle);
+        idle = setTimeout(() => connection.destroy(), IDLE_MS);
+      });
     },
     close() {
       for (const c of open) c.destroy();

@@ -11,6 +11,7 @@ import { seedHosts } from '../../harness/fake-hosts.ts';
 import { Autoscaler } from '../../../core/index.ts';
 import { isWorker, type WorkerPod } from '../../../model/index.ts';
 import { markRelayed } from '../../../api/auth/relayed-requests.ts';
+import { MAX_CONNECTIONS_PER_HOST } from '../../../api/jobs/worker-relay-server.ts';
 
 let cp: TestControlPlane;
 let relay: Server;
@@ -150,5 +151,26 @@ describe('the worker relay answers the worker protocol and nothing else', () => 
     expect(await reason()).toMatch(/^container running for \d+ s; waiting for the worker's first job-take or ping at http:\/\/host\.docker\.internal:\d+ \(its host's worker relay is down: docker-proxy \(Docker's TCP proxy\) is not on this host\)$/);
     cp.services.workerRelay.report(worker.hostId!, null);
     expect(await reason()).toMatch(/^container running for \d+ s; waiting for the worker's first job-take or ping at http:\/\/host\.docker\.internal:\d+$/);
+  });
+
+  test(`one host's relay holds at most ${MAX_CONNECTIONS_PER_HOST} connections at once; one more is closed, and a place freed is taken again`, async () => {
+    via = worker.hostId!;
+    const ping = `/v2/${endpointId}/ping/${worker.id}`;
+    const held = await Promise.all(
+      Array.from({ length: MAX_CONNECTIONS_PER_HOST }, () => new Promise<ReturnType<typeof connect>>((r) => {
+        const s = connect(relayPort, '127.0.0.1', () => r(s));
+        s.on('error', () => undefined);
+      })),
+    );
+    try {
+      // the relay has taken them all (each was handed over on connect)
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await get(ping, { authorization: token })).status).toBe(0);
+      held.pop()!.destroy();
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await get(ping, { authorization: token })).status).toBe(200);
+    } finally {
+      for (const s of held) s.destroy();
+    }
   });
 });
