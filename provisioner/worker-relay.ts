@@ -24,6 +24,8 @@ export class HostWorkerRelay {
   private stopped = false;
   private restartTimer: NodeJS.Timeout | null = null;
   private failures = 0;
+  /** the last reason logged: the same one again is not logged again */
+  private lastProblem: string | null = null;
   /** what the relay is doing now (the loop's log, tests) */
   status: RelayState = { state: 'starting' };
   /** relays set up, for tests and logs */
@@ -99,6 +101,7 @@ export class HostWorkerRelay {
       throw new Error(problem);
     }
     this.failures = 0;
+    this.lastProblem = null;
     this.sessions++;
     this.status = { state: 'ready', gateway, listenPort, forwardPort: forward.port };
     this.s.workerRelay.report(this.hostId, null);
@@ -110,7 +113,8 @@ export class HostWorkerRelay {
 
   private failed(reason: string): void {
     if (this.stopped) return;
-    const again = this.status.state === 'failed' && this.status.reason === reason;
+    const again = this.lastProblem === reason;
+    this.lastProblem = reason;
     this.status = { state: 'failed', reason };
     this.s.workerRelay.report(this.hostId, reason);
     const wait = RESTART_MS[Math.min(this.failures++, RESTART_MS.length - 1)]!;
