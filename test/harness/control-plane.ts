@@ -75,7 +75,14 @@ export interface SpawnedControlPlane {
  * `node bin/gpufleet.js serve` as a child process, ready once it answers /healthz; `root`: another
  * checkout's (an older version, test/harness/older-checkout.ts), default this one.
  */
-export async function spawnControlPlane(opts: { dataDir: string; port: number; env?: Record<string, string>; root?: string }): Promise<SpawnedControlPlane> {
+export async function spawnControlPlane(opts: {
+  dataDir: string;
+  port: number;
+  env?: Record<string, string>;
+  root?: string;
+  /** how long it may take to answer /healthz (default 30 s; tsx compiles the sources first, slow on a loaded machine) */
+  startTimeoutMs?: number;
+}): Promise<SpawnedControlPlane> {
   const root = opts.root ?? REPO_ROOT;
   const proc = spawn(process.execPath, [path.join(root, 'bin/gpufleet.js'), 'serve'], {
     cwd: root,
@@ -101,7 +108,7 @@ export async function spawnControlPlane(opts: { dataDir: string; port: number; e
   });
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${opts.port}`;
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + (opts.startTimeoutMs ?? 30_000);
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`control plane exited early: ${stderr}`);
     try {

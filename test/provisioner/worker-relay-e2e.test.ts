@@ -26,7 +26,7 @@ const api = spawnedAdminApi(() => cp);
 
 // what `npm start` gets: HOST=127.0.0.1 (the harness's default) and neither GPUFLEET_WORKER_URL nor GPUFLEET_WORKER_RELAY
 const spawn = async () =>
-  (cp = await spawnControlPlane({ dataDir, port, env: { GPUFLEET_WORKER_URL: '', GPUFLEET_WORKER_RELAY: '', GPUFLEET_RECONCILE_INTERVAL_MS: '300' } }));
+  (cp = await spawnControlPlane({ dataDir, port, startTimeoutMs: 90_000, env: { GPUFLEET_WORKER_URL: '', GPUFLEET_WORKER_RELAY: '', GPUFLEET_RECONCILE_INTERVAL_MS: '300' } }));
 
 /** pids of docker-proxy processes relaying this control plane's port (the relay's host side) */
 async function relayProxies(): Promise<number[]> {
