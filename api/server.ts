@@ -7,7 +7,7 @@ import { fromFastifyError, registerProblemHandlers, sendProblem } from './errors
 import type { ErrorObject } from 'ajv';
 import { formatErrors, GpufleetError } from '../model/index.ts';
 import { validatorCompiler } from './schemas/request-validators.ts';
-import { serializerCompiler } from './schemas/response-serializers.ts';
+import { serializerCompiler, type SerializerComparison } from './schemas/response-serializers.ts';
 import { principalOf, registerRequestGuard } from './auth/request-guard.ts';
 import { registerHeldRequests } from './auth/held-requests.ts';
 import { relayGate } from './auth/relayed-requests.ts';
@@ -50,8 +50,8 @@ export interface BuildOptions {
   logger?: Logger | false;
   /** served on this origin ahead of the API's routes (the load-balancing gateway, docs/gateway.md) */
   mounts?: OriginMount[];
-  /** false: answers through JSON.stringify instead of the response schemas' serializers (the on/off comparison test) */
-  serializers?: boolean;
+  /** false: answers through JSON.stringify instead of the response schemas' serializers; a comparison: both, compared (tests) */
+  serializers?: boolean | SerializerComparison;
 }
 
 /** Registered routes as [regex, method], so the not-found handler can tell 404 from 405. */
@@ -111,7 +111,7 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   // are coerced to their declared types, and answers are written by fast-json-stringify from the
   // response schemas (api/schemas/response-serializers.ts). GraphQL's route declares no schema.
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler(opts.serializers ?? false));
+  app.setSerializerCompiler(serializerCompiler(opts.serializers ?? true));
   // a validator result that is not already a registry error (none today) is still problem+json
   app.setSchemaErrorFormatter((errors, part) => {
     const lines = formatErrors(errors as unknown as ErrorObject[]);

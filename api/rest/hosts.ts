@@ -2,7 +2,7 @@
 // accept a changed host key, remove. docs/fleet.md describes enrollment.
 import type { FastifyInstance } from 'fastify';
 import { gpuHealth, incidentLiveSince, type HostRecord, type PodRecord } from '../../model/index.ts';
-import { hostDrainSchema, hostEnrollSchema, hostViewSchema, type HostDrainInput, type HostEnrollInput } from '../../model/index.ts';
+import { hostDrainSchema, hostEnrollSchema, hostListViewSchema, hostViewSchema, type HostDrainInput, type HostEnrollInput } from '../../model/index.ts';
 import { gpuUuidParams, hostDiagnoseSchema, hostGpuClearSchema, userActor, type HostDiagnoseInput, type HostGpuClearInput } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { check, compile } from '../../model/index.ts';
@@ -40,7 +40,7 @@ export function hostRoutes(fastify: FastifyInstance, s: Services): void {
 
   app.post(
     '/v2/hosts',
-    { config, schema: { tags, summary: 'Enroll a host over SSH (send Accept: application/x-ndjson for progress lines)', body: docSchema(hostEnrollSchema) } },
+    { config, schema: { tags, summary: 'Enroll a host over SSH (send Accept: application/x-ndjson for progress lines)', body: docSchema(hostEnrollSchema), response: { 201: hostViewSchema } } },
     async (request, reply) => {
       const input = check(validateEnroll, request.body, 'host enrollment');
       const ssh = parseSshAddress(input.ssh);
@@ -66,7 +66,7 @@ export function hostRoutes(fastify: FastifyInstance, s: Services): void {
     },
   );
 
-  app.get('/v2/hosts', { config, schema: { tags, summary: 'List hosts' } }, async () => ({
+  app.get('/v2/hosts', { config, schema: { tags, summary: 'List hosts', response: { 200: hostListViewSchema } } }, async () => ({
     hosts: (await s.store.list('hosts')).map((h) => hostView(h)),
   }));
   app.get('/v2/hosts/:id', { config, schema: { tags, summary: 'Show a host', params: idParams, response: { 200: hostViewSchema } } }, async (r) =>
@@ -97,10 +97,10 @@ export function hostRoutes(fastify: FastifyInstance, s: Services): void {
     { config, schema: { tags, summary: 'Confirm an unreachable host is gone: its pods move, those with a network volume too', params: idParams, response: { 200: hostViewSchema } } },
     async (r) => hostView(await s.fleet.confirmLost(r.params.id)),
   );
-  app.post('/v2/hosts/:id/refresh', { config, schema: { tags, summary: 'Probe a host again (re-detect GPUs)', params: idParams } }, async (r) =>
+  app.post('/v2/hosts/:id/refresh', { config, schema: { tags, summary: 'Probe a host again (re-detect GPUs)', params: idParams, response: { 200: hostViewSchema } } }, async (r) =>
     hostView(await s.fleet.refresh(r.params.id)),
   );
-  app.post('/v2/hosts/:id/accept-host-key', { config, schema: { tags, summary: 'Pin the host key the host now presents', params: idParams } }, async (r) =>
+  app.post('/v2/hosts/:id/accept-host-key', { config, schema: { tags, summary: 'Pin the host key the host now presents', params: idParams, response: { 200: hostViewSchema } } }, async (r) =>
     hostView(await s.fleet.acceptHostKey(r.params.id)),
   );
   /** read as sent: only force=true forces */

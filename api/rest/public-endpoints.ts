@@ -6,7 +6,8 @@ import type { PublicEndpointCatalog } from '../../core/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { docSchema, errorResponses, type RestTypeProvider } from './route-schema.ts';
 
-const params = { type: 'object', required: ['slug'], properties: { slug: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+// a slug no model has is the catalog's 404, whatever its length: no length refusal here
+const params = { type: 'object', required: ['slug'], properties: { slug: { type: 'string', description: '1 to 64 characters' } } } as const;
 const entryView = {
   type: 'object',
   properties: {
@@ -14,7 +15,7 @@ const entryView = {
     slug: { type: 'string' },
     name: { type: 'string' },
     description: { type: 'string' },
-    pricing: { type: 'object', properties: { unit: { type: 'string' }, usdPerUnit: { type: 'number' } } },
+    pricing: { type: 'object', properties: { unit: { type: 'string' }, usdPerUnit: { type: 'number' }, maxUnitsPerJob: { type: 'number' } } },
     createdAt: { type: 'string' },
     endpointId: { type: 'string', description: 'operators only' },
   },

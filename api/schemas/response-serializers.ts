@@ -6,6 +6,7 @@
 // `required` (a missing field is omitted, not a 500), `default` (nothing is filled in), `integer`
 // (written as a number, never truncated), and oneOf/anyOf/allOf/not branches that name no properties
 // (podViewSchema's "exactly one of gpu and cpu" would run Ajv on every pod otherwise).
+import { isDeepStrictEqual } from 'node:util';
 import fastJson from 'fast-json-stringify';
 import type { FastifySerializerCompiler } from 'fastify/types/schema.js';
 
@@ -41,8 +42,45 @@ export function serializationSchema(s: Json): Json {
   return out;
 }
 
-/** `enabled: false`: every answer through JSON.stringify (the comparison test's other side). */
-export function serializerCompiler(enabled: boolean): FastifySerializerCompiler<unknown> {
-  if (!enabled) return () => (data) => JSON.stringify(data);
-  return ({ schema }) => fastJson(serializationSchema(schema) as Parameters<typeof fastJson>[0]);
+/** One answer whose serialized form differs from JSON.stringify's (a field its schema lacks, …). */
+export interface SerializerMismatch {
+  route: string;
+  status: string;
+  fast: unknown;
+  plain: unknown;
+}
+
+/**
+ * The comparison mode: each answer written both ways and compared as JSON values (the serializer's
+ * answer is sent). `answered` hears every route and status answered, `declared` every one that has
+ * a response schema, so a test can tell which it has not driven.
+ */
+export interface SerializerComparison {
+  mismatch(m: SerializerMismatch): void;
+  declared?(route: string, status: string): void;
+  answered?(route: string, status: string): void;
+}
+
+/**
+ * `true`: fast-json-stringify from the response schemas; `false`: JSON.stringify; a comparison:
+ * both, every answer compared (test/api/schemas/serializers-on-off.test.ts).
+ */
+export function serializerCompiler(mode: boolean | SerializerComparison): FastifySerializerCompiler<unknown> {
+  if (mode === false) return () => (data) => JSON.stringify(data);
+  if (mode === true) return ({ schema }) => fastJson(serializationSchema(schema) as Parameters<typeof fastJson>[0]);
+  return ({ schema, method, url, httpStatus }) => {
+    const fast = fastJson(serializationSchema(schema) as Parameters<typeof fastJson>[0]);
+    const route = `${method} ${url}`;
+    const status = String(httpStatus);
+    mode.declared?.(route, status);
+    return (data) => {
+      const out = fast(data);
+      const plain = JSON.stringify(data);
+      mode.answered?.(route, status);
+      const a: unknown = JSON.parse(out);
+      const b: unknown = plain === undefined ? undefined : JSON.parse(plain);
+      if (!isDeepStrictEqual(a, b)) mode.mismatch({ route, status, fast: a, plain: b });
+      return out;
+    };
+  };
 }

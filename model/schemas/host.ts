@@ -1,5 +1,6 @@
 // Schemas of the fleet-admin requests.
 import type { InputOf } from './input-type.ts';
+import { conditionSchema } from './pod-view.ts';
 
 export const hostEnrollSchema = {
   $id: 'HostEnroll',
@@ -94,12 +95,38 @@ export const hostDrainViewSchema = {
     moved: { type: 'integer', description: 'placed on another host' },
     stopped: { type: 'integer', description: 'stopped: could not move, or left at the deadline' },
     moving: { type: 'array', items: { type: 'string' }, description: 'moved and not running yet (at most GPUFLEET_DRAIN_PARALLEL)' },
-    remaining: { type: 'integer', description: 'pods still on the host that want to run' },
+    remaining: { type: ['integer', 'null'], description: 'pods still on the host that want to run; null in lists (GET /v2/hosts), which do not read the pods' },
     finishedAt: nullableTime,
   },
 } as const;
 
-/** The host as GET /v2/hosts/{id} shows it (documentation: replies are not validated). */
+const stringList = { type: 'array', items: { type: 'string' } } as const;
+
+/** What the probe found on the host (model/records/host.ts HostFacts), its GPUs with their health. */
+const hostFactsViewSchema = {
+  type: 'object',
+  properties: {
+    arch: { type: 'string' },
+    cpuCount: { type: 'integer' },
+    cpuModel: { type: 'string' },
+    memoryGb: { type: 'number' },
+    diskFreeGb: { type: 'number' },
+    dockerVersion: { type: 'string' },
+    dockerRuntimes: stringList,
+    driverVersion: nullableString,
+    cudaVersion: nullableString,
+    // every GPU with its health and incidents (docs/gpu-health.md)
+    gpus: { type: 'array', items: hostGpuViewSchema },
+    addresses: stringList,
+    dockerPools: stringList,
+  },
+} as const;
+
+/**
+ * The host as the host routes answer it: the record less its private key (api/rest/hosts.ts hostView).
+ * Answers are written from this schema, so it names every field of the record (a field added to
+ * HostRecord goes here too; test/api/schemas/serializers-on-off.test.ts fails otherwise).
+ */
 export const hostViewSchema = {
   type: 'object',
   required: ['id', 'address', 'port', 'status', 'drained', 'conditions'],
@@ -108,6 +135,8 @@ export const hostViewSchema = {
     address: { type: 'string' },
     port: { type: 'integer' },
     user: { type: 'string' },
+    hostKeySha256: { type: 'string' },
+    rejectedHostKeySha256: nullableString,
     dataCenterId: { type: 'string' },
     cloud: { type: 'string', enum: ['SECURE', 'COMMUNITY'] },
     status: { type: 'string', enum: ['READY', 'DRAINING', 'UNREACHABLE'] },
@@ -119,12 +148,36 @@ export const hostViewSchema = {
       properties: { since: { type: 'string', format: 'date-time' }, at: { type: 'string', format: 'date-time' }, confirmed: { type: 'boolean' } },
     },
     stuckContainers: { type: 'array', items: { type: 'object', properties: { podId: { type: 'string' }, since: { type: 'string', format: 'date-time' } } } },
-    conditions: { type: 'array', items: { type: 'object' } },
+    conditions: { type: 'array', items: conditionSchema },
+    missedHeartbeats: { type: 'integer' },
+    unansweredSince: nullableTime,
     lastSeenAt: nullableTime,
-    // every GPU with its health and incidents (docs/gpu-health.md)
-    facts: { type: 'object', properties: { gpus: { type: 'array', items: hostGpuViewSchema } } },
+    facts: hostFactsViewSchema,
+    privateImages: {
+      type: 'array',
+      items: { type: 'object', properties: { imageId: { type: 'string' }, accountIds: stringList } },
+    },
+    /** the GPU watcher's position in the host's kernel log (model/records/host.ts HostGpuWatch) */
+    gpuWatch: {
+      type: 'object',
+      properties: {
+        source: nullableString,
+        cursor: nullableString,
+        bootId: nullableString,
+        monotonicUs: { type: ['number', 'null'] },
+        linesAtMonotonic: { type: 'integer' },
+        firstReadAt: nullableTime,
+        firstReadBootId: nullableString,
+        firstReadMonotonicUs: { type: ['number', 'null'] },
+        counters: { type: 'object', additionalProperties: { type: 'object', additionalProperties: { type: 'number' } } },
+      },
+    },
+    createdAt: { type: 'string', format: 'date-time' },
   },
 } as const;
+
+/** GET /v2/hosts */
+export const hostListViewSchema = { type: 'object', properties: { hosts: { type: 'array', items: hostViewSchema } } } as const;
 
 export type HostEnrollInput = InputOf<typeof hostEnrollSchema>;
 export type HostDrainInput = InputOf<typeof hostDrainSchema>;

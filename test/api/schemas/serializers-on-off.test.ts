@@ -1,0 +1,229 @@
+// Issue 20 §2: answers written by the response schemas' serializers (fast-json-stringify, which writes
+// only the fields a schema names) are the answers JSON.stringify writes. One server on the control
+// plane's services runs the comparison mode (api/schemas/response-serializers.ts): every answer is
+// written both ways and compared as JSON values. The fixtures below drive each route that has a
+// response schema, with views as full as the suite makes them (a running pod with ports, GPUs, SSH,
+// a network volume, tags, an interruptible pod, a drained host with an incident, …), through both
+// its success and its refusals. Then:
+//   - no answer differed (a view's field its schema lacks fails here, with the route and the field);
+//   - every route and 2xx status that has a response schema was answered at least once: a new route
+//     with a response schema fails the test until it is driven here (add it to `drive` below).
+// GraphQL declares no response schema: its answers never pass through a serializer.
+import { isDeepStrictEqual } from 'node:util';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { buildServer } from '../../../api/server.ts';
+import type { SerializerMismatch } from '../../../api/schemas/response-serializers.ts';
+import { startTestControlPlane, type TestControlPlane } from '../../harness/control-plane.ts';
+import { seedHosts } from '../../harness/fake-hosts.ts';
+
+let cp: TestControlPlane;
+let app: FastifyInstance;
+const mismatches: SerializerMismatch[] = [];
+const declared = new Set<string>();
+const answered = new Set<string>();
+
+beforeAll(async () => {
+  cp = await startTestControlPlane({ config: { proxyDomain: 'pods.example.net' } as never });
+  await seedHosts(cp.services.store, [{ id: 'gpu-1', gpus: 8 }, { id: 'gpu-2', gpus: 8 }, { id: 'cpu-host', gpus: 0 }]);
+  app = await buildServer({
+    services: cp.services,
+    serializers: {
+      mismatch: (m) => mismatches.push(m),
+      declared: (route, status) => void declared.add(`${route} ${status}`),
+      answered: (route, status) => void answered.add(`${route} ${status}`),
+    },
+  });
+  await app.ready();
+});
+afterAll(async () => {
+  await app?.close();
+  await cp?.close();
+});
+
+type Json = Record<string, unknown>;
+
+async function call(method: InjectOptions['method'], url: string, body?: unknown, key: string | null = cp.adminKey): Promise<{ status: number; body: Json }> {
+  const res = await app.inject({
+    method,
+    url,
+    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+  });
+  const text = res.body;
+  return { status: res.statusCode, body: text ? (JSON.parse(text) as Json) : {} };
+}
+
+async function ok(method: InjectOptions['method'], url: string, body?: unknown, key?: string | null): Promise<Json> {
+  const r = await call(method, url, body, key);
+  expect(r.status, `${method} ${url}: ${JSON.stringify(r.body)}`).toBeLessThan(300);
+  return r.body;
+}
+
+const GPU_UUID = 'GPU-8f2a6c1e-0b1d-4e55-9a3c-5d7e0f1a2b3c';
+
+/** a host as the GPU watcher and the heartbeats leave it: an incident, a watch position, a private image; cpu-host unreachable */
+async function enrichHosts(): Promise<void> {
+  const now = new Date().toISOString();
+  await cp.services.store.transact(async (tx) => {
+    const h = (await tx.get('hosts', 'gpu-1'))!;
+    const gpus = h.facts.gpus.map((g, i) =>
+      i === 0
+        ? {
+            ...g,
+            uuid: GPU_UUID,
+            busId: '00000000:3B:00.0',
+            health: 'FAILURE' as const,
+            incidents: [{ kind: 'xid' as const, xid: 79, counter: null, mnemonic: 'GPU_HAS_FALLEN_OFF_THE_BUS', action: 'RESTART_BM', health: 'FAILURE' as const, live: true, message: 'Xid 79', firstSeen: now, liveSince: now, lastSeen: now, count: 2, resolvedAt: null }],
+          }
+        : g,
+    );
+    tx.put('hosts', {
+      ...h,
+      facts: { ...h.facts, gpus, addresses: ['192.0.2.1/24'], dockerPools: ['172.80.0.0/16'] },
+      privateImages: [{ imageId: `sha256:${'a'.repeat(64)}`, accountIds: ['acct-1'] }],
+      gpuWatch: { source: 'dmesg', cursor: null, bootId: 'b00t', monotonicUs: 123456789, linesAtMonotonic: 1, firstReadAt: now, firstReadBootId: 'b00t', firstReadMonotonicUs: 1000, counters: { [GPU_UUID]: { 'ecc.errors.uncorrected.volatile.total': 0 } } },
+      stuckContainers: [{ podId: 'pod-x', since: now }],
+    });
+    const c = (await tx.get('hosts', 'cpu-host'))!;
+    tx.put('hosts', { ...c, status: 'UNREACHABLE', statusReason: 'no answer', missedHeartbeats: 9, unansweredSince: now });
+  });
+}
+
+/** a pod as the provisioner leaves it running: ports published, GPUs busy, SSH answering */
+async function makeRunning(id: string): Promise<void> {
+  const now = new Date().toISOString();
+  await cp.services.store.transact(async (tx) => {
+    const p = await tx.get('pods', id);
+    if (!p) throw new Error(`no pod ${id}`);
+    tx.put('pods', {
+      ...p,
+      status: 'RUNNING',
+      startedAt: now,
+      observed: {
+        containerId: 'c0ffee',
+        containerStartedAt: now,
+        ports: [
+          { private: 8888, public: 40001, type: 'http', ip: '203.0.113.7' },
+          { private: 22, public: 40002, type: 'tcp', ip: '203.0.113.7' },
+        ],
+        gpus: [{ util: 37, memoryUtil: 12.5 }, { util: 0, memoryUtil: 0 }],
+        cpuUtil: 4.25,
+        memoryUtil: 61,
+        observedAt: now,
+        sshAnswers: true,
+      },
+    });
+  });
+}
+
+test('every route with a response schema answers the same with serializers on and off', async () => {
+  const user = await cp.newAccount('read_write', 500);
+  const gpu = { id: 'NVIDIA H100 80GB HBM3', count: 2 };
+
+  // pods: create (201, with a dry run's 200), list, get, update, actions, delete, refusals
+  const volume = await ok('POST', '/v2/network-volumes', { name: 'data', size: 50, dataCenterId: 'dc-test-1' }, user.key);
+  const full = await ok('POST', '/v2/pods', {
+    name: 'full', image: 'ghcr.io/example/trainer:2024.05', gpu, ports: ['8888/http', '22/tcp'], env: { A: '1', MULTI: 'line\nbreak' },
+    mounts: { persistent: { size: 100, path: '/workspace' } }, tags: { stack: 's1', 'construct/path': 'a/b' }, args: 'python train.py',
+  }, user.key);
+  await makeRunning(String(full.id));
+  const net = await ok('POST', '/v2/pods', { name: 'net', image: 'busybox', gpu: { id: gpu.id, count: 1 }, mounts: { network: [{ volumeId: volume.id, path: '/data' }] } }, user.key);
+  const spot = await ok('POST', '/v2/pods', { name: 'spot', image: 'busybox', gpu: { id: gpu.id, count: 1 }, interruptible: true, bidPerGpu: 2.5 }, user.key);
+  const cpu = await ok('POST', '/v2/pods', { name: 'cpu', image: 'busybox', cpu: { id: 'cpu3c', vcpuCount: 2, memory: 4 }, globalNetworking: true }, user.key);
+  await ok('POST', '/v2/pods?dryRun=true', { name: 'dry', image: 'busybox', gpu }, user.key);
+  await ok('GET', '/v2/pods', undefined, user.key);
+  await ok('GET', '/v2/pods?includeTerminated=true', undefined, user.key);
+  for (const p of [full, net, spot, cpu]) await ok('GET', `/v2/pods/${p.id}`, undefined, user.key);
+  await ok('PATCH', `/v2/pods/${full.id}`, { name: 'full-renamed', tags: { stack: 's2' } }, user.key);
+  await ok('POST', `/v2/pods/${spot.id}/action`, { action: 'stop' }, user.key);
+  await ok('POST', `/v2/pods/${cpu.id}/action`, { action: 'terminate' }, user.key);
+  await ok('GET', '/v2/pods?includeTerminated=true', undefined, user.key);
+  const refused = await call('POST', '/v2/pods', { name: 'bad', image: 'busybox', gpu: { id: gpu.id, count: 'two' }, extra: 1 }, user.key);
+  expect(refused.status).toBe(422);
+  expect((await call('GET', '/v2/pods/nope', undefined, user.key)).status).toBe(404);
+  expect((await call('GET', '/v2/pods', undefined, null)).status).toBe(401);
+  const extra = await ok('POST', '/v2/pods', { name: 'gone', image: 'busybox', gpu: { id: gpu.id, count: 1 } }, user.key);
+  await ok('DELETE', `/v2/pods/${extra.id}`, undefined, user.key);
+
+  // SSH keys, exec ticket and port link (the latter two need a running pod; their refusals count too)
+  const pubKey = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGj0ZbmTg3DPbZ1hnP9cGxTnsAmK1n+8dC1dP2B7Jrsq me@laptop';
+  await ok('PUT', '/v2/account/ssh-keys', { keys: [pubKey] }, user.key);
+  await ok('GET', '/v2/account/ssh-keys', undefined, user.key);
+  await call('POST', `/v2/pods/${full.id}/exec/ticket`, {}, user.key);
+  await call('POST', `/v2/pods/${full.id}/ports/8888/link`, { path: '/lab' }, user.key);
+  await call('POST', `/v2/pods/${full.id}/exec`, { command: ['true'] }, user.key);
+
+  // events
+  await ok('GET', '/v2/events', undefined, user.key);
+  await ok('GET', '/v2/events?limit=5', undefined, cp.adminKey);
+
+  // hosts (operator): one, drained with a deadline, GPU cleared, lost
+  await enrichHosts();
+  const hosts = await ok('GET', '/v2/hosts');
+  const h = (hosts.hosts as Json[])[0]!;
+  await ok('GET', `/v2/hosts/${h.id}`);
+  await ok('POST', '/v2/hosts/gpu-2/drain', { drained: true, deadline: '1h' });
+  await ok('GET', '/v2/hosts/gpu-2');
+  await ok('POST', `/v2/hosts/gpu-1/gpus/${GPU_UUID}/clear`, { reason: 'checked by hand' });
+  await ok('GET', '/v2/hosts/gpu-1');
+  await ok('POST', '/v2/hosts/cpu-host/lost', undefined);
+  await ok('GET', '/v2/hosts');
+
+  // registries, stack locks, public endpoints
+  const reg = await ok('POST', '/v2/registries', { name: 'ghcr', username: 'me', password: 'secret' }, user.key);
+  await ok('GET', '/v2/registries', undefined, user.key);
+  await ok('GET', `/v2/registries/${reg.id}`, undefined, user.key);
+  await ok('PATCH', `/v2/registries/${reg.id}`, { password: 'rotated' }, user.key);
+  await ok('POST', '/v2/stack-locks/main', { holder: 'ci-1' }, user.key);
+  await ok('GET', '/v2/stack-locks/main', undefined, user.key);
+  await ok('DELETE', '/v2/stack-locks/main?holder=ci-1', undefined, user.key);
+  const tpl = await ok('POST', '/v2/templates', { name: 'srv', image: 'ghcr.io/example/worker:1', serverless: true }, cp.adminKey);
+  const ep = await ok('POST', '/v1/endpoints', { name: 'model-ep', templateId: tpl.id, gpuTypeIds: [gpu.id], workersMax: 1 }, cp.adminKey);
+  await call('POST', '/v2/public-endpoints', { slug: 'test-model', endpointId: ep.id, name: 'Test model', description: 'a fixture', pricing: { unit: 'image', usdPerUnit: 0.0031, maxUnitsPerJob: 20 } });
+  await ok('GET', '/v2/public-endpoints', undefined, user.key);
+  await ok('GET', '/v2/public-endpoints', undefined, cp.adminKey);
+  await call('GET', '/v2/public-endpoints/test-model', undefined, user.key);
+  await call('DELETE', '/v2/public-endpoints/test-model');
+
+  expect(mismatches, JSON.stringify(mismatches.map(describe), null, 1)).toEqual([]);
+  const notDriven = [...declared].filter((d) => /^(GET|POST|PUT|PATCH|DELETE) .* 2\d\d$/.test(d) && !answered.has(d) && !UNDRIVEN.has(d));
+  expect(notDriven, 'routes with a response schema that this test does not drive').toEqual([]);
+});
+
+/**
+ * Routes and statuses answered with no JSON body, or only as a stream, so no serializer runs (a 204,
+ * an SSE stream), or that need what this test has not (an exec runner): named, so any other is driven.
+ */
+const UNDRIVEN = new Set([
+  'DELETE /v2/pods/:id 204',
+  'POST /v2/pods/:id/action 204',
+  'DELETE /v2/stack-locks/:stack 204',
+  'DELETE /v2/public-endpoints/:slug 204',
+  'GET /v2/pods/:id/logs 200',
+  'GET /v2/serverless/:id/workers/:workerId/logs 200',
+  // the provisioner runs commands: this control plane has none (test/api/pods-exec*.test.ts drive them)
+  'POST /v2/pods/:id/exec 200',
+  'POST /v2/pods/:id/exec/ticket 201',
+  // these reach the host over SSH; they answer hostView() like GET /v2/hosts/{id}, driven above
+  'POST /v2/hosts 201',
+  'POST /v2/hosts/:id/refresh 200',
+  'POST /v2/hosts/:id/accept-host-key 200',
+]);
+
+/** the first place two answers part, as a JSON path */
+function firstDifference(a: unknown, b: unknown, at = '$'): string {
+  if (isDeepStrictEqual(a, b)) return '';
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b))
+    return `${at}: serializer ${JSON.stringify(a)?.slice(0, 120)}, JSON.stringify ${JSON.stringify(b)?.slice(0, 120)}`;
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) {
+    const d = firstDifference((a as Json)[k], (b as Json)[k], Array.isArray(a) ? `${at}[${k}]` : `${at}.${k}`);
+    if (d) return d;
+  }
+  return `${at}: differs`;
+}
+
+function describe(m: SerializerMismatch): string {
+  return `${m.route} ${m.status}: ${firstDifference(m.fast, m.plain)}`;
+}
