@@ -180,6 +180,8 @@ test('every route with a response schema answers the same with serializers on an
   await ok('DELETE', '/v2/stack-locks/main?holder=ci-1', undefined, user.key);
   const tpl = await ok('POST', '/v2/templates', { name: 'srv', image: 'ghcr.io/example/worker:1', serverless: true }, cp.adminKey);
   const ep = await ok('POST', '/v1/endpoints', { name: 'model-ep', templateId: tpl.id, gpuTypeIds: [gpu.id], workersMax: 1 }, cp.adminKey);
+  await ok('GET', `/v2/serverless/${ep.id}/metrics`, undefined, cp.adminKey);
+  await ok('GET', `/v2/serverless/${ep.id}/metrics?step=5m`, undefined, cp.adminKey);
   await call('POST', '/v2/public-endpoints', { slug: 'test-model', endpointId: ep.id, name: 'Test model', description: 'a fixture', pricing: { unit: 'image', usdPerUnit: 0.0031, maxUnitsPerJob: 20 } });
   await ok('GET', '/v2/public-endpoints', undefined, user.key);
   await ok('GET', '/v2/public-endpoints', undefined, cp.adminKey);
