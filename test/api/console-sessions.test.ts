@@ -162,7 +162,7 @@ describe('the exchange', () => {
 });
 
 describe('the cookie in place of the Bearer key', () => {
-  test('REST, GraphQL and the SSE event stream take it, as the account it belongs to', async () => {
+  test('REST, GraphQL, the job interface and the SSE event stream take it, as the account it belongs to', async () => {
     const s = await signedIn('read_write');
     const other = await cp.newAccount('read_write');
     await cp.api('/v2/templates', { key: other.key, method: 'POST', json: { name: 'not-mine', image: 'busybox:1.36' } });
@@ -173,6 +173,15 @@ describe('the cookie in place of the Bearer key', () => {
     // a GraphQL POST is state-changing for the CSRF rule, queries too (the token comes with it)
     const gqlPost = await withCookie(s, '/graphql', { method: 'POST', headers: { 'x-csrf-token': s.csrf }, body: JSON.stringify({ query: 'query { myself { id } }' }) });
     expect(await gqlPost.json()).toEqual({ data: { myself: { id: s.accountId } } });
+
+    // the job interface: a queue endpoint's health, and a run (with the token)
+    const tpl = (await (await cp.api('/v2/templates', { key: s.key, method: 'POST', json: { name: 'jobs', image: 'busybox:1.36', serverless: true } })).json()) as { id: string };
+    const ep = (await (await cp.api('/v1/endpoints', { key: s.key, method: 'POST', json: { templateId: tpl.id, gpuTypeIds: ['ADA_24'] } })).json()) as { id: string };
+    expect((await withCookie(s, `/v2/${ep.id}/health`)).status).toBe(200);
+    expect((await withCookie(s, `/v2/${ep.id}/run`, { method: 'POST', body: JSON.stringify({ input: {} }) })).status).toBe(403);
+    const run = await withCookie(s, `/v2/${ep.id}/run`, { method: 'POST', headers: { 'x-csrf-token': s.csrf }, body: JSON.stringify({ input: {} }) });
+    expect(run.status).toBe(200);
+    expect(((await run.json()) as { id: string }).id).toBeTruthy();
 
     const ac = new AbortController();
     const sse = await withCookie(s, '/v2/events', { headers: { accept: 'text/event-stream' }, signal: ac.signal });

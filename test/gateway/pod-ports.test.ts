@@ -107,10 +107,10 @@ describe('a pod port by URL', () => {
     expect(validate(pod), JSON.stringify(validate.errors)).toBe(true);
   });
 
-  test('with the key: method, path, query and body reach the pod; the key and every gpufleet cookie do not', async () => {
+  test('with the key: method, path, query and body reach the pod; the key and every gpufleet cookie (the port\'s, the console session\'s) do not', async () => {
     const r = await proxied(portHost, '/echo/a?q=1', {
       method: 'POST',
-      headers: { ...bearer(alice.key), 'x-api-key': alice.key, cookie: 'theirs=1; gpufleet-port=abc; __Host-gpufleet-port=def; other=2', 'content-type': 'text/plain' },
+      headers: { ...bearer(alice.key), 'x-api-key': alice.key, cookie: 'theirs=1; gpufleet-port=abc; __Host-gpufleet-port=def; gpufleet-session=ghi; __Host-gpufleet-session=jkl; other=2', 'content-type': 'text/plain' },
       body: 'hello',
     });
     expect(r.status, r.body).toBe(200);
