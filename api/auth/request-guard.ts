@@ -151,7 +151,8 @@ export function registerRequestGuard(
       const opened = await consoleAuth!.sessions.open(cookie);
       if (!opened) authError = new GpufleetError('UNAUTHENTICATED', 'The console session has ended (signed out, expired, or its API key was revoked or expired): sign in again.');
       else {
-        principal = opened.principal;
+        // the key as it is now, marked as coming through the console: the events of its changes say so
+        principal = { ...opened.principal, via: 'console', keyPrefix: opened.record.keyPrefix };
         session = opened.record;
       }
     }

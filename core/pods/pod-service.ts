@@ -7,7 +7,7 @@ import { validatePodAction, validatePodCreate, validatePodUpdate } from '../../m
 import { actionConditions, actionsFor, settleMove, transition } from '../../model/index.ts';
 import type { PodAction, PodRecord, PodStatus } from '../../model/index.ts';
 import { fail400, isInterruptible } from '../../model/index.ts';
-import { holdsCompute, SYSTEM_ACTOR, userActor, type EventView } from '../../model/index.ts';
+import { holdsCompute, actorOf, SYSTEM_ACTOR, type EventView } from '../../model/index.ts';
 import type { Store, StoreTx } from '../../store/index.ts';
 import { accruePod } from '../billing/index.ts';
 import { buildPodRecord, containerConfigChanged } from './pod-builder.ts';
@@ -70,7 +70,7 @@ export class PodService {
 
   /** A transaction on the caller's behalf: the events it causes name the caller's key as actor. */
   private transactAs<T>(principal: Principal, fn: (tx: StoreTx) => Promise<T> | T): Promise<T> {
-    return this.store.transact(fn, { actor: userActor(principal.keyId) });
+    return this.store.transact(fn, { actor: actorOf(principal) });
   }
 
   /** The pod's newest events, for a single pod's view (REST); the caller already read the pod. */

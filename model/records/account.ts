@@ -84,6 +84,10 @@ export interface Principal {
   keyId: string;
   scope: ApiKeyScope;
   operator: boolean;
+  /** `console`: the request came with a web console session of this key (docs/console.md); events say so */
+  via?: 'console';
+  /** with `via`: the key's prefix, which the events of its changes name */
+  keyPrefix?: string;
 }
 
 /**

@@ -40,6 +40,24 @@ export const SYSTEM_ACTOR = 'system';
 /** an API key acting on its account's resources (REST, GraphQL) */
 export const userActor = (keyId: string): string => `user:${keyId}`;
 
+/** how TxOptions.actor carries a console session's key prefix to the events its commit makes */
+const CONSOLE_ACTOR = /^(user:\S+)\|console:(\S*)$/;
+
+/**
+ * The actor of a change a caller makes: `user:<key id>`, tagged `|console:<key prefix>` when it came
+ * through a web console session (the tag travels with the store's commit, PostgreSQL's NOTIFY
+ * included, and actorFields takes it off again).
+ */
+export function actorOf(p: { keyId: string; via?: 'console'; keyPrefix?: string }): string {
+  return p.via === 'console' ? `${userActor(p.keyId)}|console:${p.keyPrefix ?? ''}` : userActor(p.keyId);
+}
+
+/** An event's actor fields from an actor string: `actor`, and `via` / `keyPrefix` for a console session's. */
+export function actorFields(actor: string): Pick<FleetEvent, 'actor' | 'via' | 'keyPrefix'> {
+  const m = CONSOLE_ACTOR.exec(actor);
+  return m ? { actor: m[1]!, via: 'console', keyPrefix: m[2]! } : { actor };
+}
+
 export interface EventView {
   id: string;
   time: string;

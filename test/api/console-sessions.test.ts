@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { rawHeader, sendRaw } from './raw-http.ts';
+import { seedHosts } from '../harness/fake-hosts.ts';
 
 let cp: TestControlPlane;
 beforeAll(async () => {
@@ -313,5 +314,24 @@ describe('the audit trail', () => {
       ['console.action', 'POST /v2/templates → 201', 'console', prefix],
     ]);
     expect(events[1]!.actor).toMatch(/^user:key_/);
+  });
+
+  test('the status changes a console action causes are events with via console and the key prefix; a key\'s own are not', async () => {
+    await seedHosts(cp.services.store, [{ gpus: 8, dataCenterId: 'dc-console-audit' }]);
+    const s = await signedIn('read_write');
+    const body = (name: string) => JSON.stringify({ name, image: 'busybox:1.36', gpu: { id: 'NVIDIA H100 80GB HBM3', count: 1 }, dataCenterIds: ['dc-console-audit'] });
+    const viaConsole = await withCookie(s, '/v2/pods', { method: 'POST', headers: { 'x-csrf-token': s.csrf }, body: body('from-console') });
+    expect(viaConsole.status, await viaConsole.clone().text()).toBe(201);
+    const viaKey = await cp.api('/v2/pods', { key: s.key, method: 'POST', body: body('from-key'), headers: { 'content-type': 'application/json' } });
+    expect(viaKey.status).toBe(201);
+    const eventsOf = async (id: string) =>
+      ((await (await cp.api(`/v2/events?resourceId=${id}`, { key: s.key })).json()) as { events: Record<string, unknown>[] }).events;
+    const [first] = await eventsOf(((await viaConsole.json()) as { id: string }).id);
+    expect(first).toMatchObject({ resourceType: 'pod', via: 'console', keyPrefix: s.key.slice(0, 8) });
+    expect(first!.actor).toMatch(/^user:key_\w+$/);
+    const [plain] = await eventsOf(((await viaKey.json()) as { id: string }).id);
+    expect(plain!.actor).toBe(first!.actor);
+    expect(plain).not.toHaveProperty('via');
+    expect(plain).not.toHaveProperty('keyPrefix');
   });
 });

@@ -4,7 +4,7 @@
 // diagnostic or clear. `status`/`previousStatus` are the GPU's health; `reason` names the GPU and what
 // happened; `actor` is the transaction's (provisioner for the watcher, the operator's key for a diagnose
 // or a clear).
-import { gpuHealth, type GpuHealth, type HostGpu, type HostRecord } from '../../../model/index.ts';
+import { actorFields, gpuHealth, type GpuHealth, type HostGpu, type HostRecord } from '../../../model/index.ts';
 import type { EventLog } from './event-log.ts';
 
 interface GpuSeen {
@@ -44,7 +44,7 @@ export class GpuEvents {
       const was = before.get(g.uuid) ?? { health: 'HEALTHY' as GpuHealth, open: new Map(), diagnosedAt: null };
       const now = seenOf(g);
       const append = (type: string, reason: string) =>
-        this.log.append({ resourceType: 'host', resourceId: host.id, accountId: null, type, status: now.health, previousStatus: was.health, reason: `GPU ${g.index} (${g.uuid}): ${reason}`, actor });
+        this.log.append({ resourceType: 'host', resourceId: host.id, accountId: null, type, status: now.health, previousStatus: was.health, reason: `GPU ${g.index} (${g.uuid}): ${reason}`, ...actorFields(actor) });
       const fresh = (g.incidents ?? []).filter((i) => i.resolvedAt === null && !was.open.has(subject(i)));
       if (now.diagnosedAt !== was.diagnosedAt && g.diagnostic) append('host.gpu_diagnosed', `${g.diagnostic.method}${g.diagnostic.level ? ` level ${g.diagnostic.level}` : ''} ${g.diagnostic.passed ? 'passed' : 'failed'}: ${g.diagnostic.summary}`);
       if (now.health !== was.health) {

@@ -1,7 +1,7 @@
 // Events from the store's commits: whatever writes a pod's or a host's status (a user's action, the
 // provisioner, an operator, a serverless scaler), the change is seen here, once, with the actor the
 // transaction named. Nothing that writes a status has to remember to record an event.
-import { SYSTEM_ACTOR, type AccountRecord, type EventResourceType, type HostRecord, type PodRecord } from '../../../model/index.ts';
+import { actorFields, SYSTEM_ACTOR, type AccountRecord, type EventResourceType, type HostRecord, type PodRecord } from '../../../model/index.ts';
 import type { CommitInfo, Store, StoreChange } from '../../../store/index.ts';
 import type { EventLog } from './event-log.ts';
 import { GpuEvents } from './gpu-events.ts';
@@ -26,7 +26,7 @@ function budgetThreshold(account: AccountRecord | undefined, commit: CommitInfo,
     status: `${alert.percent}%`,
     previousStatus: previous,
     reason: `${alert.percent} % of the monthly budget reached: ${alert.spent} USD of ${alert.budget} USD spent in ${alert.month}`,
-    actor: commit.actor ?? SYSTEM_ACTOR,
+    ...actorFields(commit.actor ?? SYSTEM_ACTOR),
   });
 }
 
@@ -71,7 +71,7 @@ function onChange(c: StoreChange, commit: CommitInfo, last: Map<string, string>,
   if (c.deleted || !c.record) {
     last.delete(c.id);
     if (c.collection === 'hosts' && previous !== null)
-      log.append({ resourceType: 'host', resourceId: c.id, accountId: null, type: 'host.removed', status: null, previousStatus: previous, reason: null, actor });
+      log.append({ resourceType: 'host', resourceId: c.id, accountId: null, type: 'host.removed', status: null, previousStatus: previous, reason: null, ...actorFields(actor) });
     return;
   }
   const rec: PodRecord | HostRecord = c.record;
@@ -88,7 +88,7 @@ function onChange(c: StoreChange, commit: CommitInfo, last: Map<string, string>,
     status: rec.status,
     previousStatus: previous,
     reason: rec.statusReason,
-    actor,
+    ...actorFields(actor),
   });
 }
 
@@ -110,6 +110,6 @@ function onMove(id: string, rec: PodRecord | undefined, commit: CommitInfo, move
     status: rec.status,
     previousStatus: rec.status,
     reason: `moved from host ${rec.move!.fromHostId} to host ${rec.move!.toHostId}: ${rec.move!.detail}`,
-    actor: commit.actor ?? SYSTEM_ACTOR,
+    ...actorFields(commit.actor ?? SYSTEM_ACTOR),
   });
 }

@@ -3,7 +3,7 @@
 // stays, the command runs and neither side is idle longer than the idle timeout. The provisioner
 // opens it on the host (ContainerSessionRunner); this decides when it ends and records its start
 // and its end, with the exit code, as events of the pod.
-import { userActor, type HostRecord, type PodRecord } from '../../../model/index.ts';
+import { actorFields, actorOf, type HostRecord, type PodRecord } from '../../../model/index.ts';
 import type { EventService } from '../../observability/index.ts';
 import { execArgvRecord } from './exec-argv-record.ts';
 import type { Principal } from '../../../model/index.ts';
@@ -97,7 +97,7 @@ export async function openExecSession(
       status: pod.status,
       previousStatus: pod.status,
       reason,
-      actor: userActor(principal.keyId),
+      ...actorFields(actorOf(principal)),
     });
   const what = `${execArgvRecord(req.argv)}${req.tty ? ` (tty ${req.cols}x${req.rows})` : ''}`;
   event('pod.exec_start', `exec session ${what}`);

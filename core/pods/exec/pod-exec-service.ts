@@ -5,7 +5,7 @@
 // before any output. Every exec is an event of the pod (`pod.exec`; a session's start and end), with
 // the program and a digest of its arguments, never the arguments (exec-argv-record.ts). A command or
 // a session holds one of the account's share of its host's streams (core/fair-share) while it runs.
-import { check, compile, GpufleetError, podExecSchema, userActor, type HostRecord, type PodExecInput, type PodRecord } from '../../../model/index.ts';
+import { check, compile, GpufleetError, podExecSchema, actorFields, actorOf, type HostRecord, type PodExecInput, type PodRecord } from '../../../model/index.ts';
 import type { StoreReader } from '../../../store/index.ts';
 import type { EventService } from '../../observability/index.ts';
 import { HostStreamShares } from '../../fair-share/index.ts';
@@ -94,7 +94,7 @@ export class PodExecService {
       status: pod.status,
       previousStatus: pod.status,
       reason: `exec ${execArgvRecord(argv)}`,
-      actor: userActor(principal.keyId),
+      ...actorFields(actorOf(principal)),
     });
     let run: ContainerExec;
     try {
