@@ -2,17 +2,15 @@
 // one PostgreSQL database; a session signed in on replica A is good on replica B, sign-out on B ends
 // it on A, and a key revoked on B ends A's sessions of it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestControlPlane, type TestControlPlane } from '../../harness/control-plane.ts';
+import type { TestControlPlane } from '../../harness/control-plane.ts';
 import { startPostgres, type TestPostgres } from '../../harness/postgres.ts';
-
-const SECRET_KEY = Buffer.alloc(32, 9);
+import { replicasOnOneDatabase } from '../../harness/replicas-on-one-database.ts';
 
 let cluster: TestPostgres;
 let cps: TestControlPlane[] = [];
 beforeAll(async () => {
   cluster = await startPostgres();
-  const url = await cluster.createDatabase();
-  cps = await Promise.all([0, 1].map(() => startTestControlPlane({ config: { databaseUrl: url, secretKey: SECRET_KEY } })));
+  cps = await replicasOnOneDatabase(cluster, 2, { secretKey: Buffer.alloc(32, 9) });
 }, 120_000);
 afterAll(async () => {
   await Promise.all(cps.map((cp) => cp.close()));
