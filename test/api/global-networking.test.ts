@@ -1,7 +1,7 @@
 // Global networking's addresses and settings (issue 21, docs/networking.md), through the API: the pod
 // view of spec 2.1, REST create and PATCH, GraphQL's globalNetwork, the catalog, excluded data
 // centers, and the address kept for the pod's life. No provisioner (record-only hosts): what reaches
-// the hosts is test/fleet/global-networking-*.test.ts's.
+// the hosts is test/provisioner/overlay/global-networking-*.test.ts's.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { globalNetworkSettings, parseIpv4Range, parseOverlayCidr, ipv4ToNumber } from '../../model/index.ts';
 import type { TestControlPlane } from '../harness/control-plane.ts';

@@ -1,4 +1,4 @@
-// The pull scheduler's rules (the end-to-end test, test/fleet/pull-sharing.test.ts, runs real pulls):
+// The pull scheduler's rules (the end-to-end test, test/provisioner/pull-sharing.test.ts, runs real pulls):
 // slots per host, an account's share, round robin, coalescing, stall detection, cancelling. Pulls here
 // are controlled by the test: each ends when the test says.
 import { describe, expect, test } from 'vitest';

@@ -1,4 +1,4 @@
-// The backoff's rules on their own (the real-host test is test/fleet/reconcile-backoff.test.ts):
+// The backoff's rules on their own (the real-host test is test/provisioner/reconcile-backoff.test.ts):
 // doubling from the first wait up to the cap, jitter only ever shortening, a new intent or a success
 // starting over, and the wake when a wait ends.
 import { afterEach, expect, test, vi } from 'vitest';

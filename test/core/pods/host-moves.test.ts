@@ -16,12 +16,12 @@
 // as each real host's engine has.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { enrolTestHost, ensureTestImage, FIXTURE_GPUS, listContainers, removeContainersByLabel, removeNetworksByLabel, startTestHost, type TestHost } from '../harness/index.ts';
-import { freshTestDatabase, TEST_SECRET_KEY, TEST_STORE } from '../harness/test-store.ts';
-import { waitFor } from '../harness/wait-for.ts';
-import { provisioner } from '../../provisioner/index.ts';
-import type { BillingRecord } from '../../model/index.ts';
+import { startTestControlPlane, type TestControlPlane } from '../../harness/control-plane.ts';
+import { enrolTestHost, ensureTestImage, FIXTURE_GPUS, listContainers, removeContainersByLabel, removeNetworksByLabel, startTestHost, type TestHost } from '../../harness/index.ts';
+import { freshTestDatabase, TEST_SECRET_KEY, TEST_STORE } from '../../harness/test-store.ts';
+import { waitFor } from '../../harness/wait-for.ts';
+import { provisioner } from '../../../provisioner/index.ts';
+import type { BillingRecord } from '../../../model/index.ts';
 
 type Json = Record<string, any>;
 const SLEEPER = `sh -c 'trap "exit 0" TERM; sleep 3600 & wait'`;

@@ -7,11 +7,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { REPO_ROOT, startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { disposeHostWorld, enrolTestHost, ensureTestImage, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
-import { provisioner } from '../../provisioner/index.ts';
-import { waitFor as waitForHarness } from '../harness/wait-for.ts';
-import { readSse } from '../harness/sse-reader.ts';
+import { REPO_ROOT, startTestControlPlane, type TestControlPlane } from '../../../harness/control-plane.ts';
+import { disposeHostWorld, enrolTestHost, ensureTestImage, FIXTURE_GPUS, startTestHost, type TestHost } from '../../../harness/index.ts';
+import { provisioner } from '../../../../provisioner/index.ts';
+import { waitFor as waitForHarness } from '../../../harness/wait-for.ts';
+import { readSse } from '../../../harness/sse-reader.ts';
 
 const run = promisify(execFile);
 const IDLE_MS = 4_000;

@@ -4,12 +4,12 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { disposeHostWorld, enrolTestHost, ensureTestImage, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
-import { readSse, type SseEvent } from '../harness/sse-reader.ts';
-import { provisioner } from '../../provisioner/index.ts';
-import { runCli } from '../cli/run-cli.ts';
-import { waitFor as waitForHarness } from '../harness/wait-for.ts';
+import { startTestControlPlane, type TestControlPlane } from '../../../harness/control-plane.ts';
+import { disposeHostWorld, enrolTestHost, ensureTestImage, FIXTURE_GPUS, startTestHost, type TestHost } from '../../../harness/index.ts';
+import { readSse, type SseEvent } from '../../../harness/sse-reader.ts';
+import { provisioner } from '../../../../provisioner/index.ts';
+import { runCli } from '../../../cli/run-cli.ts';
+import { waitFor as waitForHarness } from '../../../harness/wait-for.ts';
 
 const run = promisify(execFile);
 let cp: TestControlPlane;

@@ -5,11 +5,11 @@
 // DCGM the driver check fails on a pending row remap and passes once it is gone; an operator's clear
 // is recorded with the key that made it; bad input is refused and changes nothing.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { disposeHostWorld, enrolTestHost, ensureTestImage, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
-import { waitFor } from '../harness/wait-for.ts';
-import { runCli } from '../cli/run-cli.ts';
-import { provisioner } from '../../provisioner/index.ts';
+import { startTestControlPlane, type TestControlPlane } from '../../harness/control-plane.ts';
+import { disposeHostWorld, enrolTestHost, ensureTestImage, FIXTURE_GPUS, startTestHost, type TestHost } from '../../harness/index.ts';
+import { waitFor } from '../../harness/wait-for.ts';
+import { runCli } from '../../cli/run-cli.ts';
+import { provisioner } from '../../../provisioner/index.ts';
 
 type Json = Record<string, any>;
 

@@ -9,12 +9,12 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { provisioner } from '../../provisioner/index.ts';
-import { vtepMac } from '../../provisioner/overlay/overlay-plan.ts';
-import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { enrolTestHost, FIXTURE_GPUS, TEST_IMAGE } from '../../testing/index.ts';
-import { startNetnsFleet, type FleetHost, type NetnsFleet } from '../harness/netns-fleet.ts';
-import { waitFor } from '../harness/wait-for.ts';
+import { provisioner } from '../../../provisioner/index.ts';
+import { vtepMac } from '../../../provisioner/overlay/overlay-plan.ts';
+import { startTestControlPlane, type TestControlPlane } from '../../harness/control-plane.ts';
+import { enrolTestHost, FIXTURE_GPUS, TEST_IMAGE } from '../../../testing/index.ts';
+import { startNetnsFleet, type FleetHost, type NetnsFleet } from '../../harness/netns-fleet.ts';
+import { waitFor } from '../../harness/wait-for.ts';
 import { OverlayWorld, removeAccountNamespaces, PROBE, PYTHON, UDP_PORT, type WorldPod } from './overlay-world.ts';
 
 const H = FIXTURE_GPUS.H100_80GB_HBM3;

@@ -9,12 +9,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { freePort, spawnControlPlane, type SpawnedControlPlane } from '../harness/control-plane.ts';
-import { enrolTestHost, FIXTURE_GPUS, TEST_IMAGE } from '../../testing/index.ts';
-import { startNetnsFleet, type FleetHost, type NetnsFleet } from '../harness/netns-fleet.ts';
-import { waitFor } from '../harness/wait-for.ts';
+import { freePort, spawnControlPlane, type SpawnedControlPlane } from '../../harness/control-plane.ts';
+import { enrolTestHost, FIXTURE_GPUS, TEST_IMAGE } from '../../../testing/index.ts';
+import { startNetnsFleet, type FleetHost, type NetnsFleet } from '../../harness/netns-fleet.ts';
+import { waitFor } from '../../harness/wait-for.ts';
 import { OverlayWorld, removeAccountNamespaces, type WorldPod } from './overlay-world.ts';
-import { namespacePrefix } from '../../provisioner/overlay/overlay-plan.ts';
+import { namespacePrefix } from '../../../provisioner/overlay/overlay-plan.ts';
 
 const execFileP = promisify(execFile);
 const H = FIXTURE_GPUS.H100_80GB_HBM3;

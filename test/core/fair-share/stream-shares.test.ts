@@ -4,11 +4,11 @@
 // sshd test host, the real Docker engine, two accounts with a pod each on it, streams held open.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import WebSocket from 'ws';
-import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { disposeHostWorld, enrolTestHost, ensureTestImage, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
-import { readSse, type SseStream } from '../harness/sse-reader.ts';
-import { provisioner } from '../../provisioner/index.ts';
-import { waitFor as waitForHarness } from '../harness/wait-for.ts';
+import { startTestControlPlane, type TestControlPlane } from '../../harness/control-plane.ts';
+import { disposeHostWorld, enrolTestHost, ensureTestImage, FIXTURE_GPUS, startTestHost, type TestHost } from '../../harness/index.ts';
+import { readSse, type SseStream } from '../../harness/sse-reader.ts';
+import { provisioner } from '../../../provisioner/index.ts';
+import { waitFor as waitForHarness } from '../../harness/wait-for.ts';
 
 const IDLE = `sh -c 'trap "exit 0" TERM; sleep 3600 & wait'`;
 let cp: TestControlPlane;

@@ -6,12 +6,12 @@
 // 5 s of a stop or a termination; turning globalNetworking on or off live gives or takes the resolver
 // (the pod's resolv.conf back as it was).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { provisioner } from '../../provisioner/index.ts';
-import { DNS_ADDRESS } from '../../provisioner/overlay/overlay-dns.ts';
-import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { startNetnsFleet, type FleetHost, type NetnsFleet } from '../harness/netns-fleet.ts';
-import { enrolTestHost, FIXTURE_GPUS, TEST_IMAGE } from '../../testing/index.ts';
-import { waitFor } from '../harness/wait-for.ts';
+import { provisioner } from '../../../provisioner/index.ts';
+import { DNS_ADDRESS } from '../../../provisioner/overlay/overlay-dns.ts';
+import { startTestControlPlane, type TestControlPlane } from '../../harness/control-plane.ts';
+import { startNetnsFleet, type FleetHost, type NetnsFleet } from '../../harness/netns-fleet.ts';
+import { enrolTestHost, FIXTURE_GPUS, TEST_IMAGE } from '../../../testing/index.ts';
+import { waitFor } from '../../harness/wait-for.ts';
 import { OverlayWorld, removeAccountNamespaces, type WorldPod } from './overlay-world.ts';
 
 const H = FIXTURE_GPUS.H100_80GB_HBM3;

@@ -3,12 +3,12 @@
 // rules that drop pods' UDP to the overlay's port, and when they are deleted from its iptables (as a
 // reboot or `iptables -F` would) the provisioner puts them back within the verify interval.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { provisioner } from '../../provisioner/index.ts';
-import { VXLAN_PORT } from '../../provisioner/overlay/overlay-plan.ts';
-import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { enrolTestHost } from '../../testing/index.ts';
-import { startNetnsFleet, type NetnsFleet } from '../harness/netns-fleet.ts';
-import { waitFor } from '../harness/wait-for.ts';
+import { provisioner } from '../../../provisioner/index.ts';
+import { VXLAN_PORT } from '../../../provisioner/overlay/overlay-plan.ts';
+import { startTestControlPlane, type TestControlPlane } from '../../harness/control-plane.ts';
+import { enrolTestHost } from '../../../testing/index.ts';
+import { startNetnsFleet, type NetnsFleet } from '../../harness/netns-fleet.ts';
+import { waitFor } from '../../harness/wait-for.ts';
 
 const VERIFY_MS = 1_000;
 let fleet: NetnsFleet;

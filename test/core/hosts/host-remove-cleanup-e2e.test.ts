@@ -4,11 +4,11 @@
 // of the account networks: the one of a running pod's account and the one lingering after a pod
 // terminated.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { provisioner } from '../../provisioner/index.ts';
-import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { disposeHostWorld, enrolTestHost, ensureTestImage, startTestHost, type TestHost } from '../harness/index.ts';
-import { runDocker } from '../../testing/index.ts';
-import { waitFor } from '../harness/wait-for.ts';
+import { provisioner } from '../../../provisioner/index.ts';
+import { startTestControlPlane, type TestControlPlane } from '../../harness/control-plane.ts';
+import { disposeHostWorld, enrolTestHost, ensureTestImage, startTestHost, type TestHost } from '../../harness/index.ts';
+import { runDocker } from '../../../testing/index.ts';
+import { waitFor } from '../../harness/wait-for.ts';
 
 let cp: TestControlPlane;
 let host: TestHost;

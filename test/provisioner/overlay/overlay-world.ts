@@ -8,10 +8,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import { readdir, readFile, rm } from 'node:fs/promises';
-import { namespacePrefix } from '../../provisioner/overlay/overlay-plan.ts';
-import { DNS_ROOT } from '../../provisioner/overlay/overlay-dns.ts';
-import type { FleetHost, NetnsFleet } from '../harness/netns-fleet.ts';
-import { waitFor } from '../harness/wait-for.ts';
+import { namespacePrefix } from '../../../provisioner/overlay/overlay-plan.ts';
+import { DNS_ROOT } from '../../../provisioner/overlay/overlay-dns.ts';
+import type { FleetHost, NetnsFleet } from '../../harness/netns-fleet.ts';
+import { waitFor } from '../../harness/wait-for.ts';
 
 const execFileP = promisify(execFile);
 export const PROBE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'overlay-probe.py');

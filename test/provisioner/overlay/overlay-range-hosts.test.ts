@@ -3,9 +3,9 @@
 // stored), one clear of it is enrolled. The host is a namespace test host (netns-fleet.ts) with a LAN
 // address of its own.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { globalNetworkSettings } from '../../model/index.ts';
-import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { startNetnsFleet, type NetnsFleet } from '../harness/netns-fleet.ts';
+import { globalNetworkSettings } from '../../../model/index.ts';
+import { startTestControlPlane, type TestControlPlane } from '../../harness/control-plane.ts';
+import { startNetnsFleet, type NetnsFleet } from '../../harness/netns-fleet.ts';
 
 let fleet: NetnsFleet;
 const cps: TestControlPlane[] = [];

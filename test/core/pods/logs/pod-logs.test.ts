@@ -3,12 +3,12 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { disposeHostWorld, enrolTestHost, ensureTestImage, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
-import { parsePrometheusText, sampleValue, samplesOf } from '../harness/prometheus-text.ts';
-import { readSse, type SseEvent, type SseStream } from '../harness/sse-reader.ts';
-import { provisioner } from '../../provisioner/index.ts';
-import { waitFor as waitForHarness } from '../harness/wait-for.ts';
+import { startTestControlPlane, type TestControlPlane } from '../../../harness/control-plane.ts';
+import { disposeHostWorld, enrolTestHost, ensureTestImage, FIXTURE_GPUS, startTestHost, type TestHost } from '../../../harness/index.ts';
+import { parsePrometheusText, sampleValue, samplesOf } from '../../../harness/prometheus-text.ts';
+import { readSse, type SseEvent, type SseStream } from '../../../harness/sse-reader.ts';
+import { provisioner } from '../../../../provisioner/index.ts';
+import { waitFor as waitForHarness } from '../../../harness/wait-for.ts';
 
 const run = promisify(execFile);
 let cp: TestControlPlane;
