@@ -1,5 +1,5 @@
 // core/jobs: the durable job queue of serverless queue endpoints (embedded: its records in a RecordLog
-// of store/, job-log.ts; PostgreSQL: its own tables, pg/schema.ts), the job and worker-protocol services, webhook
+// of store/, job-log.ts; PostgreSQL: its rows behind the store's JobRows port, store/pg/jobs/), the job and worker-protocol services, webhook
 // delivery (webhook.ts, the one outbound HTTP call here), and the port it declares for reaching workers
 // (worker-ports.ts). The job record is model's (model/records/job.ts). No routes here (api/jobs/ serves
 // them). JobTable is exported for bench/. See docs/jobs.md.

@@ -1,6 +1,6 @@
 // The worker's side of the PostgreSQL queue: take (long poll, SKIP LOCKED), progress, stream chunks,
 // the final report, lease renewals, job-stop polls, and a worker given up for lost. A job is
-// completed at most once: the common report is one conditional UPDATE (statements.ts), anything else
+// completed at most once: the common report is one conditional UPDATE (the store's finishHeld, store/pg/jobs/statements.ts), anything else
 // locks the row and writes under its status and lease token (queue-db.ts).
 import { GpufleetError } from '../../../model/index.ts';
 import { JOB_LIMITS, type Job, type Retention } from '../../../model/index.ts';
@@ -102,7 +102,7 @@ export class WorkerCalls {
     });
   }
 
-  /** the common final report in one statement (statements.ts); undefined: the transaction path decides */
+  /** the common final report in one statement (store/pg/jobs/statements.ts); undefined: the transaction path decides */
   private async finishHeld(jobId: string, workerId: string, result: CompleteRequest): Promise<Job | undefined> {
     const at = this.db.now();
     const { syncMs, asyncMs } = this.rules.retention;

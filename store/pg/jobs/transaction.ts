@@ -1,6 +1,6 @@
 // One transaction on a connection of the pool: BEGIN, the caller's statements, COMMIT; ROLLBACK on a
 // refusal. A connection that failed is destroyed, not given back; a database that cannot be reached
-// is STORE_UNAVAILABLE (503) to the caller (effects.ts).
+// is STORE_UNAVAILABLE (503) to the caller (queue-errors.ts).
 import type pg from 'pg';
 import { isConnectionError, queueError } from './queue-errors.ts';
 
