@@ -41,7 +41,7 @@ import { LocalMediaStore, MEDIA_SWEEP_LEAD_MS, MediaService, S3MediaStore } from
 import { HeldRequests, HostStreamShares } from './fair-share/index.ts';
 import { publicOrigin } from './public-models/index.ts';
 import { PublicEndpointCatalog, PublicEndpointCharges, PublicEndpointOutputs } from './public-models/index.ts';
-import { MEDIA_SWEEP_LEADERSHIP, newReplicaId, SoleHostLeases, type HostLeases } from './replicas/index.ts';
+import { MEDIA_SWEEP_LEADERSHIP, newReplicaId, SharedHostLeases, SoleHostLeases, type HostLeases } from './replicas/index.ts';
 import { pinEndpointsOfOthers } from './endpoints/index.ts';
 import { AccountLimitsService, Admission, SpendGuard } from './quotas/index.ts';
 
@@ -248,7 +248,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     publicCharges: new PublicEndpointCharges(jobQueue, s, publicEndpoints, credits),
     media,
     replicaId,
-    hostLeases: shared ? shared.hostLeases(replicaId) : new SoleHostLeases(replicaId),
+    hostLeases: shared ? new SharedHostLeases(shared.hostLeaseTable(), replicaId) : new SoleHostLeases(replicaId),
     gpuHealthSignal,
     gpuDiagnostics: new GpuDiagnostics(s, sshPool, fleet, gpuHealthSignal),
   };

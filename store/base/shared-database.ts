@@ -1,37 +1,35 @@
 // What replicas of one control plane share through their database (docs/replicas.md), as ports the
-// store implements (store/pg/replicas/, store/pg/jobs/): host leases and the leadership, named
+// store implements (store/pg/replicas/, store/pg/jobs/): host leases' rows and the leadership, named
 // leaderships of loops that run once in all, rate-limit windows, and the job queue's rows. core/
 // holds the rules that use them; the embedded store has none of these (one process holds it all).
 import type { JobRows } from './job-rows.ts';
 
-export interface LeaseSync {
-  /** the hosts this replica holds after the sync */
-  held: string[];
-  /** those among them it did not hold before (taken over, or new): reconcile them at once */
-  taken: string[];
-  /** those it gave up (over its fair share, or hosts that no longer exist) */
-  released: string[];
-  /** this replica runs the loops that must run once in all (the serverless autoscaler) */
-  leader: boolean;
-}
-
-export interface HostLeases {
-  /** this process among the replicas: random per start, logged */
-  readonly replicaId: string;
-  /** false: one process holds every host (the embedded store); sync and confirm are not needed */
-  readonly shared: boolean;
-  /** how long a lease lasts from its last renewal, in ms */
-  readonly ttlMs: number;
-  /**
-   * Renews this replica's leases among `hostIds`, gives up what it holds beyond its fair share
-   * (hosts ÷ live replicas, rounded up) except the `busy` ones (a pass in flight), and takes free or
-   * expired leases up to that share. Also renews or takes the leadership (one replica of all holds it).
-   */
-  sync(hostIds: readonly string[], busy: ReadonlySet<string>): Promise<LeaseSync>;
-  /** One round trip: this replica still holds `hostId` (and the lease is renewed). */
-  confirm(hostId: string): Promise<boolean>;
-  /** Gives up every lease of this replica (a clean stop: the others take its hosts at their next sync). */
-  releaseAll(): Promise<void>;
+/**
+ * The host leases' rows (gf_replicas, gf_host_leases, the `fleet` leadership): each call is one
+ * atomic statement on the database's clock. Which hosts to renew, shed and take is core's
+ * (core/replicas/shared-host-leases.ts).
+ */
+export interface HostLeaseTable {
+  /** refreshes `replicaId`'s row; answers the live replicas, itself included (others seen within `aliveMs`) */
+  heartbeat(replicaId: string, aliveMs: number): Promise<number>;
+  /** deletes replica rows not seen for an hour */
+  forgetOldReplicas(): Promise<void>;
+  /** drops `replicaId`'s leases of hosts not among `hostIds`; answers them */
+  dropOthers(replicaId: string, hostIds: readonly string[]): Promise<string[]>;
+  /** renews `replicaId`'s unexpired leases for `ttlMs`; answers their hosts */
+  renew(replicaId: string, ttlMs: number): Promise<string[]>;
+  /** gives up `replicaId`'s leases of `hostIds`; answers those it had */
+  release(replicaId: string, hostIds: readonly string[]): Promise<string[]>;
+  /** those of `hostIds` that nobody holds (no lease, or one run out) */
+  free(hostIds: readonly string[]): Promise<string[]>;
+  /** takes the leases of `hostIds` (in that order) that are still free when written; answers those taken */
+  take(replicaId: string, hostIds: readonly string[], ttlMs: number): Promise<string[]>;
+  /** one round trip: `replicaId` still holds `hostId`, and the lease is renewed */
+  confirm(replicaId: string, hostId: string, ttlMs: number): Promise<boolean>;
+  /** renews the leadership `name` for `holder`, or takes it if it is free or has run out; true when `holder` has it */
+  lead(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** every lease, the leadership `name` and the replica row of `replicaId`, given up (a clean stop) */
+  leave(replicaId: string, leadership: string): Promise<void>;
 }
 
 /** one named leadership of a loop that runs on one replica at a time */
@@ -64,7 +62,7 @@ export interface RateWindows {
 }
 
 export interface SharedDatabase {
-  hostLeases(replicaId: string, opts?: { ttlMs?: number }): HostLeases;
+  hostLeaseTable(): HostLeaseTable;
   leadership(replicaId: string, name: string, ttlMs: number): Leadership;
   rateWindows(): RateWindows;
   jobRows(): JobRows;

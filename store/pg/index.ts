@@ -7,7 +7,7 @@ export type { HostLoadRule } from './host-capacity.ts';
 export { cannotWrite, describeDatabaseError, isServerShort } from './pg-errors.ts';
 export { probeDatabaseWrite, WRITE_PROBE_TABLE } from './write-probe.ts';
 export { PgJobRows } from './jobs/pg-job-rows.ts';
-export { PgHostLeases, DEFAULT_LEASE_TTL_MS } from './replicas/pg-host-leases.ts';
+export { PgHostLeaseTable } from './replicas/pg-host-leases.ts';
 export { PgLeadership } from './replicas/pg-leadership.ts';
 export { PgRateWindows } from './replicas/pg-rate-windows.ts';
 export { PgSharedDatabase } from './replicas/pg-shared-database.ts';

@@ -7,8 +7,6 @@
 import type pg from 'pg';
 import type { Leadership } from '../../base/shared-database.ts';
 
-/** the autoscaler's leadership, renewed with the host leases (pg-host-leases.ts) */
-export const FLEET_LEADERSHIP = 'fleet';
 
 /** renews `name` for `holder`, or takes it if it is free or has run out; true when `holder` has it now */
 export async function takeLead(db: pg.Pool | pg.ClientBase, name: string, holder: string, ttlMs: number): Promise<boolean> {

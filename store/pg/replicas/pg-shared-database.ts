@@ -1,17 +1,17 @@
 // The ports replicas share through PostgreSQL (store/base/shared-database.ts), on the store's pool.
 import type pg from 'pg';
 import type { JobRows } from '../../base/job-rows.ts';
-import type { HostLeases, Leadership, RateWindows, SharedDatabase } from '../../base/shared-database.ts';
+import type { HostLeaseTable, Leadership, RateWindows, SharedDatabase } from '../../base/shared-database.ts';
 import { PgJobRows } from '../jobs/pg-job-rows.ts';
-import { PgHostLeases } from './pg-host-leases.ts';
+import { PgHostLeaseTable } from './pg-host-leases.ts';
 import { PgLeadership } from './pg-leadership.ts';
 import { PgRateWindows } from './pg-rate-windows.ts';
 
 export class PgSharedDatabase implements SharedDatabase {
   constructor(private readonly pool: pg.Pool) {}
 
-  hostLeases(replicaId: string, opts: { ttlMs?: number } = {}): HostLeases {
-    return new PgHostLeases(this.pool, replicaId, opts);
+  hostLeaseTable(): HostLeaseTable {
+    return new PgHostLeaseTable(this.pool);
   }
 
   leadership(replicaId: string, name: string, ttlMs: number): Leadership {

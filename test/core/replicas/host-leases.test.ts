@@ -1,10 +1,11 @@
-// The reconcile leases (store/pg/replicas/pg-host-leases.ts) against a real PostgreSQL: each replica its
+// The reconcile leases (core/replicas/shared-host-leases.ts on store/pg/replicas/pg-host-leases.ts) against a real PostgreSQL: each replica its
 // own pool, as separate processes would have. A replica that stops renewing (stalled, not dead) loses
 // its hosts once the lease runs out and its create-path check (confirm) then says no; hosts are shared
 // out fairly and shed when a replica joins; racing replicas never both get one host.
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import { migrate, PgHostLeases } from '../../../store/pg/index.ts';
+import { SharedHostLeases } from '../../../core/replicas/index.ts';
+import { migrate, PgHostLeaseTable } from '../../../store/pg/index.ts';
 import { startPostgres, type TestPostgres } from '../../harness/postgres.ts';
 
 let server: TestPostgres;
@@ -28,10 +29,10 @@ async function database(): Promise<string> {
   return url;
 }
 
-function replica(url: string, id: string, ttlMs: number): PgHostLeases {
+function replica(url: string, id: string, ttlMs: number): SharedHostLeases {
   const pool = new pg.Pool({ connectionString: url, max: 4 });
   pools.push(pool);
-  return new PgHostLeases(pool, id, { ttlMs });
+  return new SharedHostLeases(new PgHostLeaseTable(pool), id, { ttlMs });
 }
 
 const hosts = (n: number) => Array.from({ length: n }, (_, i) => `host-${i}`);
@@ -100,6 +101,6 @@ test('replicas racing for the same free hosts never both get one', async () => {
   const taken = results.flatMap((r) => r.taken);
   expect(new Set(taken).size).toBe(taken.length);
   for (const r of results) expect(r.held.length).toBeLessThanOrEqual(50);
-  const rows = await rs[0]!['pool'].query<{ n: number }>('SELECT count(*)::int AS n FROM gf_host_leases');
+  const rows = await pools[0]!.query<{ n: number }>('SELECT count(*)::int AS n FROM gf_host_leases');
   expect(rows.rows[0]!.n).toBe(taken.length);
 });
