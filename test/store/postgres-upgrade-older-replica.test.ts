@@ -3,7 +3,8 @@
 // wrote (test/fixtures/upgrade/postgres-87b9f54.sql):
 // - while an older replica runs on it (its job-queue replica row is fresh), the migration refuses,
 //   saying to stop all replicas first, both `gpufleet db migrate` and the new server's start, and
-//   changes nothing; once the older replica has stopped, the migration goes through;
+//   changes nothing; once the older replica has stopped, the migration goes through; one SIGKILLed
+//   holds the migration off until its leases run out (a few seconds), not longer;
 // - an older replica started on the migrated database refuses to start (its store finds a newer
 //   schema) and makes no table; its job queue opened on its own refuses too (gpufleet_job_schema says
 //   version 2) and makes no table either.
@@ -74,6 +75,21 @@ describe.skipIf(!present)(`replicas of ${OLDER} and the job tables' migration`, 
       await running.kill('SIGTERM');
     }
     expect(await migrateDatabase(url)).toEqual({ applied: [4], version: 4 });
+  });
+
+  test('a replica of 87b9f54 SIGKILLed: the migration refuses while its leases have not run out, and goes through once they have', async () => {
+    const db = await restoredFixture(server);
+    const killed = await olderServer(db);
+    await waitFor('the older replica joined the job queue', async () => (await one<{ n: number }>(db, 'SELECT count(*)::int AS n FROM gpufleet_job_replicas'))!.n > 0);
+    await killed.kill('SIGKILL');
+    const at = Date.now();
+    // its rows are still there, fresh: nothing tells a dead replica from a live one but time
+    await expect(migrateDatabase(db)).rejects.toThrow(/Stop all replicas, then start the new version \(a replica that was killed: wait until its leases run out/);
+    expect(await one(db, 'SELECT max(version) AS v FROM gf_schema_migrations')).toEqual({ v: 3 });
+    const done = await waitFor('the migration once the leases ran out', () => migrateDatabase(db).catch(() => undefined), 30_000, 500);
+    expect(done).toEqual({ applied: [4], version: 4 });
+    // the job queue replica counts as alive for 5 s after its last refresh, host leases last 5 s
+    expect(Date.now() - at).toBeGreaterThan(2_000);
   });
 
   test('a replica of 87b9f54 started on the migrated database refuses to start and makes no table; its job queue alone refuses too', async () => {
