@@ -1,5 +1,5 @@
-// Proves the harness itself: the image really runs, test hosts are real sshd servers reachable
-// with their key, the fixture nvidia-smi answers only on GPU hosts, and stop/start/rotate behave.
+// Proves gpufleet/testing's parts (testing/): the image really runs, test hosts are real sshd servers
+// reachable with their key, the fixture nvidia-smi answers only on GPU hosts, and stop/start/rotate behave.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from 'ssh2';
 import { createHash } from 'node:crypto';
@@ -15,7 +15,7 @@ import {
   listContainers,
   removeContainersByLabel,
   type TestHost,
-} from './index.ts';
+} from '../../testing/index.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

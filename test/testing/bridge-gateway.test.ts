@@ -2,7 +2,7 @@
 // the harness still finds the address containers reach the host at (CI machines can be new).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dockerBridgeGateway, recordedBridgeGateway, ensureTestImage, TEST_IMAGE } from '../../testing/index.ts';
-import { startNetnsEngine, type NetnsEngine } from './netns-engine.ts';
+import { startNetnsEngine, type NetnsEngine } from '../harness/netns-engine.ts';
 
 let engine: NetnsEngine;
 
