@@ -1,7 +1,7 @@
 // A Docker engine of its own, as on a separate host: its own network namespace (entered with
 // `nsenter --net`; `ip netns exec` fails here, "Devices cgroup isn't mounted"), data root, exec root,
 // socket and default bridge. Started for the first time, like an engine on a brand-new CI machine.
-import { spawn, execFile } from 'node:child_process';
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +29,10 @@ export interface NetnsEngine {
   loadImageTar(tarPath: string): Promise<void>;
   /** stops dockerd (its containers with it) and deletes the namespace and the folder */
   stop(): Promise<void>;
+  /** a host's shutdown: dockerd stopped (its containers with it) and the namespace deleted (its links with it); the folder kept */
+  powerOff(): Promise<void>;
+  /** after powerOff(), its boot: the namespace made again (beforeDockerd again) and dockerd started on the same data root */
+  powerOn(): Promise<void>;
 }
 
 export interface NetnsEngineOptions {
@@ -62,35 +66,46 @@ export async function startNetnsEngine(opts: NetnsEngineOptions = {}): Promise<N
   const config = opts.nvidiaRuntime ? { runtimes: { nvidia: { path: 'runc' } } } : {};
   await writeFile(join(dir, 'daemon.json'), `${JSON.stringify(config)}\n`);
   const sock = join(dir, 'docker.sock');
-  const child = spawn(
-    'nsenter',
-    [`--net=${nsPath}`, 'dockerd', `--config-file=${join(dir, 'daemon.json')}`, `--data-root=${join(dir, 'data')}`,
-      `--exec-root=${join(dir, 'exec')}`, `--pidfile=${join(dir, 'dockerd.pid')}`, `--host=unix://${sock}`, '--storage-driver=vfs',
-      ...(opts.addressPool ? [`--default-address-pool=${opts.addressPool}`] : []),
-      ...(opts.bip ? [`--bip=${opts.bip}`] : [])],
-    { stdio: ['ignore', 'ignore', 'pipe'], detached: false },
-  );
-  let log = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (log = (log + d).slice(-4000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const env = { DOCKER_HOST: `unix://${sock}` };
-  const stop = async () => {
+  let child: ChildProcess;
+  let exited: Promise<void>;
+  /** dockerd in the namespace, answering; the same data root each time */
+  const launch = async () => {
+    child = spawn(
+      'nsenter',
+      [`--net=${nsPath}`, 'dockerd', `--config-file=${join(dir, 'daemon.json')}`, `--data-root=${join(dir, 'data')}`,
+        `--exec-root=${join(dir, 'exec')}`, `--pidfile=${join(dir, 'dockerd.pid')}`, `--host=unix://${sock}`, '--storage-driver=vfs',
+        ...(opts.addressPool ? [`--default-address-pool=${opts.addressPool}`] : []),
+        ...(opts.bip ? [`--bip=${opts.bip}`] : [])],
+      { stdio: ['ignore', 'ignore', 'pipe'], detached: false },
+    );
+    let log = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (log = (log + d).slice(-4000)));
+    const proc = child;
+    exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    await Promise.race([
+      waitFor('the namespaced dockerd to answer', () => runDocker(['info', '--format', '{{.ServerVersion}}'], { env, timeoutMs: 5_000 }).then(() => true), 60_000),
+      exited.then(() => Promise.reject(new Error(`dockerd exited (${proc.exitCode ?? proc.signalCode}): ${log}`))),
+    ]);
+    const pid = Number((await readFile(join(dir, 'dockerd.pid'), 'utf8')).trim());
+    if (pid !== proc.pid) throw new Error(`dockerd's pid file says ${pid}, expected ${proc.pid}`);
+  };
+  /** dockerd stopped (SIGTERM: it stops its containers, as at a host's shutdown) and the namespace deleted */
+  const powerOff = async () => {
     // nsenter execs dockerd, so the child's pid is dockerd's
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000))]);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
     await execFileP('ip', ['netns', 'del', netns]).catch(() => undefined);
+  };
+  const stop = async () => {
+    await powerOff();
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   };
   try {
-    await Promise.race([
-      waitFor('the namespaced dockerd to answer', () => runDocker(['info', '--format', '{{.ServerVersion}}'], { env, timeoutMs: 5_000 }).then(() => true), 60_000),
-      exited.then(() => Promise.reject(new Error(`dockerd exited (${child.exitCode ?? child.signalCode}): ${log}`))),
-    ]);
-    const pid = Number((await readFile(join(dir, 'dockerd.pid'), 'utf8')).trim());
-    if (pid !== child.pid) throw new Error(`dockerd's pid file says ${pid}, expected ${child.pid}`);
+    await launch();
   } catch (e) {
     await stop();
     throw e;
@@ -98,7 +113,9 @@ export async function startNetnsEngine(opts: NetnsEngineOptions = {}): Promise<N
   return {
     netns,
     dir,
-    pid: child.pid!,
+    get pid() {
+      return child.pid!;
+    },
     env,
     inNetns,
     loadImage: (ref) => copyImage(ref, env),
@@ -106,6 +123,13 @@ export async function startNetnsEngine(opts: NetnsEngineOptions = {}): Promise<N
       await runDocker(['load', '-q', '-i', tarPath], { env, timeoutMs: 120_000 });
     },
     stop,
+    powerOff,
+    async powerOn() {
+      await execFileP('ip', ['netns', 'add', netns]);
+      await inNetns(['ip', 'link', 'set', 'lo', 'up']);
+      await opts.beforeDockerd?.(inNetns);
+      await launch();
+    },
   };
 }
 

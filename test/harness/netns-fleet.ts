@@ -58,6 +58,14 @@ export interface FleetHost {
   docker(args: string[], opts?: { timeoutMs?: number; stdin?: string }): Promise<DockerResult>;
   /** runs argv in the host's namespace; answers stdout */
   inNetns(argv: string[]): Promise<string>;
+  /**
+   * the host goes down: sshd stopped, dockerd stopped (its containers with it), the namespace deleted
+   * (its LAN link with it). What a host keeps on disk stays (the engine's data root); what is under
+   * /var/run/netns and /run of the overlay is the test's to remove (overlay-world.ts), as a reboot would
+   */
+  powerOff(): Promise<void>;
+  /** after powerOff(), the host boots: its namespace and LAN link made again, dockerd on the same data root, sshd with the same host key */
+  powerOn(): Promise<void>;
 }
 
 export interface NetnsFleet {
@@ -75,6 +83,7 @@ export interface NetnsFleet {
 }
 
 const ip = (argv: string[]) => execFileP('ip', argv);
+const hex2 = (v: number) => v.toString(16).padStart(2, '0');
 
 /** a 10.N.0.0/16 that no route of this machine touches */
 async function freeRange(): Promise<number> {
@@ -141,8 +150,12 @@ export async function startNetnsFleet(opts: NetnsFleetOptions): Promise<NetnsFle
         addressPool: `base=10.${n}.${128 + 8 * i}.0/21,size=24`,
         nvidiaRuntime: (spec.gpus?.length ?? 0) > 0,
         beforeDockerd: async (inNetns) => {
+          // at a power-on, the old link may still be going with the namespace deleted at the power-off
+          await inRouter(['link', 'del', `h${i}`]).catch(() => undefined);
           await inRouter(['link', 'add', `h${i}`, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]);
           await inRouter(['link', 'set', `h${i}`, 'master', `lan${k}`, 'up']);
+          // the NIC's own MAC, the same at every power-on (the LAN's neighbour caches stay right, as with real hardware)
+          await inNetns(['ip', 'link', 'set', 'eth0', 'address', `02:00:0a:${hex2(n)}:${hex2(k)}:${hex2(10 + i)}`]);
           await inNetns(['ip', 'addr', 'add', `${address}/24`, 'dev', 'eth0']);
           await inNetns(['ip', 'link', 'set', 'eth0', 'up']);
           await inNetns(['ip', 'route', 'add', 'default', 'via', `10.${n}.${k}.1`]);
@@ -159,7 +172,25 @@ export async function startNetnsFleet(opts: NetnsFleetOptions): Promise<NetnsFle
           gpus: spec.gpus,
           sessionEnv: { DOCKER_HOST: String(engine.env.DOCKER_HOST) },
         });
-        const host: FleetHost = { spec, dataCenterId: spec.dataCenterId, address, netns, ssh, engine, docker, inNetns: engine.inNetns };
+        const host: FleetHost = {
+          spec,
+          dataCenterId: spec.dataCenterId,
+          address,
+          netns,
+          ssh,
+          engine,
+          docker,
+          inNetns: engine.inNetns,
+          async powerOff() {
+            await ssh.stop();
+            await engine.powerOff();
+          },
+          async powerOn() {
+            await engine.powerOn();
+            await engine.inNetns(['iptables', '-w', '5', '-P', 'FORWARD', spec.forward ?? 'DROP']);
+            await ssh.start();
+          },
+        };
         hosts.push(host);
         return host;
       } catch (e) {

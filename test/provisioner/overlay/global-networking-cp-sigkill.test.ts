@@ -13,7 +13,7 @@ import { freePort, spawnControlPlane, type SpawnedControlPlane } from '../../har
 import { enrolTestHost, FIXTURE_GPUS, TEST_IMAGE } from '../../../testing/index.ts';
 import { startNetnsFleet, type FleetHost, type NetnsFleet } from '../../harness/netns-fleet.ts';
 import { waitFor } from '../../harness/wait-for.ts';
-import { OverlayWorld, removeAccountNamespaces, type WorldPod } from './overlay-world.ts';
+import { OverlayWorld, removeAccountNamespaces, type WorldPod } from '../../harness/overlay-world.ts';
 import { namespacePrefix } from '../../../provisioner/overlay/overlay-plan.ts';
 
 const execFileP = promisify(execFile);

@@ -12,7 +12,7 @@ import { startTestControlPlane, type TestControlPlane } from '../../harness/cont
 import { startNetnsFleet, type FleetHost, type NetnsFleet } from '../../harness/netns-fleet.ts';
 import { enrolTestHost, FIXTURE_GPUS, TEST_IMAGE } from '../../../testing/index.ts';
 import { waitFor } from '../../harness/wait-for.ts';
-import { OverlayWorld, removeAccountNamespaces, type WorldPod } from './overlay-world.ts';
+import { OverlayWorld, removeAccountNamespaces, type WorldPod } from '../../harness/overlay-world.ts';
 
 const H = FIXTURE_GPUS.H100_80GB_HBM3;
 const DOMAIN = 'runpod.internal';

@@ -8,10 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import { readdir, readFile, rm } from 'node:fs/promises';
-import { namespacePrefix } from '../../../provisioner/overlay/overlay-plan.ts';
-import { DNS_ROOT } from '../../../provisioner/overlay/overlay-dns.ts';
-import type { FleetHost, NetnsFleet } from '../../harness/netns-fleet.ts';
-import { waitFor } from '../../harness/wait-for.ts';
+import { DNS_ROOT, namespacePrefix } from '../../provisioner/index.ts';
+import type { FleetHost, NetnsFleet } from './netns-fleet.ts';
+import { waitFor } from './wait-for.ts';
 
 const execFileP = promisify(execFile);
 export const PROBE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'overlay-probe.py');
@@ -106,7 +105,8 @@ export class OverlayWorld {
 
   async hostOf(p: { id: string }): Promise<FleetHost> {
     for (const h of this.fleet.hosts) {
-      const names = (await h.docker(['ps', '--format', '{{.Names}}'])).stdout.split('\n');
+      // a host that is down has no running container
+      const names = (await h.docker(['ps', '--format', '{{.Names}}']).catch(() => ({ stdout: '' }))).stdout.split('\n');
       if (names.includes(`gpufleet-${p.id}`)) return h;
     }
     throw new Error(`pod ${p.id}: no running container on any host`);
