@@ -1,9 +1,10 @@
 // startTestFleet (testing/test-fleet.ts) from the sources, beyond what examples/test-fleet.ts and
 // test/package/outside-stack.test.ts (the installed package) show: hosts given one by one (a CPU
 // host beside a GPU host), the data center they are enrolled in, the two keys and what each may do,
-// `serverless: true` listening where containers reach it, and close() leaving nothing: no sshd, no
-// data directory.
-import { existsSync } from 'node:fs';
+// `serverless: true` listening where containers reach it, a fleet that fails to start cleaning up
+// after itself, and close() leaving nothing: no sshd, no data directory.
+import { existsSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { dockerBridgeGateway, FIXTURE_GPUS, startTestFleet, type TestFleet } from '../../testing/index.ts';
@@ -39,6 +40,14 @@ test('keys.admin is the operator, keys.user a tenant with credit that sees no ho
 
 test('serverless: true listens on the Docker bridge gateway, where worker containers reach it', async () => {
   expect(new URL(fleet.url).hostname).toBe(await dockerBridgeGateway());
+});
+
+test('a fleet that cannot start (its enrolment refused) throws and leaves none of its test hosts behind', async () => {
+  // each test host's folder (keys, sshd_config) is named after the fleet, which is named after this process
+  const hostDirs = () => readdirSync(tmpdir()).filter((n) => n.startsWith(`gpufleet-host-fleet${process.pid}-`));
+  const before = hostDirs();
+  await expect(startTestFleet({ hosts: 2, dataCenterId: 'not a data center!' })).rejects.toThrow(/enrolling test host .*: expected 201, got 4\d\d/);
+  expect(hostDirs()).toEqual(before);
 });
 
 test('close() stops every host and removes the data directory', async () => {
