@@ -1,6 +1,6 @@
 // Direct access to this machine's Docker engine for tests: they check what the control plane did
 // by asking the engine itself, never by trusting the code under test. Uses the docker CLI.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 
 const execFileP = promisify(execFile);
@@ -140,4 +140,25 @@ export async function dockerAvailable(): Promise<boolean> {
 async function containerIds(labelFilter: string): Promise<string[]> {
   const { stdout } = await runDocker(['ps', '-a', '-q', '--no-trunc', '--filter', `label=${labelFilter}`]);
   return stdout.split('\n').map((s) => s.trim()).filter((s) => s.length > 0);
+}
+
+/** `tar -c <root> | docker import -c <change>... - <ref>` (owners numeric, all root). */
+export function importRootfs(root: string, ref: string, changes: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const tar = spawn('tar', ['-C', root, '--numeric-owner', '--owner=0', '--group=0', '-cf', '-', '.'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = ['import', ...changes.flatMap((c) => ['-c', c]), '-', ref];
+    const imp = spawn('docker', args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    tar.stdout.pipe(imp.stdin);
+    let errText = '';
+    tar.stderr.on('data', (d: Buffer) => (errText += d.toString()));
+    imp.stderr.on('data', (d: Buffer) => (errText += d.toString()));
+    tar.on('error', reject);
+    imp.on('error', reject);
+    let tarCode: number | null = null;
+    tar.on('close', (code) => (tarCode = code));
+    imp.on('close', (code) => {
+      if (code === 0 && tarCode === 0) resolve();
+      else reject(new Error(`importing ${ref} failed (tar ${tarCode}, docker import ${code}): ${errText.trim()}`));
+    });
+  });
 }

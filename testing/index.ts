@@ -20,6 +20,7 @@ export { dockerBridgeGateway, recordedBridgeGateway, type EngineAccess } from '.
 export {
   dockerAvailable,
   dockerInspect,
+  importRootfs,
   listContainers,
   removeContainersByLabel,
   removeNetworksByLabel,

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runDocker } from './docker.ts';
+import { importRootfs, runDocker } from './docker.ts';
 
 export const TEST_IMAGE = 'gpufleet-test/busybox:latest';
 /** a second, distinct image (different id, /etc/gpufleet-image says "alt") for image-change tests */
@@ -94,7 +94,7 @@ async function buildImage(ref: string, variant: string): Promise<void> {
     await writeFile(join(root, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n');
     await writeFile(join(root, 'etc', 'group'), 'root:x:0:\nnogroup:x:65534:\n');
     await writeFile(join(root, 'etc', 'gpufleet-image'), `${variant}\n`);
-    await pipeTarToImport(root, ref, variant);
+    await importRootfs(root, ref, ['CMD ["sh"]', `ENV ${PATH_ENV}`, `ENV GPUFLEET_TEST_IMAGE=${variant}`, 'WORKDIR /']);
   } finally {
     await rm(root, { recursive: true, force: true });
   }
@@ -107,32 +107,5 @@ function capture(cmd: string, args: string[]): Promise<string> {
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} exited ${code}`))));
-  });
-}
-
-/** `tar -c <root> | docker import -c ... - <ref>` */
-function pipeTarToImport(root: string, ref: string, variant: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const tar = spawn('tar', ['-C', root, '--numeric-owner', '--owner=0', '--group=0', '-cf', '-', '.'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const imp = spawn(
-      'docker',
-      ['import', '-c', 'CMD ["sh"]', '-c', `ENV ${PATH_ENV}`, '-c', `ENV GPUFLEET_TEST_IMAGE=${variant}`,
-        '-c', 'WORKDIR /', '-', ref],
-      { stdio: ['pipe', 'pipe', 'pipe'] },
-    );
-    tar.stdout.pipe(imp.stdin);
-    let errText = '';
-    tar.stderr.on('data', (d: Buffer) => (errText += d.toString()));
-    imp.stderr.on('data', (d: Buffer) => (errText += d.toString()));
-    tar.on('error', reject);
-    imp.on('error', reject);
-    let tarCode: number | null = null;
-    tar.on('close', (code) => (tarCode = code));
-    imp.on('close', (code) => {
-      if (code === 0 && tarCode === 0) resolve();
-      else reject(new Error(`building ${ref} failed (tar ${tarCode}, docker import ${code}): ${errText.trim()}`));
-    });
   });
 }

@@ -1,5 +1,5 @@
 // Shared steps of the test worker image builders (worker-images.ts): run a command, hash inputs into
-// a tag, serialise builders across vitest workers, and `docker import` a root filesystem.
+// a tag, serialise builders across vitest workers; `docker import` of a root filesystem is testing/'s.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -7,6 +7,8 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runDocker } from '../../testing/index.ts';
+
+export { importRootfs } from '../../testing/index.ts';
 
 /** Runs a command; resolves with stdout, rejects with the tail of stdout+stderr on failure. */
 export function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<string> {
@@ -98,27 +100,6 @@ export async function withBuildLock<T>(name: string, staleMs: number, fn: () => 
   } finally {
     await rm(lock, { recursive: true, force: true });
   }
-}
-
-/** `tar -c <root> | docker import -c <change>... - <ref>` (owners numeric, all root). */
-export function importRootfs(root: string, ref: string, changes: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const tar = spawn('tar', ['-C', root, '--numeric-owner', '--owner=0', '--group=0', '-cf', '-', '.'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const args = ['import', ...changes.flatMap((c) => ['-c', c]), '-', ref];
-    const imp = spawn('docker', args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    tar.stdout.pipe(imp.stdin);
-    let errText = '';
-    tar.stderr.on('data', (d: Buffer) => (errText += d.toString()));
-    imp.stderr.on('data', (d: Buffer) => (errText += d.toString()));
-    tar.on('error', reject);
-    imp.on('error', reject);
-    let tarCode: number | null = null;
-    tar.on('close', (code) => (tarCode = code));
-    imp.on('close', (code) => {
-      if (code === 0 && tarCode === 0) resolve();
-      else reject(new Error(`importing ${ref} failed (tar ${tarCode}, docker import ${code}): ${errText.trim()}`));
-    });
-  });
 }
 
 /** Size of an image as the engine reports it, in bytes. */
