@@ -44,6 +44,7 @@ import { mediaRoutes } from './rest/media.ts';
 import { consoleSessionRoutes } from './console/session-routes.ts';
 import { registerConsoleAudit } from './console/audit.ts';
 import type { ConsoleCookieSettings } from './auth/console-cookie.ts';
+import { consoleRoutes } from './console/console-files.ts';
 
 export interface BuildOptions {
   services: Services;
@@ -166,6 +167,7 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   });
   app.get('/healthz', { config: { public: true }, schema: { hide: true } }, async () => ({ ok: true }));
   aboutRoute(app); // GET /, public: the version and where the docs are
+  consoleRoutes(app, services.config.consoleDir); // GET /console: the web console's files (docs/console.md)
   healthRoutes(app, services); // /metrics, /readyz
 
   podRoutes(app, services.pods, services.portAccess.proxy);

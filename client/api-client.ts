@@ -43,6 +43,11 @@ export class MissingApiKeyError extends Error {
 export interface ApiClientOptions {
   url?: string;
   apiKey?: string;
+  /**
+   * a browser signed in to the console (docs/console.md): no key; the session cookie goes by itself
+   * (same origin) and these headers (the CSRF token) go on every request
+   */
+  session?: { headers: Record<string, string> };
   /** how webSocket() opens sockets; default ApiClient.webSocketFactory */
   webSocket?: WebSocketFactory;
 }
@@ -51,14 +56,18 @@ export class ApiClient {
   /** the factory of clients made without one (the CLI sets it to `ws`'s) */
   static webSocketFactory: WebSocketFactory | null = null;
   readonly url: string;
-  private readonly apiKey: string;
+  /** the Authorization header, or the console session's headers */
+  private readonly auth: Record<string, string>;
   private readonly openWebSocket: WebSocketFactory | null;
 
   constructor(opts: ApiClientOptions = {}) {
     this.url = (opts.url ?? env().GPUFLEET_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
-    const key = opts.apiKey ?? env().GPUFLEET_API_KEY;
-    if (!key) throw new MissingApiKeyError();
-    this.apiKey = key;
+    if (opts.session) this.auth = { ...opts.session.headers };
+    else {
+      const key = opts.apiKey ?? env().GPUFLEET_API_KEY;
+      if (!key) throw new MissingApiKeyError();
+      this.auth = { authorization: `Bearer ${key}` };
+    }
     this.openWebSocket = opts.webSocket ?? null;
   }
 
@@ -66,7 +75,7 @@ export class ApiClient {
     const res = await fetch(this.url + path, {
       method,
       headers: {
-        authorization: `Bearer ${this.apiKey}`,
+        ...this.auth,
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         ...headers,
       },
@@ -86,7 +95,7 @@ export class ApiClient {
   async *sse(path: string, signal?: AbortSignal, body?: unknown): AsyncGenerator<{ event: string; id?: string; data: string }> {
     const res = await fetch(this.url + path, {
       method: body === undefined ? 'GET' : 'POST',
-      headers: { authorization: `Bearer ${this.apiKey}`, accept: 'text/event-stream', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { ...this.auth, accept: 'text/event-stream', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal,
     });
@@ -135,7 +144,12 @@ export class ApiClient {
   webSocket(path: string): WebSocketLike {
     const open = this.openWebSocket ?? ApiClient.webSocketFactory;
     if (!open) throw new Error('no WebSocket factory: pass ApiClientOptions.webSocket, or set ApiClient.webSocketFactory (the CLI sets one over `ws`)');
-    return open(this.url.replace(/^http/, 'ws') + path, { authorization: `Bearer ${this.apiKey}` });
+    return open(this.url.replace(/^http/, 'ws') + path, { ...this.auth });
+  }
+
+  /** a plain fetch of `path` with the credentials added: for answers read as they come (NDJSON progress) */
+  fetch(path: string, init: RequestInit = {}): Promise<Response> {
+    return fetch(this.url + path, { ...init, headers: { ...this.auth, ...(init.headers as Record<string, string> | undefined) } });
   }
 
   get<T>(path: string): Promise<T> {

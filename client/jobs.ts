@@ -11,6 +11,11 @@ export interface JobStatus {
   [field: string]: unknown;
 }
 
+export interface EndpointHealth {
+  jobs: { completed: number; failed: number; inProgress: number; inQueue: number; retried: number };
+  workers: Record<string, number>;
+}
+
 export const FINAL_JOB_STATUSES: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT']);
 
 export class JobsApi {
@@ -40,5 +45,15 @@ export class JobsApi {
 
   cancel(endpointId: string, jobId: string): Promise<JobStatus> {
     return this.client.post<JobStatus>(`${this.base(endpointId)}/cancel/${encodeURIComponent(jobId)}`);
+  }
+
+  /** a FAILED or TIMED_OUT job queued again, same id */
+  retry(endpointId: string, jobId: string): Promise<JobStatus> {
+    return this.client.post<JobStatus>(`${this.base(endpointId)}/retry/${encodeURIComponent(jobId)}`);
+  }
+
+  /** the queue's job counts and the workers by state */
+  health(endpointId: string): Promise<EndpointHealth> {
+    return this.client.get<EndpointHealth>(`${this.base(endpointId)}/health`);
   }
 }

@@ -84,6 +84,8 @@ export interface ServerConfig {
   proxyScheme?: 'https' | 'http';
   /** GPUFLEET_EXEC_IDLE_TIMEOUT_MS: an interactive exec session with no byte either way for this long ends (default 30 min) */
   execIdleTimeoutMs?: number;
+  /** GPUFLEET_CONSOLE_DIR: the built web console served at /console (default: the build's dist/console; docs/console.md) */
+  consoleDir?: string | undefined;
   /**
    * GPUFLEET_STREAMS_PER_HOST: log and exec streams one host serves at once (default 8, at most sshd's
    * MaxSessions); one account holds at most half of them (docs/security.md, "Stream shares")
@@ -171,6 +173,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     proxyDomain: env.GPUFLEET_PROXY_DOMAIN?.replace(/^\.+|\.+$/g, '').toLowerCase() || undefined,
     proxyScheme: parseProxyScheme(env.GPUFLEET_PROXY_SCHEME),
     ...(env.GPUFLEET_EXEC_IDLE_TIMEOUT_MS ? { execIdleTimeoutMs: Number(env.GPUFLEET_EXEC_IDLE_TIMEOUT_MS) } : {}),
+    consoleDir: env.GPUFLEET_CONSOLE_DIR || undefined,
     ...(env.GPUFLEET_STREAMS_PER_HOST ? { streamsPerHost: Number(env.GPUFLEET_STREAMS_PER_HOST) } : {}),
     heldRequests: parseHeldRequestLimits(env.GPUFLEET_HELD_REQUESTS),
     gpuWatch: env.GPUFLEET_GPU_WATCH !== 'off',

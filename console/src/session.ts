@@ -1,0 +1,79 @@
+// The console's session (docs/console.md, "Sessions and security"): the API key is posted once to
+// POST /console/session, which answers who signed in and sets a host-only HttpOnly cookie; every later
+// request carries that cookie (same origin) and the CSRF token header. The key is never kept: not in
+// storage, not in the DOM (the sign-in field is emptied), not in any other request.
+import { ApiClient, ApiError } from '../../client/index.ts';
+import { devClient, devSignIn } from './dev-bearer.ts';
+
+export type Scope = 'read' | 'read_write' | 'admin';
+
+export interface Session {
+  accountId: string;
+  scope: Scope;
+  operator: boolean;
+  /** the key's prefix, shown in the account menu and named by the audit trail */
+  keyPrefix: string;
+  /** header name → value sent on every request (the CSRF token) */
+  headers: Record<string, string>;
+}
+
+interface SessionAnswer {
+  accountId?: string;
+  scope?: Scope;
+  operator?: boolean;
+  keyPrefix?: string;
+  csrfToken?: string;
+  csrfHeader?: string;
+}
+
+const CSRF_HEADER = 'x-csrf-token';
+
+function sessionOf(a: SessionAnswer): Session {
+  return {
+    accountId: a.accountId ?? '',
+    scope: a.scope ?? 'read',
+    operator: a.operator === true,
+    keyPrefix: a.keyPrefix ?? '',
+    headers: a.csrfToken ? { [a.csrfHeader ?? CSRF_HEADER]: a.csrfToken } : {},
+  };
+}
+
+async function problem(res: Response): Promise<ApiError> {
+  const p = (await res.json().catch(() => ({}))) as { code?: string; detail?: string; title?: string; errors?: string[] };
+  return new ApiError(res.status, p.code ?? `HTTP_${res.status}`, p.detail ?? p.title ?? res.statusText, p.errors ?? []);
+}
+
+/** exchanges the key for a session cookie; a wrong key rejects with the server's ApiError (401) */
+export async function signIn(key: string): Promise<Session> {
+  const res = await fetch('/console/session', {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ key }),
+  });
+  if (res.status === 404 || res.status === 405) return devSignIn(key);
+  if (!res.ok) throw await problem(res);
+  return sessionOf((await res.json()) as SessionAnswer);
+}
+
+/** the session this browser already has (a reload), or null */
+export async function currentSession(): Promise<Session | null> {
+  const res = await fetch('/console/session', { credentials: 'same-origin', headers: { accept: 'application/json' } });
+  if (res.status === 401 || res.status === 404 || !(res.headers.get('content-type') ?? '').includes('json')) return null;
+  if (!res.ok) throw await problem(res);
+  return sessionOf((await res.json()) as SessionAnswer);
+}
+
+/** ends the session on the server (the cookie is cleared by its answer) */
+export async function signOut(session: Session): Promise<void> {
+  await fetch('/console/session', { method: 'DELETE', credentials: 'same-origin', headers: session.headers });
+}
+
+/** the public-API client of a session: the origin in the address bar, the cookie, the CSRF header */
+export function clientOf(session: Session): ApiClient {
+  if (devClient) return devClient;
+  return new ApiClient({ url: location.origin, session: { headers: session.headers }, webSocket: (url) => new WebSocket(url) });
+}
+
+export const canWrite = (s: Session): boolean => s.scope !== 'read';
+export const isAdmin = (s: Session): boolean => s.scope === 'admin';

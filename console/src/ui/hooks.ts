@@ -1,0 +1,60 @@
+// Loading state for a view: the data, the error (an ApiError from client/), and reload().
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload(): void;
+  set(data: T): void;
+}
+
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const [loading, setLoading] = useState(true);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setLoading(true);
+    load().then(
+      (d) => {
+        if (!live) return;
+        setData(d);
+        setError(undefined);
+        setLoading(false);
+      },
+      (e: unknown) => {
+        if (!live) return;
+        setError(e);
+        setLoading(false);
+      },
+    );
+    return () => {
+      live = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { data, error, loading, reload, set: setData };
+}
+
+/** runs `fn` every `ms` while mounted */
+export function useInterval(fn: () => void, ms: number): void {
+  const saved = useRef(fn);
+  saved.current = fn;
+  useEffect(() => {
+    const t = setInterval(() => saved.current(), ms);
+    return () => clearInterval(t);
+  }, [ms]);
+}
+
+/** an AbortSignal for the component's life: aborted when it unmounts or `deps` change */
+export function useAbortable(start: (signal: AbortSignal) => void, deps: unknown[]): void {
+  useEffect(() => {
+    const ac = new AbortController();
+    start(ac.signal);
+    return () => ac.abort();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, deps);
+}
