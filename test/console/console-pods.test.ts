@@ -71,7 +71,7 @@ test('a user creates a pod: the API\'s message shows at the field, then the pod 
   await page.getByRole('link', { name: 'Create pod' }).click();
   await page.getByLabel('Name').fill('web-1');
   await page.getByLabel('Image').fill('bad image name');
-  await page.getByLabel('GPU type').selectOption({ label: 'NVIDIA H100 80GB HBM3' });
+  await page.getByLabel('GPU type').selectOption('NVIDIA H100 80GB HBM3');
   await page.getByRole('button', { name: 'Create pod' }).click();
   // the API's own validation message, at the Image field (aria-invalid, described by the message)
   const imageField = page.getByLabel('Image');

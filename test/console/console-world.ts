@@ -10,6 +10,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { buildConsole } from '../../bin/build-console.js';
 import { REPO_ROOT, startTestControlPlane, type TestControlPlane, type TestControlPlaneOptions } from '../harness/control-plane.ts';
 import { disposeHostWorld, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
+import { provisioner } from '../../provisioner/index.ts';
 
 export const SHOTS = path.join(REPO_ROOT, 'test-results/console');
 export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
@@ -40,7 +41,7 @@ export interface ConsoleWorld {
 export async function openConsoleWorld(name: string, opts: TestControlPlaneOptions = {}): Promise<ConsoleWorld> {
   const consoleDir = await builtConsole();
   const host = await startTestHost({ name: `${name}-${process.pid}`, gpus: [{ ...FIXTURE_GPUS.H100_80GB_HBM3 }, { ...FIXTURE_GPUS.H100_80GB_HBM3 }] });
-  const cp = await startTestControlPlane({ ...opts, config: { consoleDir, ...opts.config } });
+  const cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300, ...opts, config: { consoleDir, ...opts.config } });
   const browser = await launchChromium();
   await mkdir(SHOTS, { recursive: true });
   return {

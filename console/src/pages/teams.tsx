@@ -39,6 +39,10 @@ function Limits() {
         <Loading what="the account" />
       )}
       {limits.data ? (
+        <>
+        <p>
+          Month {String(limits.data.month ?? '—')}; when the budget is used up: {String(limits.data.budgetAction ?? 'keep')} running pods.
+        </p>
         <table class="list" aria-label="Limits and use">
           <thead>
             <tr>
@@ -48,7 +52,7 @@ function Limits() {
             </tr>
           </thead>
           <tbody>
-            {Object.entries(limits.data)
+            {Object.entries((limits.data.limits as Record<string, unknown> | undefined) ?? limits.data)
               .filter(([k]) => k !== 'accountId')
               .map(([k, v]) => {
                 const o = v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
@@ -64,6 +68,7 @@ function Limits() {
               })}
           </tbody>
         </table>
+        </>
       ) : null}
     </section>
   );
