@@ -1,5 +1,6 @@
 // The layers, lowest first: model → store → fleet → core → api | provisioner | gateway, and
-// model → client → provider; cli on top; testing/ (gpufleet/testing) over the server's layers;
+// model → client → provider | console (the web console, browser code); cli on top; testing/
+// (gpufleet/testing) over the server's layers;
 // bench/ and test/harness/ (which drive the product from outside, test/harness/ on testing/) and models/ (the public model images, on worker/) beside it. This test reads every source
 // file's imports (`import type` and re-exports included) and fails on an import that runs against that
 // order, on an import of another layer's internals (other layers go through its index.ts), on any
@@ -20,6 +21,8 @@ const BELOW: Record<string, string[]> = {
   provisioner: ['model', 'store', 'fleet', 'core'],
   gateway: ['model', 'store', 'fleet', 'core'],
   client: ['model'],
+  // the web console (browser code, bundled by bin/build-console.js): the public API through client/ only
+  console: ['model', 'client'],
   provider: ['model', 'client'],
   worker: [],
   cli: ['model', 'store', 'fleet', 'core', 'api', 'provisioner', 'gateway', 'client', 'provider', 'worker'],
@@ -34,7 +37,7 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return name === 'node_modules' || name === 'fixtures' ? [] : sourceFiles(path);
-    return name.endsWith('.ts') && !name.endsWith('.test.ts') && !name.endsWith('.d.ts') ? [path] : [];
+    return (name.endsWith('.ts') || name.endsWith('.tsx')) && !name.endsWith('.test.ts') && !name.endsWith('.d.ts') ? [path] : [];
   });
 }
 
@@ -120,7 +123,7 @@ describe('layers', () => {
 
   it('reads the layers it is meant to check', () => {
     // a walker that finds nothing would pass everything above
-    for (const layer of ['model', 'store', 'fleet', 'core', 'api', 'provisioner', 'gateway', 'client', 'provider', 'cli', 'testing', 'bench', 'models', 'test/harness'])
+    for (const layer of ['model', 'store', 'fleet', 'core', 'api', 'provisioner', 'gateway', 'client', 'console', 'provider', 'cli', 'testing', 'bench', 'models', 'test/harness'])
       expect(files.some((f) => layerOf(f) === layer), layer).toBe(true);
   });
 });
