@@ -86,23 +86,22 @@ const axeSource = readFile(createRequire(import.meta.url).resolve('axe-core/axe.
 export async function axeViolations(page: Page): Promise<string[]> {
   // evaluated through the DevTools protocol: the console's CSP (rightly) refuses an inline <script>
   if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(await axeSource);
-  const result = (await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    return axe.run(document, { resultTypes: ['violations'] });
-  })) as { violations: { id: string; impact: string; nodes: { target: string[] }[] }[] };
+  // page code as text: the test's own tsconfig has no DOM types
+  const result = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] })")) as { violations: { id: string; impact: string; nodes: { target: string[] }[] }[] };
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
 }
 
 /** the key in no DOM node's text or attribute, no form field's value, no storage */
-export async function keyLeftInBrowser(page: Page, key: string): Promise<string[]> {
-  return page.evaluate((k) => {
-    const found: string[] = [];
+export function keyLeftInBrowser(page: Page, key: string): Promise<string[]> {
+  return page.evaluate(`(() => {
+    const k = ${JSON.stringify(key)};
+    const found = [];
     if (document.documentElement.outerHTML.includes(k)) found.push('DOM');
-    for (const el of Array.from(document.querySelectorAll('input, textarea'))) if ((el as HTMLInputElement).value.includes(k)) found.push(`field ${el.id}`);
-    for (const store of [localStorage, sessionStorage]) for (let i = 0; i < store.length; i++) if ((store.getItem(store.key(i)!) ?? '').includes(k)) found.push('storage');
+    for (const el of document.querySelectorAll('input, textarea')) if (el.value.includes(k)) found.push('field ' + el.id);
+    for (const store of [localStorage, sessionStorage]) for (let i = 0; i < store.length; i++) if ((store.getItem(store.key(i)) ?? '').includes(k)) found.push('storage');
     if (document.cookie.includes(k)) found.push('document.cookie');
     return found;
-  }, key);
+  })()`);
 }

@@ -22,8 +22,6 @@ export function PodActions({ pod, onDone }: { pod: PodView; onDone: (p: PodView 
         <button
           type="button"
           class={a.action === 'terminate' ? 'danger small' : 'small'}
-          aria-label={a.label}
-          title={`${a.label} ${pod.name}`}
           onClick={() =>
             confirm({
               label: a.label,

@@ -10,6 +10,10 @@ import { useLoad } from '../ui/hooks.ts';
 import { useEvents } from '../ui/live.ts';
 import { ErrorAlert, Loading, PageTitle, Status, usd } from '../ui/widgets.tsx';
 import { ACTIONS, PodActions } from './pod-actions.tsx';
+import { useRowWindow } from '../ui/window-rows.ts';
+
+/** a row's height in px (styles.css: table.pods tbody tr) */
+const ROW_PX = 42;
 
 const STATUSES = ['PROVISIONING', 'STARTING', 'RUNNING', 'EXITED', 'ERROR', 'TERMINATED'];
 
@@ -64,6 +68,9 @@ export function PodsPage() {
     () => (pods.data ?? []).filter((p) => (interruptible === '' ? true : String(p.interruptible === true) === interruptible)),
     [pods.data, interruptible],
   );
+
+  const { body, win } = useRowWindow(shown.length, ROW_PX);
+  const cols = api.write ? 7 : 6;
 
   const toggle = (id: string) => {
     const next = new Set(selected);
@@ -152,9 +159,18 @@ export function PodsPage() {
       ) : shown.length === 0 ? (
         <p>No pods{status || gpuTypeId || dataCenterId || interruptible ? ' match these filters' : ' yet'}.</p>
       ) : (
-        <table class="list" aria-label="Pods">
+        <table class="list pods" aria-label="Pods" aria-rowcount={shown.length + 1}>
+          <colgroup>
+            {api.write ? <col class="c-select" /> : null}
+            <col />
+            <col class="c-status" />
+            <col />
+            <col />
+            <col class="c-cost" />
+            <col class="c-actions" />
+          </colgroup>
           <thead>
-            <tr>
+            <tr aria-rowindex={1}>
               {api.write ? (
                 <th scope="col">
                   <span class="visually-hidden">Select</span>
@@ -168,9 +184,14 @@ export function PodsPage() {
               <th scope="col">Actions</th>
             </tr>
           </thead>
-          <tbody>
-            {shown.map((p) => (
-              <tr key={p.id} data-pod-id={p.id}>
+          <tbody ref={body}>
+            {win.before ? (
+              <tr aria-hidden="true" class="spacer" style={{ height: `${win.before}px` }}>
+                <td colSpan={cols} />
+              </tr>
+            ) : null}
+            {shown.slice(win.start, win.end).map((p, i) => (
+              <tr key={p.id} data-pod-id={p.id} aria-rowindex={win.start + i + 2}>
                 {api.write ? (
                   <td>
                     <input type="checkbox" aria-label={`Select ${p.name}`} checked={selected.has(p.id)} onChange={() => toggle(p.id)} />
@@ -191,6 +212,11 @@ export function PodsPage() {
                 </td>
               </tr>
             ))}
+            {win.after ? (
+              <tr aria-hidden="true" class="spacer" style={{ height: `${win.after}px` }}>
+                <td colSpan={cols} />
+              </tr>
+            ) : null}
           </tbody>
         </table>
       )}
