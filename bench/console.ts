@@ -13,7 +13,7 @@
 //   npx tsx bench/console.ts
 import { startTestControlPlane } from '../test/harness/control-plane.ts';
 import { seedHosts } from '../test/harness/fake-hosts.ts';
-import { builtConsole, launchChromium, newPage, signIn } from '../test/console/console-world.ts';
+import { builtConsole, launchChromium, newPage, signIn } from '../test/harness/console-browser.ts';
 import { checkTarget } from './target.ts';
 
 const PODS = Number(process.env.BENCH_PODS ?? 1000);
@@ -48,7 +48,7 @@ async function main(): Promise<void> {
       const { context, page } = await newPage(browser);
       const t = performance.now();
       await page.goto(`${cp.url}/console/pods`, { waitUntil: 'commit' });
-      await Promise.race([page.getByLabel('API key').waitFor(), page.getByRole('table', { name: 'Pods' }).waitFor()]);
+      await Promise.race([page.getByLabel('API key', { exact: true }).waitFor(), page.getByRole('table', { name: 'Pods' }).waitFor()]);
       firstPage.push(performance.now() - t);
       await context.close();
     }

@@ -60,11 +60,6 @@ export class PodsApi extends ResourceApi<PodView, PodCreateInput | Record<string
     return PodExecSocket.open(this.client, id, argv, opts, out);
   }
 
-  /** a single-use ticket a browser opens the exec WebSocket with (`?ticket=`; browsers cannot send headers on one) */
-  execTicket(id: string): Promise<{ ticket: string; expiresAt: string }> {
-    return this.client.post<{ ticket: string; expiresAt: string }>(this.one(id, '/exec/ticket'));
-  }
-
   /** the pod's log: follows until it ends or `signal` aborts, or with `follow: false` what is there now */
   logs(id: string, query: LogQuery = {}, signal?: AbortSignal): AsyncGenerator<PodLogEvent> {
     return this.client.sse(this.one(id, `/logs${queryString({ ...query })}`), signal);

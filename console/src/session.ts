@@ -3,7 +3,6 @@
 // request carries that cookie (same origin) and the CSRF token header. The key is never kept: not in
 // storage, not in the DOM (the sign-in field is emptied), not in any other request.
 import { ApiClient, ApiError } from '../../client/index.ts';
-import { devClient, devSignIn } from './dev-bearer.ts';
 
 export type Scope = 'read' | 'read_write' | 'admin';
 
@@ -17,13 +16,13 @@ export interface Session {
   headers: Record<string, string>;
 }
 
+/** GET /console/session */
 interface SessionAnswer {
   accountId?: string;
   scope?: Scope;
   operator?: boolean;
   keyPrefix?: string;
   csrfToken?: string;
-  csrfHeader?: string;
 }
 
 const CSRF_HEADER = 'x-csrf-token';
@@ -34,7 +33,7 @@ function sessionOf(a: SessionAnswer): Session {
     scope: a.scope ?? 'read',
     operator: a.operator === true,
     keyPrefix: a.keyPrefix ?? '',
-    headers: a.csrfToken ? { [a.csrfHeader ?? CSRF_HEADER]: a.csrfToken } : {},
+    headers: a.csrfToken ? { [CSRF_HEADER]: a.csrfToken } : {},
   };
 }
 
@@ -43,23 +42,24 @@ async function problem(res: Response): Promise<ApiError> {
   return new ApiError(res.status, p.code ?? `HTTP_${res.status}`, p.detail ?? p.title ?? res.statusText, p.errors ?? []);
 }
 
-/** exchanges the key for a session cookie; a wrong key rejects with the server's ApiError (401) */
+/** exchanges the key for a session cookie (204), then reads who it is; a wrong key rejects with the server's ApiError (401) */
 export async function signIn(key: string): Promise<Session> {
   const res = await fetch('/console/session', {
     method: 'POST',
     credentials: 'same-origin',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ key }),
+    body: JSON.stringify({ apiKey: key }),
   });
-  if (res.status === 404 || res.status === 405) return devSignIn(key);
   if (!res.ok) throw await problem(res);
-  return sessionOf((await res.json()) as SessionAnswer);
+  const s = await currentSession();
+  if (!s) throw new ApiError(401, 'UNAUTHENTICATED', 'The session was not kept: this browser may refuse the cookie.');
+  return s;
 }
 
 /** the session this browser already has (a reload), or null */
 export async function currentSession(): Promise<Session | null> {
   const res = await fetch('/console/session', { credentials: 'same-origin', headers: { accept: 'application/json' } });
-  if (res.status === 401 || res.status === 404 || !(res.headers.get('content-type') ?? '').includes('json')) return null;
+  if (res.status === 401) return null;
   if (!res.ok) throw await problem(res);
   return sessionOf((await res.json()) as SessionAnswer);
 }
@@ -69,9 +69,11 @@ export async function signOut(session: Session): Promise<void> {
   await fetch('/console/session', { method: 'DELETE', credentials: 'same-origin', headers: session.headers });
 }
 
-/** the public-API client of a session: the origin in the address bar, the cookie, the CSRF header */
+/**
+ * the public-API client of a session: the origin in the address bar, the cookie, the CSRF header; its
+ * WebSockets (the exec terminal) carry the cookie and the page's Origin, which the server checks
+ */
 export function clientOf(session: Session): ApiClient {
-  if (devClient) return devClient;
   return new ApiClient({ url: location.origin, session: { headers: session.headers }, webSocket: (url) => new WebSocket(url) });
 }
 

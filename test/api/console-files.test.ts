@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { builtConsole } from '../console/console-world.ts';
+import { builtConsole } from '../harness/console-browser.ts';
 import { CONSOLE_CSP } from '../../api/console/console-files.ts';
 
 let cp: TestControlPlane;

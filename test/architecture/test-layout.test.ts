@@ -10,7 +10,7 @@ import { expect, test } from 'vitest';
 const ROOT = resolve(import.meta.dirname, '../..');
 const TEST = join(ROOT, 'test');
 /** the top-level source folders test/ mirrors */
-export const SOURCE_FOLDERS = ['api', 'cli', 'client', 'core', 'fleet', 'gateway', 'model', 'models', 'provider', 'provisioner', 'store', 'testing', 'worker'];
+export const SOURCE_FOLDERS = ['api', 'cli', 'client', 'console', 'core', 'fleet', 'gateway', 'model', 'models', 'provider', 'provisioner', 'store', 'testing', 'worker'];
 /** folders about the whole product, not one source folder: anything may lie below them */
 export const CROSS_CUTTING = ['architecture', 'docs', 'package', 'harness', 'fixtures'];
 /** a folder of data or child programs a test uses, below a mirrored folder */

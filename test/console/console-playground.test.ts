@@ -17,7 +17,9 @@ let endpointId = '';
 
 beforeAll(async () => {
   const image = await ensureNodeWorkerImage();
-  w = await openConsoleWorld('console-playground', { host: await dockerBridgeGateway() });
+  // the workers reach the control plane on the Docker bridge, so the browser does too: plain HTTP to a
+  // name that is not loopback, which a private test fleet allows (docs/console.md)
+  w = await openConsoleWorld('console-playground', { host: await dockerBridgeGateway(), config: { consoleAllowHttp: true } });
   await enrolTestHost(w.cp, w.host, { dataCenterId: 'dc-playground' });
   user = await w.cp.newAccount('read_write', 100);
   const tpl = (await (await w.cp.api('/v2/templates', { key: user.key, method: 'POST', json: { name: 'node-worker', image, disk: 1, serverless: true } })).json()) as { id: string };

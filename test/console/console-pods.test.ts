@@ -1,8 +1,10 @@
 // The console in Chromium, as an operator and as a team's user: sign in (a wrong key shows the
 // alert), enrol a test host from Fleet and watch its progress, create a pod from the form (the API's
 // validation message shown at the field first), see it RUNNING, follow its log, run a command in its
-// terminal, stop it from the list with the confirmation; a read key sees no mutating button. After
-// sign-in the key is in no DOM node, field or storage. Every page is screenshotted and checked by axe-core.
+// terminal, stop it from the list with the confirmation; a read key sees no mutating button and its
+// forged request is refused. After sign-in the key is in no DOM node, field or storage, and no request
+// but the exchange carries it; the cookie is HttpOnly, SameSite=Strict, host-only; sign-out ends the
+// session on the server. Every page is screenshotted and checked by axe-core (no serious/critical).
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { axeViolations, keyLeftInBrowser, newPage, openConsoleWorld, shot, signIn, type ConsoleWorld } from './console-world.ts';
@@ -29,18 +31,39 @@ async function checkAxe(page: Page, what: string) {
 test('a wrong key shows an alert; the operator signs in with Enter, the navigation has its five links, and the key is nowhere in the page', async () => {
   const { context, page, errors } = await newPage(w.browser);
   await page.goto(`${w.cp.url}/console`);
-  await expect.poll(() => page.getByLabel('API key').count()).toBe(1);
+  await expect.poll(() => page.getByLabel('API key', { exact: true }).count()).toBe(1);
   await checkAxe(page, 'sign-in');
-  await page.getByLabel('API key').fill('gf_not_a_real_key_000000000000');
+  await page.getByLabel('API key', { exact: true }).fill('gf_not_a_real_key_000000000000');
   await page.getByRole('button', { name: 'Sign in' }).click();
   const alert = page.getByRole('alert');
-  await expect.poll(() => alert.textContent(), { timeout: 10_000 }).toMatch(/not accepted/);
+  await expect.poll(() => alert.textContent(), { timeout: 10_000 }).toMatch(/^That API key was not accepted: /);
   await shot(page, '01-sign-in-wrong-key');
 
+  // every request the page makes from here on, with its headers and body
+  const sent: { url: string; method: string; text: string }[] = [];
+  page.on('request', (r) => sent.push({ url: r.url(), method: r.method(), text: `${JSON.stringify(r.headers())} ${r.postData() ?? ''}` }));
   await signIn(page, w.cp.url, w.cp.adminKey);
   for (const name of ['Fleet', 'Pods', 'Serverless', 'Models', 'Teams']) expect(await page.getByRole('navigation').getByRole('link', { name, exact: true }).count(), name).toBe(1);
   expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(1);
   expect(await keyLeftInBrowser(page, w.cp.adminKey)).toEqual([]);
+  // a reload keeps the session (the cookie), and still no request but the exchange carried the key
+  await page.reload();
+  await page.getByRole('navigation').getByRole('link', { name: 'Teams', exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: 'Teams' }).waitFor();
+  const carriers = sent.filter((r) => r.text.includes(w.cp.adminKey)).map((r) => `${r.method} ${new URL(r.url).pathname}`);
+  expect(carriers).toEqual(['POST /console/session']);
+  expect(sent.length).toBeGreaterThan(5);
+  // the cookie: HttpOnly, SameSite=Strict, host-only (no Domain attribute: Playwright shows the host itself)
+  const cookies = await context.cookies();
+  expect(cookies.map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite, domain: c.domain }))).toEqual([
+    { name: 'gpufleet-session', httpOnly: true, sameSite: 'Strict', domain: new URL(w.cp.url).hostname },
+  ]);
+  // sign-out ends the session on the server: the same cookie, sent again, opens nothing
+  const cookie = `${cookies[0]!.name}=${cookies[0]!.value}`;
+  expect((await fetch(`${w.cp.url}/console/session`, { headers: { cookie } })).status).toBe(200);
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByLabel('API key', { exact: true }).waitFor();
+  expect((await fetch(`${w.cp.url}/console/session`, { headers: { cookie } })).status).toBe(401);
   await context.close();
   expect(errors.filter((e) => !/401|Failed to load resource/.test(e))).toEqual([]);
 });
@@ -142,5 +165,13 @@ test('a read key sees pods but no mutating button: no Create, no Start/Stop/Rest
   for (const name of ['Start', 'Stop', 'Restart', 'Terminate']) expect(await page.getByRole('button', { name, exact: true }).count(), name).toBe(0);
   expect(await page.getByRole('tab', { name: 'Terminal' }).count()).toBe(0);
   await shot(page, '08-read-key-pod');
+  // a request forged from the page with its own session and CSRF token is refused by the server all the same
+  const podId = ((await made.json()) as { id: string }).id;
+  const forged = await page.evaluate(`(async () => {
+    const s = await (await fetch('/console/session')).json();
+    const r = await fetch('/v2/pods/${podId}/action', { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': s.csrfToken }, body: JSON.stringify({ action: 'stop' }) });
+    return { status: r.status, scope: s.scope };
+  })()`);
+  expect(forged).toEqual({ status: 403, scope: 'read' });
   await context.close();
 }, 120_000);

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { REPO_ROOT } from '../harness/control-plane.ts';
-import { runpodPythonPath } from '../graphql/runpod-python-client.ts';
+import { runpodPythonPath } from '../api/graphql/runpod-python-client.ts';
 
 export type SnippetLanguage = 'curl' | 'python' | 'javascript';
 

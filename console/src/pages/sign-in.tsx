@@ -25,7 +25,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
     } catch (err) {
       setError(
         err instanceof ApiError && (err.status === 401 || err.status === 403)
-          ? 'That API key was not accepted: check it, or ask for a new one (it may be revoked or expired).'
+          ? `That API key was not accepted: ${err.message.replace(/^Sign-in refused:\s*/, '')}`
           : `Could not sign in: ${err instanceof Error ? err.message : String(err)}`,
       );
       field.focus();

@@ -1,8 +1,8 @@
 // A terminal on the pod's exec WebSocket (GET /v2/pods/{id}/exec/ws): `sh` in the container, a line
-// at a time. The browser opens the socket with a single-use ticket (POST …/exec/ticket), since it
-// cannot send headers on a WebSocket; the session cookie and CSRF header authorize the ticket.
+// at a time. The browser's socket carries the session cookie and the page's Origin (the server checks
+// that Origin is the console's own).
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiClient, PodsApi, type PodExecSocket } from '../../../client/index.ts';
+import type { PodExecSocket } from '../../../client/index.ts';
 import { useApi } from '../api.ts';
 import { messageOf } from '../ui/widgets.tsx';
 
@@ -23,13 +23,7 @@ export function Terminal({ podId }: { podId: string }) {
   const open = async () => {
     setState('opening');
     try {
-      const { ticket } = await api.pods.execTicket(podId);
-      const viaTicket = new ApiClient({
-        url: location.origin,
-        session: { headers: {} },
-        webSocket: (url) => new WebSocket(`${url}&ticket=${encodeURIComponent(ticket)}`) as never,
-      });
-      const session = await new PodsApi(viaTicket).execSession(podId, ['sh'], {}, {
+      const session = await api.pods.execSession(podId, ['sh'], {}, {
         stdout: (d) => append(decoder.current.decode(d, { stream: true })),
         stderr: (d) => append(decoder.current.decode(d, { stream: true })),
       });
