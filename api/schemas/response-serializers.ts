@@ -1,6 +1,6 @@
 // The route schemas' serializers (Fastify's serializer compiler): fast-json-stringify from each
 // route's response schema. It writes only the properties a schema names, so a response schema names
-// every field of its view (test/api/serializers-on-off.test.ts compares every route's answers with
+// every field of its view (test/api/schemas/serializers-on-off.test.ts compares every route's answers with
 // serializers on and off, and fails on a field a schema lacks). What the schema says for validation
 // only is left out of the serializer's copy, so an answer is what JSON.stringify would write:
 // `required` (a missing field is omitted, not a 500), `default` (nothing is filled in), `integer`

@@ -2,8 +2,10 @@
 // test/core/jobs/, of cli/ under test/cli/. Every file under test/ lies in a folder that is a source
 // folder path (test/<source folder>[/<sub-folder>…], the folder existing at the repository root), or
 // under one of the cross-cutting folders, or in a fixtures/ or __snapshots__/ folder below either.
-// No test file lies outside test/ (no colocated *.test.ts in the source folders).
-import { existsSync, readdirSync, statSync } from 'node:fs';
+// No test file lies outside test/ (no colocated *.test.ts in the source folders), and every test file
+// a file of the repository names by its path (docs, comments, .ci/postgres-slice.txt, vitest.config.ts)
+// is there: a test moved is not left named at its old place.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { expect, test } from 'vitest';
 
@@ -54,6 +56,19 @@ test('no test file lies outside test/', () => {
     .filter((file) => /\.test\.[cm]?[jt]s$/.test(file))
     .map((file) => relative(ROOT, file));
   expect(outside).toEqual([]);
+});
+
+test('every test/….test.ts path named in the repository (docs, comments, CI lists, config) exists', () => {
+  const TEXT = /\.(ts|js|md|txt|json|sh|py)$/;
+  const PATH = /(?<![\w./-])test\/[\w./-]+\.test\.ts/g;
+  const dangling = readdirSync(ROOT)
+    .filter((name) => !SKIP.has(name) && (name === '.ci' || !name.startsWith('.')))
+    .flatMap((name) => (statSync(join(ROOT, name)).isDirectory() ? walk(join(ROOT, name)) : [join(ROOT, name)]))
+    .filter((file) => TEXT.test(file) && !file.endsWith('package-lock.json'))
+    .flatMap((file) => [...readFileSync(file, 'utf8').matchAll(PATH)].map((m) => ({ file: relative(ROOT, file), path: m[0] })))
+    .filter(({ path }) => !existsSync(join(ROOT, path)))
+    .map(({ file, path }) => `${file} names ${path}`);
+  expect(dangling).toEqual([]);
 });
 
 test('the rule refuses what it should', () => {
