@@ -22,6 +22,7 @@ const BENCHES: { name: string; file: string; floor: string }[] = [
   { name: 'cold-start', file: 'cold-start.ts', floor: 'run on an endpoint with no worker → job taken ≤ 1.3× bare docker run over SSH + worker boot' },
   { name: 'pg-queue', file: 'pg-queue.ts', floor: 'cross-replica take wake-up p50 ≤ 100 ms; PostgreSQL queue jobs/s vs embedded printed (no floor)' },
   { name: 'replicas', file: 'replicas.ts', floor: 'mutations/s at 10,000 pods: 3 PostgreSQL replicas ≥ 1.0× one; 1,000-host reconcile round printed' },
+  { name: 'console-session', file: 'console-session.ts', floor: 'API with the console session cookie ≥ 0.9× with the Bearer key (server capacity)' },
   { name: 'cli-start', file: 'cli-start.ts', floor: 'gpufleet --help wall time ≤ 6× node -e 0' },
   { name: 'overlay', file: 'overlay.ts', floor: 'overlay ≥ 0.8× host-gw throughput (iperf3), added round trip p50 ≤ 0.1 ms; names visible after RUNNING and gone after stop p50 ≤ 2 s; resolution in a pod p50 ≤ 1 ms' },
   { name: 'console', file: 'console.ts', floor: 'web console in Chromium: first page usable ≤ 1.5 s; 1,000 pods list ≤ 0.5 s; state change visible ≤ 2 s' },

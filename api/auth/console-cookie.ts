@@ -32,12 +32,20 @@ export interface ConsoleCookieSettings {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** GPUFLEET_PUBLIC_URL parsed once per settings object (it is read on every cookie-borne request) */
+const parsed = new WeakMap<ConsoleCookieSettings, URL | null>();
+
 function publicOrigin(s: ConsoleCookieSettings): URL | null {
-  try {
-    return s.publicUrl ? new URL(s.publicUrl) : null;
-  } catch {
-    return null;
+  let u = parsed.get(s);
+  if (u === undefined) {
+    try {
+      u = s.publicUrl ? new URL(s.publicUrl) : null;
+    } catch {
+      u = null;
+    }
+    parsed.set(s, u);
   }
+  return u;
 }
 
 const hostOf = (request: FastifyRequest): string => (request.headers.host ?? '').toLowerCase();
