@@ -11,6 +11,7 @@ const EMBEDDED_STORE_FILES = [
   'test/store/sigkill.test.ts',
   'test/cli/store-cli.test.ts',
   'test/store/record-codec.test.ts',
+  'test/store/upgrade-embedded.test.ts',
 ];
 
 export default defineConfig({
