@@ -53,6 +53,8 @@ export interface BuildOptions {
   mounts?: OriginMount[];
   /** false: answers through JSON.stringify instead of the response schemas' serializers; a comparison: both, compared (tests) */
   serializers?: boolean | SerializerComparison;
+  /** false: route schemas validate nothing, the services alone refuse (the validators' comparison test) */
+  validators?: boolean;
 }
 
 /** Registered routes as [regex, method], so the not-found handler can tell 404 from 405. */
@@ -111,7 +113,7 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   // answer as the service's, api/schemas/request-validators.ts), query strings and path parameters
   // are coerced to their declared types, and answers are written by fast-json-stringify from the
   // response schemas (api/schemas/response-serializers.ts). GraphQL's route declares no schema.
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(opts.validators === false ? () => () => true : validatorCompiler);
   app.setSerializerCompiler(serializerCompiler(opts.serializers ?? true));
   // a validator result that is not already a registry error (none today) is still problem+json
   app.setSchemaErrorFormatter((errors, part) => {

@@ -115,6 +115,7 @@ export {
   cookieValue,
   isGpufleetCookie,
   parseProxyHost,
+  linkPath,
   PORT_LINK_KEY_PURPOSE,
   PORT_LINK_PARAM,
   PortAccess,

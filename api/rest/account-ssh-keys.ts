@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { pubKeyFromList, sshKeyList, type AccountSshKeys } from '../../core/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
-import { errorResponses } from './route-schema.ts';
+import { bodyCheck, errorResponses } from './route-schema.ts';
 
 const keysSchema = {
   type: 'object',
@@ -28,7 +28,8 @@ export function accountSshKeyRoutes(app: FastifyInstance, sshKeys: AccountSshKey
       schema: {
         tags: ['accounts'],
         summary: "Replace the account's SSH public keys; pods started from now on get them as PUBLIC_KEY",
-        body: keysSchema,
+        // checked by the service's own rule, with its messages (pubKeyFromList)
+        body: bodyCheck(keysSchema, pubKeyFromList),
         response: { 200: keysSchema, ...errorResponses(400, 401, 403, 415, 422, 429) },
       },
     },

@@ -1,6 +1,6 @@
 // v2 network volumes: GET/POST /v2/network-volumes, GET/PATCH/DELETE /v2/network-volumes/{id}.
 import type { FastifyInstance } from 'fastify';
-import { networkVolumeCreateSchema, networkVolumeUpdateSchema } from '../../model/index.ts';
+import { networkVolumeCreateSchema, networkVolumeUpdateSchema, networkVolumeViewSchema } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { toNetworkVolumeView, type NetworkVolumeService } from '../../core/index.ts';
 import { listQuerySchema, parseListQuery } from './list-query.ts';
@@ -15,14 +15,14 @@ export function networkVolumeRoutes(fastify: FastifyInstance, volumes: NetworkVo
     '/v2/network-volumes',
     {
       config: { scope: 'read_write' },
-      schema: { tags, summary: 'Create a network volume', body: docSchema(networkVolumeCreateSchema), response: errorResponses(400, 401, 403, 422, 429) },
+      schema: { tags, summary: 'Create a network volume', body: docSchema(networkVolumeCreateSchema), response: { 201: networkVolumeViewSchema, ...errorResponses(400, 401, 403, 422, 429) } },
     },
     async (request, reply) => reply.code(201).send(toNetworkVolumeView(await volumes.create(principalOf(request), request.body))),
   );
 
   app.get(
     '/v2/network-volumes',
-    { config: { scope: 'read' }, schema: { tags, summary: 'List network volumes', querystring: listQuerySchema(LIST), response: errorResponses(401, 422, 429) } },
+    { config: { scope: 'read' }, schema: { tags, summary: 'List network volumes', querystring: listQuerySchema(LIST), response: { 200: { type: 'object', properties: { networkVolumes: { type: 'array', items: networkVolumeViewSchema } } }, ...errorResponses(401, 422, 429) } } },
     async (request) => {
       const f = parseListQuery(request.query, LIST);
       return { networkVolumes: (await volumes.list(principalOf(request), f)).map(toNetworkVolumeView) };
@@ -31,7 +31,7 @@ export function networkVolumeRoutes(fastify: FastifyInstance, volumes: NetworkVo
 
   app.get(
     '/v2/network-volumes/:id',
-    { config: { scope: 'read' }, schema: { tags, summary: 'Get a network volume', params: idParams, response: errorResponses(401, 403, 404, 429) } },
+    { config: { scope: 'read' }, schema: { tags, summary: 'Get a network volume', params: idParams, response: { 200: networkVolumeViewSchema, ...errorResponses(401, 403, 404, 429) } } },
     async (request) => toNetworkVolumeView(await volumes.get(principalOf(request), request.params.id)),
   );
 
@@ -44,7 +44,7 @@ export function networkVolumeRoutes(fastify: FastifyInstance, volumes: NetworkVo
         summary: 'Rename or grow a network volume',
         params: idParams,
         body: docSchema(networkVolumeUpdateSchema),
-        response: errorResponses(400, 401, 403, 404, 422, 429),
+        response: { 200: networkVolumeViewSchema, ...errorResponses(400, 401, 403, 404, 422, 429) },
       },
     },
     async (request) => toNetworkVolumeView(await volumes.update(principalOf(request), request.params.id, request.body)),

@@ -3,9 +3,9 @@
 // served by gateway/pod-ports.ts.
 import type { FastifyInstance } from 'fastify';
 import { GpufleetError } from '../../model/index.ts';
-import type { PortAccess } from '../../core/index.ts';
+import { linkPath, type PortAccess } from '../../core/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
-import { errorResponses } from './route-schema.ts';
+import { bodyCheck, errorResponses } from './route-schema.ts';
 
 const PORT_PARAM = /^[1-9][0-9]{0,4}$/;
 
@@ -18,7 +18,8 @@ export function podPortRoutes(app: FastifyInstance, access: PortAccess): void {
         tags: ['pods'],
         summary: "A signed link (good 60 s) that opens one of the pod's HTTP ports in a browser, on the proxy domain",
         params: { type: 'object', required: ['id', 'port'], properties: { id: { type: 'string' }, port: { type: 'string', description: 'a port number, 1 to 65535 (checked below, with its own message)' } } },
-        body: { type: 'object', additionalProperties: false, properties: { path: { type: 'string', description: 'where on the port the link leads; default /' } } },
+        // checked by the service's own rule, with its messages (linkPath)
+        body: bodyCheck({ type: 'object', additionalProperties: false, properties: { path: { type: 'string', description: 'where on the port the link leads; default /' } } }, linkPath),
         response: {
           201: { type: 'object', required: ['url', 'expiresAt'], properties: { url: { type: 'string', format: 'uri' }, expiresAt: { type: 'string', format: 'date-time' } } },
           ...errorResponses(401, 403, 404, 409, 422, 429),

@@ -95,7 +95,8 @@ function bodyValidator(schema: object, route: string): FastifyValidationResult {
     refusalOf(() => {
       if (known?.serviceFirst?.(body)) return;
       known?.before?.(body);
-      check(validate, body === undefined && known?.emptyIsObject ? {} : body, name);
+      // these services check `body ?? {}`
+      check(validate, known?.emptyIsObject ? (body ?? {}) : body, name);
     });
 }
 

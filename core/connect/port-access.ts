@@ -114,7 +114,8 @@ export class PortAccess {
   }
 }
 
-function linkPath(body: unknown): string {
+/** The path a link body names (POST /v2/pods/{id}/ports/{port}/link), or the refusal: the route's body validator too. */
+export function linkPath(body: unknown): string {
   if (body === undefined || body === null) return '/';
   const path = typeof body === 'object' && !Array.isArray(body) ? (body as { path?: unknown }).path : body;
   const extra = typeof body === 'object' && body !== null ? Object.keys(body).filter((k) => k !== 'path') : [];

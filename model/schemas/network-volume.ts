@@ -33,3 +33,22 @@ export const networkVolumeUpdateSchema = {
 
 export type NetworkVolumeCreateInput = InputOf<typeof networkVolumeCreateSchema>;
 export type NetworkVolumeUpdateInput = InputOf<typeof networkVolumeUpdateSchema>;
+
+/**
+ * A network volume as the routes answer it (core/volumes toNetworkVolumeView). Answers are written
+ * from this schema: a field added to the view goes here too (test/api/schemas/serializers-on-off.test.ts).
+ */
+export const networkVolumeViewSchema = {
+  type: 'object',
+  required: ['id', 'name', 'size', 'dataCenterId', 'dataCenter', 'type', 'tags', 'createdAt'],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    size: { type: 'integer', description: 'GB' },
+    dataCenterId: { type: 'string' },
+    dataCenter: { type: 'string', description: 'the same data center, under its v2 name' },
+    type: { type: 'string', enum: [...NETWORK_VOLUME_TYPES] },
+    tags: { type: 'object', additionalProperties: { type: 'string' } },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+} as const;

@@ -4,7 +4,8 @@
 // written both ways and compared as JSON values. The fixtures below drive each route that has a
 // response schema, with views as full as the suite makes them (a running pod with ports, GPUs, SSH,
 // a network volume, tags, an interruptible pod, a drained host with an incident, …), through both
-// its success and its refusals. Then:
+// its success and its refusals. Routes with no response schema (templates, v1/v2 endpoints, jobs,
+// limits, GraphQL) answer through JSON.stringify in both modes. Then:
 //   - no answer differed (a view's field its schema lacks fails here, with the route and the field);
 //   - every route and 2xx status that has a response schema was answered at least once: a new route
 //     with a response schema fails the test until it is driven here (add it to `drive` below).
@@ -123,6 +124,9 @@ test('every route with a response schema answers the same with serializers on an
 
   // pods: create (201, with a dry run's 200), list, get, update, actions, delete, refusals
   const volume = await ok('POST', '/v2/network-volumes', { name: 'data', size: 50, dataCenterId: 'dc-test-1' }, user.key);
+  await ok('GET', '/v2/network-volumes', undefined, user.key);
+  await ok('GET', `/v2/network-volumes/${volume.id}`, undefined, user.key);
+  await ok('PATCH', `/v2/network-volumes/${volume.id}`, { size: 80, tags: { team: 'ml' } }, user.key);
   const full = await ok('POST', '/v2/pods', {
     name: 'full', image: 'ghcr.io/example/trainer:2024.05', gpu, ports: ['8888/http', '22/tcp'], env: { A: '1', MULTI: 'line\nbreak' },
     mounts: { persistent: { size: 100, path: '/workspace' } }, tags: { stack: 's1', 'construct/path': 'a/b' }, args: 'python train.py',
