@@ -29,9 +29,10 @@ const concrete = (url: string) => url.replace(/:[^/]+/g, 'x1').replace(/\*/g, 'x
 const percentEncoded = (p: string) => p.replace(/[A-Za-z0-9]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 // `/v2/media/:key`: signed media URLs, whose signature is the credential (docs/media.md); `/`: the
 // server's name, version and the links to its docs; `/console/session`: the console's sign-in, whose
-// credential is the API key in its body (docs/console.md)
+// credential is the API key in its body, and the console's own files (`/console`, `/console/*`: no
+// data, docs/console.md)
 const isPublicUrl = (url: string) =>
-  url === '/' || url === '/console/session' || url === '/healthz' || url === '/readyz' || url === '/v2/openapi.json' || url === '/v2/docs' || url.startsWith('/v2/docs/') || url === '/v2/media/:key';
+  url === '/' || url === '/console/session' || url === '/console' || url === '/console/*' || url === '/healthz' || url === '/readyz' || url === '/v2/openapi.json' || url === '/v2/docs' || url.startsWith('/v2/docs/') || url === '/v2/media/:key';
 
 function spellings(p: string, url: string): [string, string][] {
   const forms: [string, string][] = [
