@@ -140,9 +140,12 @@ test('the playground: code follows the Input, runsync and run show the output, a
   await page.getByRole('tab', { name: 'Logs' }).click();
   await expect.poll(() => page.getByRole('log', { name: 'Logs of all workers' }).textContent(), { timeout: 20_000 }).toMatch(/\[/);
   await shot(page, '15-endpoint-logs');
+  // the metrics: a chart per measure (from GET /v2/serverless/{id}/metrics), each with its numbers as a table
   await page.getByRole('tab', { name: 'Metrics' }).click();
-  await page.waitForTimeout(1000);
+  await expect.poll(() => page.locator('figure.chart canvas').count(), { timeout: 15_000 }).toBe(6);
+  for (const title of ['Workers by state', 'Queue', 'Jobs finished', 'Delay (ms)', 'Execution (ms)', 'Cold start (ms)']) expect(await page.getByText(`${title} as a table`).count(), title).toBe(1);
   await shot(page, '16-endpoint-metrics');
+  expect(await axeViolations(page)).toEqual([]);
   await page.getByRole('link', { name: 'Serverless', exact: true }).click();
   await page.getByRole('table', { name: 'Endpoints' }).waitFor();
   await shot(page, '17-serverless-list');
