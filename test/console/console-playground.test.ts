@@ -165,6 +165,11 @@ test('the Teams, Models and Fleet pages render for a team user without serious a
     await page.getByRole('navigation').getByRole('link', { name, exact: true }).click();
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(name);
     await page.waitForTimeout(700);
+    // the endpoint's worker time is billed: the cost-over-time chart of serverless usage
+    if (name === 'Teams') {
+      await page.getByLabel('Usage of').selectOption('endpoints');
+      await expect.poll(() => page.getByText('Cost per hour (USD), last 2 days as a table').count(), { timeout: 10_000 }).toBe(1);
+    }
     await shot(page, file);
     expect(await axeViolations(page), name).toEqual([]);
   }

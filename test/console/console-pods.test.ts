@@ -68,7 +68,7 @@ test('a wrong key shows an alert; the operator signs in with Enter, the navigati
   expect(errors.filter((e) => !/401|Failed to load resource/.test(e))).toEqual([]);
 });
 
-test('the operator enrols the test host from Fleet and sees its progress and its GPUs', async () => {
+test('the operator enrols the test host from Fleet and sees its progress and its GPUs, drains and undrains it, creates a read key (shown once) and revokes it', async () => {
   const { context, page } = await newPage(w.browser);
   await signIn(page, w.cp.url, w.cp.adminKey);
   await page.getByRole('link', { name: 'Fleet', exact: true }).click();
@@ -84,6 +84,33 @@ test('the operator enrols the test host from Fleet and sees its progress and its
   expect(await page.getByLabel('Private key').inputValue()).toBe('');
   await shot(page, '02-fleet');
   await checkAxe(page, 'fleet');
+  // drain asks first, then the host shows it; undrain puts it back
+  await page.getByRole('button', { name: 'Drain', exact: true }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Yes, drain' }).click();
+  await expect.poll(() => page.getByRole('article').textContent(), { timeout: 10_000 }).toMatch(/drained/);
+  await page.getByRole('button', { name: 'Undrain', exact: true }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Yes, undrain' }).click();
+  await page.getByRole('button', { name: 'Drain', exact: true }).waitFor({ timeout: 10_000 });
+
+  // Teams: a key created with a scope is shown once, then hidden; revoking asks first
+  await page.getByRole('link', { name: 'Teams', exact: true }).click();
+  await page.getByLabel('Key name').fill('ci-reader');
+  await page.getByLabel('Scope').selectOption('read');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const secret = page.getByLabel('New API key');
+  await expect.poll(() => secret.textContent(), { timeout: 10_000 }).toMatch(/^gf_/);
+  const key = (await secret.textContent())!;
+  expect((await w.cp.api('/v2/account', { key })).status).toBe(200);
+  await shot(page, '09-teams-key-created');
+  await checkAxe(page, 'teams');
+  await page.getByRole('button', { name: 'Done, hide it' }).click();
+  expect(await keyLeftInBrowser(page, key)).toEqual([]);
+  const row = page.getByRole('row', { name: /ci-reader/ });
+  expect(await row.textContent()).toMatch(/read/);
+  await row.getByRole('button', { name: 'Revoke' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Yes, revoke' }).click();
+  await expect.poll(() => row.textContent(), { timeout: 10_000 }).toMatch(/revoked/);
+  expect((await w.cp.api('/v2/account', { key })).status).toBe(401);
   await context.close();
 }, 180_000);
 

@@ -206,18 +206,21 @@ function Billing() {
   const [kind, setKind] = useState<'pods' | 'endpoints' | 'network-volumes'>('pods');
   const data = useLoad(() => {
     const end = new Date();
-    const start = new Date(end.getTime() - 7 * 86400_000);
-    return api.billing.records(kind, { startTime: start.toISOString(), endTime: end.toISOString(), bucketSize: 'day' });
+    const start = new Date(end.getTime() - 2 * 86400_000);
+    return api.billing.records(kind, { startTime: start.toISOString(), endTime: end.toISOString(), bucketSize: 'hour' });
   }, [kind]);
   const chart = useMemo(() => {
     const byTime = new Map<number, number>();
     for (const r of data.data?.records ?? []) {
-      const t = Date.parse(String(r.time ?? r.startTime ?? r.bucket ?? ''));
-      const amount = Number(r.amount ?? r.totalCost ?? 0);
+      const t = Date.parse(String(r.startTime ?? ''));
+      const amount = Number(r.totalAmount ?? 0);
       if (Number.isFinite(t)) byTime.set(t / 1000, (byTime.get(t / 1000) ?? 0) + amount);
     }
-    const times = [...byTime.keys()].sort((a, b) => a - b);
-    return { times, values: times.map((t) => Math.round(byTime.get(t)! * 10000) / 10000) };
+    if (!byTime.size) return { times: [], values: [] };
+    // every hour of the range, 0 where nothing accrued, so the axis spans the two days
+    const first = Math.floor((Date.now() - 2 * 86400_000) / 3600_000) * 3600;
+    const times = Array.from({ length: 49 }, (_, i) => first + i * 3600);
+    return { times, values: times.map((t) => Math.round((byTime.get(t) ?? 0) * 1e6) / 1e6) };
   }, [data.data]);
   return (
     <section aria-labelledby="h-billing">
@@ -231,7 +234,7 @@ function Billing() {
         </select>
       </label>
       <ErrorAlert error={data.error} />
-      {chart.times.length ? <Chart title="Cost per day (USD), last 7 days" times={chart.times} series={[{ label: 'USD', values: chart.values }]} /> : <p>No usage in the last 7 days.</p>}
+      {chart.times.length ? <Chart title="Cost per hour (USD), last 2 days" times={chart.times} series={[{ label: 'USD', values: chart.values }]} /> : <p>No usage in the last 2 days.</p>}
     </section>
   );
 }
