@@ -3,7 +3,8 @@
 // this process's memory: jobs finished by status, each job's delay (in the slot it was taken) and
 // execution time (in the slot it finished), from the queue's onFinal; each worker's cold start (from
 // its record to its first contact), from WorkerService.onReady; and, sampled every 10 s, workers by
-// state and the queue's depth (kept only when they change, and carried forward). A query sums the
+// state and the queue's depth, or a load balancer's requests held and in flight (kept only when they
+// change, and carried forward). A query sums the
 // slots into buckets of its step.
 import type { FinalStatus, Job } from '../../model/index.ts';
 import type { JobQueue, WorkerCountsSource, WorkerStateCounts } from '../jobs/index.ts';
@@ -61,7 +62,11 @@ export interface MetricsBucket {
 export interface HistoryDeps {
   endpointIds(): Promise<string[]>;
   queue: Pick<JobQueue, 'counts' | 'onFinal'>;
-  workers: WorkerCountsSource & { onReady(listener: (endpointId: string, coldStartMs: number) => void): () => void };
+  workers: WorkerCountsSource & {
+    onReady(listener: (endpointId: string, coldStartMs: number) => void): () => void;
+    /** a load-balancing endpoint's requests held for a worker and in flight, as this replica's gateway sees them */
+    requests: { depth(endpointId: string): { inQueue: number; inProgress: number } };
+  };
   clock?: () => number;
   /** between samples of workers and queue depth; default HISTORY_SLOT_MS */
   sampleEveryMs?: number;
@@ -112,7 +117,9 @@ export class EndpointHistory {
     for (const id of [...this.slots.keys(), ...this.samples.keys()]) if (!ids.has(id)) this.forget(id);
     for (const id of ids) {
       const [w, q] = await Promise.all([this.deps.workers.counts(id), this.deps.queue.counts(id)]);
-      this.addSample(id, { at: now, workers: gauges(w), inQueue: q.inQueue, inProgress: q.inProgress });
+      // a queue endpoint has jobs and no requests; a load balancer requests and no jobs
+      const r = this.deps.workers.requests.depth(id);
+      this.addSample(id, { at: now, workers: gauges(w), inQueue: q.inQueue + r.inQueue, inProgress: q.inProgress + r.inProgress });
     }
     this.prune(now);
   }
