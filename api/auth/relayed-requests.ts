@@ -6,12 +6,23 @@ import type { FastifyInstance } from 'fastify';
 import { GpufleetError } from '../../model/index.ts';
 
 const relayed = new WeakMap<IncomingMessage, string>();
+const onProven = new WeakMap<IncomingMessage, () => void>();
 
 export const RELAY_ONLY_WORKER_ROUTES = 'Through the worker relay only the worker protocol is served.';
 
-/** marks a request as carried by `hostId`'s relay (the relay server, before routing) */
-export function markRelayed(raw: IncomingMessage, hostId: string): void {
+/**
+ * marks a request as carried by `hostId`'s relay (the relay server, before routing); `proven` is
+ * called once the request guard has accepted a worker token of that host on it
+ */
+export function markRelayed(raw: IncomingMessage, hostId: string, proven?: () => void): void {
   relayed.set(raw, hostId);
+  if (proven) onProven.set(raw, proven);
+}
+
+/** the request guard: this relayed request carried a worker token of the relay's own host */
+export function relayedWorkerProven(raw: IncomingMessage): void {
+  onProven.get(raw)?.();
+  onProven.delete(raw);
 }
 
 /** the host whose relay carried this request, or undefined for a request on the API's own port */

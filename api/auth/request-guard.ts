@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import type { ApiKeyScope } from '../../model/index.ts';
 import { GpufleetError } from '../../model/index.ts';
 import { isMetricsToken } from './metrics-token.ts';
-import { relayHostOf } from './relayed-requests.ts';
+import { relayedWorkerProven, relayHostOf } from './relayed-requests.ts';
 import type { RequestLimiter } from '../rate-limit/limiter.ts';
 import { chargeArrival } from '../rate-limit/request-charge.ts';
 import { hasScope, type ApiKeys, type WorkerIdentity } from '../../core/index.ts';
@@ -197,6 +197,7 @@ async function guardWorker(request: FastifyRequest, reply: FastifyReply, limiter
   const via = relayHostOf(request.raw);
   if (via !== undefined && id.hostId !== via)
     throw new GpufleetError('FORBIDDEN', `Worker ${id.workerId} does not run on the host whose relay carried this call; a worker calls through its own host's relay.`);
+  if (via !== undefined) relayedWorkerProven(request.raw);
   workers.set(request, id);
 }
 

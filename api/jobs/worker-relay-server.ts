@@ -20,10 +20,20 @@ import { toProblem } from '../errors/problem.ts';
 /** the worker protocol's paths: endpoint, route, worker, and a job id for job-done and job-stream */
 const WORKER_PATH = /^\/v2\/[A-Za-z0-9_-]{1,128}\/(?:(?:job-take|job-take-batch|job-stop|ping)\/[A-Za-z0-9_-]{1,128}|(?:job-done|job-stream)\/[A-Za-z0-9_-]{1,128}\/[A-Za-z0-9_.-]{1,128})(?:\?[^#]*)?$/;
 
-/** connections one host's relay may hold at once (a worker holds about three: job-take, job-stop, ping) */
+/** connections one host's relay may hold at once that carried a worker token of that host (a worker holds about three: job-take, job-stop, ping) */
 export const MAX_CONNECTIONS_PER_HOST = 256;
-/** a relayed connection from which nothing came for this long is closed (a long poll answers within 60 s) */
-const IDLE_MS = 5 * 60_000;
+/**
+ * connections one host's relay may hold that have not (yet) carried a worker token of that host; when
+ * one more comes, the oldest of them with no request in flight is closed to make room (a worker sends
+ * its request at once, so a silent connection is always the older), else the new one is refused
+ */
+export const MAX_UNPROVEN_PER_HOST = 32;
+/** from the connection until its first request's head is complete */
+export const HEAD_DEADLINE_MS = 10_000;
+/** on keep-alive, from the end of a response until the next request's head is complete */
+export const KEEP_ALIVE_IDLE_MS = 60_000;
+/** while a request is in flight (a long poll answers within GPUFLEET_WORKER_POLL_MS, 60 s by default): nothing received for this long closes it */
+const IN_FLIGHT_SILENCE_MS = 5 * 60_000;
 
 function refuse(res: ServerResponse): void {
   const body = JSON.stringify(toProblem(new GpufleetError('ROUTE_NOT_FOUND', RELAY_ONLY_WORKER_ROUTES)));
@@ -38,51 +48,102 @@ export interface WorkerRelayServer {
   close(): void;
 }
 
+interface Held {
+  hostId: string;
+  /** requests whose response has not ended */
+  inFlight: number;
+  proven: boolean;
+  released: boolean;
+  timer: NodeJS.Timeout | undefined;
+}
+
 /** `apiHost`: the Host header relayed requests get (the control plane's own address) */
 export function workerRelayServer(app: FastifyInstance, apiHost: string): WorkerRelayServer {
-  const hosts = new WeakMap<object, string>();
-  const open = new Set<Duplex>();
-  const perHost = new Map<string, number>();
+  const held = new Map<Duplex, Held>();
+  /** per host: connections that carried a worker token, and those that did not, oldest first */
+  const proven = new Map<string, number>();
+  const unproven = new Map<string, Set<Duplex>>();
+  const unprovenOf = (hostId: string) => unproven.get(hostId) ?? unproven.set(hostId, new Set()).get(hostId)!;
+
+  const arm = (c: Duplex, h: Held, ms: number) => {
+    clearTimeout(h.timer);
+    h.timer = c.destroyed ? undefined : setTimeout(() => c.destroy(), ms);
+  };
+  /** the connection no longer counts against its host (once, whichever of end, error, close came first) */
+  const release = (c: Duplex, h: Held) => {
+    if (h.released) return;
+    h.released = true;
+    if (h.proven) proven.set(h.hostId, (proven.get(h.hostId) ?? 1) - 1);
+    else unprovenOf(h.hostId).delete(c);
+  };
+  const promote = (c: Duplex, h: Held) => {
+    if (h.proven || h.released || (proven.get(h.hostId) ?? 0) >= MAX_CONNECTIONS_PER_HOST) return;
+    unprovenOf(h.hostId).delete(c);
+    h.proven = true;
+    proven.set(h.hostId, (proven.get(h.hostId) ?? 0) + 1);
+  };
+
   const server: Server = createServer({ requestTimeout: 0 }, (req, res) => {
-    const hostId = hosts.get(req.socket);
-    if (hostId === undefined || (req.method !== 'GET' && req.method !== 'POST') || !WORKER_PATH.test(req.url ?? '')) return refuse(res);
+    const c = req.socket as Duplex;
+    const h = held.get(c);
+    if (h) {
+      // the head is complete: no deadline but silence while it is served
+      h.inFlight += 1;
+      arm(c, h, IN_FLIGHT_SILENCE_MS);
+      res.once('close', () => {
+        h.inFlight -= 1;
+        if (h.inFlight === 0) arm(c, h, KEEP_ALIVE_IDLE_MS);
+      });
+    }
+    if (h === undefined || (req.method !== 'GET' && req.method !== 'POST') || !WORKER_PATH.test(req.url ?? '')) return refuse(res);
     req.headers.host = apiHost;
     delete req.headers.cookie;
-    markRelayed(req, hostId);
+    markRelayed(req, h.hostId, () => promote(c, h));
     app.routing(req, res);
   });
   // an upgrade (WebSocket) is not part of the worker protocol
   server.on('upgrade', (_req, socket: Duplex) => socket.destroy());
   return {
     accept(hostId, connection) {
-      // a host's containers cannot hold more than this many connections, nor keep one that says nothing
-      const held = (perHost.get(hostId) ?? 0) + 1;
-      if (held > MAX_CONNECTIONS_PER_HOST) return void connection.destroy();
-      perHost.set(hostId, held);
-      // what Node's HTTP server asks of a socket beyond a Duplex (an SSH channel is one)
+      // a host's containers cannot crowd out its workers, nor keep a connection that says nothing
+      const waiting = unprovenOf(hostId);
+      if (waiting.size >= MAX_UNPROVEN_PER_HOST) {
+        const idle = [...waiting].find((c) => held.get(c)?.inFlight === 0);
+        if (idle === undefined) return void connection.destroy();
+        idle.destroy();
+        const h = held.get(idle);
+        if (h) release(idle, h);
+      }
+      const h: Held = { hostId, inFlight: 0, proven: false, released: false, timer: undefined };
+      held.set(connection, h);
+      waiting.add(connection);
+      // what Node's HTTP server asks of a socket beyond a Duplex (an SSH channel is one); its own
+      // timeouts (keepAliveTimeout) go through setTimeout, which does nothing here: the deadlines
+      // above stand in for them
       const c = connection as Duplex & Record<string, unknown>;
       c.setTimeout ??= () => c;
       c.setNoDelay ??= () => c;
       c.setKeepAlive ??= () => c;
       c.remoteAddress ??= `relay:${hostId}`;
-      hosts.set(connection, hostId);
-      open.add(connection);
-      let idle = setTimeout(() => connection.destroy(), IDLE_MS);
+      arm(connection, h, HEAD_DEADLINE_MS);
+      connection.once('end', () => release(connection, h));
       connection.once('close', () => {
-        clearTimeout(idle);
-        open.delete(connection);
-        perHost.set(hostId, (perHost.get(hostId) ?? 1) - 1);
+        clearTimeout(h.timer);
+        held.delete(connection);
+        release(connection, h);
       });
-      connection.on('error', () => connection.destroy());
+      connection.on('error', () => {
+        release(connection, h);
+        connection.destroy();
+      });
       server.emit('connection', connection);
       connection.on('data', () => {
-        clearTimeout(idle);
-        idle = setTimeout(() => connection.destroy(), IDLE_MS);
+        if (h.inFlight > 0) arm(connection, h, IN_FLIGHT_SILENCE_MS);
       });
     },
     close() {
-      for (const c of open) c.destroy();
-      open.clear();
+      for (const c of held.keys()) c.destroy();
+      held.clear();
       server.close();
     },
   };

@@ -4,14 +4,15 @@
 // with the host whose relay it plays), and spoken to with raw HTTP so every path is sent as written.
 // Only worker protocol routes answer, with the worker's own token, for workers of that host only.
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { connect, createServer, type Server } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../../harness/control-plane.ts';
 import { seedHosts } from '../../harness/fake-hosts.ts';
+import { waitFor } from '../../harness/wait-for.ts';
 import { Autoscaler } from '../../../core/index.ts';
 import { isWorker, type WorkerPod } from '../../../model/index.ts';
 import { markRelayed } from '../../../api/auth/relayed-requests.ts';
-import { MAX_CONNECTIONS_PER_HOST } from '../../../api/jobs/worker-relay-server.ts';
+import { HEAD_DEADLINE_MS, MAX_UNPROVEN_PER_HOST } from '../../../api/jobs/worker-relay-server.ts';
 
 let cp: TestControlPlane;
 let relay: Server;
@@ -153,24 +154,54 @@ describe('the worker relay answers the worker protocol and nothing else', () => 
     expect(await reason()).toMatch(/^container running for \d+ s; waiting for the worker's first job-take or ping at http:\/\/host\.docker\.internal:\d+$/);
   });
 
-  test(`one host's relay holds at most ${MAX_CONNECTIONS_PER_HOST} connections at once; one more is closed, and a place freed is taken again`, async () => {
-    via = worker.hostId!;
-    const ping = `/v2/${endpointId}/ping/${worker.id}`;
-    const held = await Promise.all(
-      Array.from({ length: MAX_CONNECTIONS_PER_HOST }, () => new Promise<ReturnType<typeof connect>>((r) => {
+  /** `n` connections through the relay that send nothing, and how many of them are still open */
+  async function silent(n: number): Promise<{ socks: Socket[]; open: () => number }> {
+    const closed = new Set<Socket>();
+    const socks = await Promise.all(
+      Array.from({ length: n }, () => new Promise<Socket>((r) => {
         const s = connect(relayPort, '127.0.0.1', () => r(s));
         s.on('error', () => undefined);
+        s.on('close', () => closed.add(s));
       })),
     );
+    return { socks, open: () => socks.filter((s) => !closed.has(s)).length };
+  }
+
+  test(`connections that carried no worker token are held ${MAX_UNPROVEN_PER_HOST} at most: 300 silent ones do not keep a worker's job-take or its keep-alive connection out`, async () => {
+    via = worker.hostId!;
+    // the worker's keep-alive connection proves itself with a ping first
+    const keep = connect(relayPort, '127.0.0.1');
+    keep.on('error', () => undefined);
+    let got = '';
+    keep.on('data', (d) => (got += d.toString('utf8')));
+    const ping = `GET /v2/${endpointId}/ping/${worker.id} HTTP/1.1\r\nHost: cp.test\r\nAuthorization: ${token}\r\n\r\n`;
+    keep.write(ping);
+    await waitFor('the ping answered 200', async () => /^HTTP\/1\.1 200/.test(got), 10_000, 50);
+    // a tenant's pod on the host opens far more connections than any cap, with no token, and says nothing
+    const flood = await silent(300);
     try {
-      // the relay has taken them all (each was handed over on connect)
       await new Promise((r) => setTimeout(r, 300));
-      expect((await get(ping, { authorization: token })).status).toBe(0);
-      held.pop()!.destroy();
-      await new Promise((r) => setTimeout(r, 300));
-      expect((await get(ping, { authorization: token })).status).toBe(200);
+      expect(flood.open()).toBeLessThanOrEqual(MAX_UNPROVEN_PER_HOST);
+      // a new connection of the worker still gets its job-take answered (204: nothing queued)
+      expect((await get(`/v2/${endpointId}/job-take/${worker.id}?job_in_progress=0`, { authorization: token })).status).toBe(204);
+      // and its proven keep-alive connection was not the one closed to make room
+      got = '';
+      keep.write(ping);
+      await waitFor('the ping answered 200', async () => /^HTTP\/1\.1 200/.test(got), 10_000, 50);
     } finally {
-      for (const s of held) s.destroy();
+      for (const s of flood.socks) s.destroy();
+      keep.destroy();
     }
   });
+
+  test(`a connection that sends no complete request head is closed ${HEAD_DEADLINE_MS / 1000} s after it came`, async () => {
+    via = worker.hostId!;
+    const t0 = Date.now();
+    const { socks, open } = await silent(1);
+    // a request head begun and never finished is no better than silence
+    socks[0]!.write(`GET /v2/${endpointId}/ping/${worker.id} HTTP/1.1\r\nHost: cp.test\r\n`);
+    await waitFor('the half-sent connection closed', async () => open() === 0, HEAD_DEADLINE_MS + 10_000, 50);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(HEAD_DEADLINE_MS - 500);
+  }, HEAD_DEADLINE_MS + 20_000);
 });
+
