@@ -6,7 +6,7 @@ import type { ConsoleSessions, EventService } from '../../core/index.ts';
 import { GpufleetError, userActor, type ConsoleSessionRecord, type Principal } from '../../model/index.ts';
 import type { StoreReader } from '../../store/index.ts';
 import { consoleSessionOf, principalOf } from '../auth/request-guard.ts';
-import { assertOrigin, assertSignInTransport, sessionClearCookie, sessionSetCookie, type ConsoleCookieSettings } from '../auth/console-cookie.ts';
+import { assertOrigin, assertSignInTransport, sessionClearCookie, sessionSecret, sessionSetCookie, type ConsoleCookieSettings } from '../auth/console-cookie.ts';
 import { auditConsoleAction } from './audit.ts';
 import { bodyByHand } from '../schemas/request-validators.ts';
 
@@ -40,6 +40,9 @@ export function consoleSessionRoutes(app: FastifyInstance, d: ConsoleSessionDeps
     assertOrigin(request, d.settings, false);
     const body = request.body as { apiKey?: unknown } | undefined;
     const { secret, session } = await d.sessions.signIn(body?.apiKey);
+    // the session this browser had until now ends: its cookie is replaced below, and none lingers
+    const previous = sessionSecret(request, d.settings);
+    if (previous !== undefined) await d.sessions.endBySecret(previous);
     auditConsoleAction(d.events, session.principal, session.record, 'console.sign_in', `${request.method} ${CONSOLE_SESSION_PATH}`, 204);
     return reply
       .code(204)

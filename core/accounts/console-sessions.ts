@@ -91,6 +91,11 @@ export class ConsoleSessions {
     return { principal, record };
   }
 
+  /** Ends the session a cookie's secret names, if any (a new sign-in replaces the browser's old one). */
+  async endBySecret(secret: string): Promise<void> {
+    if (SECRET_SHAPE.test(secret)) await this.end(hashKey(secret));
+  }
+
   /** Ends a session (sign-out); ending one that is gone is not an error. */
   async end(sessionId: string): Promise<void> {
     await this.store.transact(async (tx) => {

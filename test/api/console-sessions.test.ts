@@ -282,6 +282,17 @@ describe('the end of a session', () => {
     expect((await withCookie(s, '/v2/templates')).status).toBe(401);
   });
 
+  test('signing in again from the same browser ends the session its old cookie named', async () => {
+    const s = await signedIn('read_write');
+    const again = await signIn(s.key, { cookie: s.cookie });
+    expect(again.status).toBe(204);
+    const fresh = again.headers.get('set-cookie')!.split(';')[0]!;
+    expect(fresh).not.toBe(s.cookie);
+    expect((await withCookie(s, '/v2/templates')).status).toBe(401);
+    expect((await fetch(`${cp.url}/v2/templates`, { headers: { cookie: fresh } })).status).toBe(200);
+    expect(await cp.services.store.list('consoleSessions', { accountId: s.accountId })).toHaveLength(1);
+  });
+
   test('a session past its lifetime opens nothing and is deleted', async () => {
     const short = await startTestControlPlane({ config: { consoleSessionTtlMs: 1500 } });
     try {
