@@ -12,13 +12,12 @@
 //   npx tsx bench/overlay.ts
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { DNS_ADDRESS, provisioner } from '../provisioner/index.ts';
+import { DNS_ADDRESS } from '../provisioner/index.ts';
 
-import { startTestControlPlane } from '../test/harness/control-plane.ts';
-import { enrolTestHost, FIXTURE_GPUS, TEST_IMAGE } from '../testing/index.ts';
-import { startNetnsFleet, type FleetHost } from '../test/harness/netns-fleet.ts';
+import { FIXTURE_GPUS, TEST_IMAGE } from '../testing/index.ts';
+import type { FleetHost } from '../test/harness/netns-fleet.ts';
 import { waitFor } from '../test/harness/wait-for.ts';
-import { OverlayWorld, PROBE, PYTHON, removeAccountNamespaces, type WorldPod } from '../test/harness/overlay-world.ts';
+import { PROBE, PYTHON, startOverlayWorld } from '../test/harness/overlay-world.ts';
 import { checkTarget } from './target.ts';
 
 const execFileP = promisify(execFile);
@@ -36,13 +35,9 @@ function quantile(xs: number[], q: number): number {
 }
 
 async function main(): Promise<void> {
-  const fleet = await startNetnsFleet({ hosts: [{ name: 'o1', dataCenterId: 'DC-A', gpus: [H, H, H, H] }, { name: 'o2', dataCenterId: 'DC-A', gpus: [H, H, H, H] }] });
-  const cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300 });
-  const hostsById = new Map<string, FleetHost>();
+  const { fleet, cp, w, close } = await startOverlayWorld([{ name: 'o1', dataCenterId: 'DC-A', gpus: [H, H, H, H] }, { name: 'o2', dataCenterId: 'DC-A', gpus: [H, H, H, H] }]);
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
-    for (const h of fleet.hosts) hostsById.set(await enrolTestHost(cp, h.ssh, { dataCenterId: h.dataCenterId }), h);
-    const w = new OverlayWorld(fleet, (p, init = {}) => cp.api(p, init), hostsById);
     const { key } = await cp.newAccount('read_write', 1000);
     const body = { image: TEST_IMAGE, globalNetworking: true, args: 'sleep 1000000' };
     const a = await w.createOn('o1', key, 'acct', 'bench-a', body);
@@ -141,9 +136,7 @@ async function main(): Promise<void> {
     checkTarget({ name: 'name resolution inside a pod p50', value: median(times), op: '<=', floor: 1, unit: ' ms', digits: 3 });
   } finally {
     for (const c of cleanups) await c();
-    await cp.close();
-    await fleet.dispose();
-    await removeAccountNamespaces([...hostsById.keys()]);
+    await close();
   }
 }
 

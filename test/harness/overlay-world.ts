@@ -8,8 +8,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import { readdir, readFile, rm } from 'node:fs/promises';
-import { DNS_ROOT, namespacePrefix } from '../../provisioner/index.ts';
-import type { FleetHost, NetnsFleet } from './netns-fleet.ts';
+import { DNS_ROOT, namespacePrefix, provisioner } from '../../provisioner/index.ts';
+import { enrolTestHost } from '../../testing/index.ts';
+import { startTestControlPlane, type TestControlPlane } from './control-plane.ts';
+import { startNetnsFleet, type FleetHost, type FleetHostSpec, type NetnsFleet } from './netns-fleet.ts';
 import { waitFor } from './wait-for.ts';
 
 const execFileP = promisify(execFile);
@@ -57,6 +59,43 @@ export async function removeDnsState(prefixes: string[]): Promise<void> {
       if (comm === 'dnsmasq') process.kill(pid, 'SIGTERM');
     }
     await rm(path.join(DNS_ROOT, d), { recursive: true, force: true });
+  }
+}
+
+export interface StartedOverlayWorld {
+  fleet: NetnsFleet;
+  cp: TestControlPlane;
+  w: OverlayWorld;
+  /** a fleet host's id in the control plane, by its name */
+  idOf(name: string): string;
+  /** the control plane, the fleet and what the overlay left on its hosts */
+  close(): Promise<void>;
+}
+
+/** a namespace fleet of these hosts, each enrolled in its data center by a control plane whose provisioner passes every 300 ms */
+export async function startOverlayWorld(hosts: FleetHostSpec[]): Promise<StartedOverlayWorld> {
+  const fleet = await startNetnsFleet({ hosts });
+  const ids = new Map<string, string>();
+  let cp: TestControlPlane | null = null;
+  const close = async () => {
+    await cp?.close();
+    await fleet.dispose();
+    await removeAccountNamespaces([...ids.values()]);
+  };
+  try {
+    const started = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300 });
+    cp = started;
+    const hostsById = new Map<string, FleetHost>();
+    for (const h of fleet.hosts) {
+      const id = await enrolTestHost(started, h.ssh, { dataCenterId: h.dataCenterId });
+      hostsById.set(id, h);
+      ids.set(h.spec.name, id);
+    }
+    const w = new OverlayWorld(fleet, (p, init = {}) => started.api(p, init), hostsById);
+    return { fleet, cp: started, w, idOf: (name) => ids.get(name)!, close };
+  } catch (e) {
+    await close();
+    throw e;
   }
 }
 

@@ -6,17 +6,15 @@
 // 5 s of a stop or a termination; turning globalNetworking on or off live gives or takes the resolver
 // (the pod's resolv.conf back as it was).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { provisioner } from '../../../provisioner/index.ts';
 import { DNS_ADDRESS } from '../../../provisioner/overlay/overlay-dns.ts';
-import { startTestControlPlane, type TestControlPlane } from '../../harness/control-plane.ts';
-import { startNetnsFleet, type FleetHost, type NetnsFleet } from '../../harness/netns-fleet.ts';
-import { enrolTestHost, FIXTURE_GPUS, TEST_IMAGE } from '../../../testing/index.ts';
+import type { TestControlPlane } from '../../harness/control-plane.ts';
+import { FIXTURE_GPUS, TEST_IMAGE } from '../../../testing/index.ts';
 import { waitFor } from '../../harness/wait-for.ts';
-import { OverlayWorld, removeAccountNamespaces, type WorldPod } from '../../harness/overlay-world.ts';
+import { startOverlayWorld, type OverlayWorld, type StartedOverlayWorld, type WorldPod } from '../../harness/overlay-world.ts';
 
 const H = FIXTURE_GPUS.H100_80GB_HBM3;
 const DOMAIN = 'runpod.internal';
-let fleet: NetnsFleet;
+let world: StartedOverlayWorld;
 let cp: TestControlPlane;
 let w: OverlayWorld;
 let alice: { accountId: string; key: string };
@@ -31,16 +29,11 @@ const createOn = (host: string, key: string, account: string, podName: string, g
   w.createOn(host, key, account, podName, { image: TEST_IMAGE, globalNetworking });
 
 beforeAll(async () => {
-  fleet = await startNetnsFleet({
-    hosts: [
-      { name: 'd1', dataCenterId: 'DC-A', forward: 'DROP', gpus: [H, H, H] },
-      { name: 'd2', dataCenterId: 'DC-A', forward: 'ACCEPT', gpus: [H, H, H] },
-    ],
-  });
-  cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300 });
-  const hostsById = new Map<string, FleetHost>();
-  for (const h of fleet.hosts) hostsById.set(await enrolTestHost(cp, h.ssh, { dataCenterId: h.dataCenterId }), h);
-  w = new OverlayWorld(fleet, (p, init = {}) => cp.api(p, init), hostsById);
+  world = await startOverlayWorld([
+    { name: 'd1', dataCenterId: 'DC-A', forward: 'DROP', gpus: [H, H, H] },
+    { name: 'd2', dataCenterId: 'DC-A', forward: 'ACCEPT', gpus: [H, H, H] },
+  ]);
+  ({ cp, w } = world);
   alice = await cp.newAccount('read_write', 1000);
   bob = await cp.newAccount('read_write', 1000);
   al1 = await createOn('d1', alice.key, 'alice', 'al-1', true);
@@ -51,9 +44,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await cp?.close();
-  await fleet?.dispose();
-  await removeAccountNamespaces([...(w?.hostsById.keys() ?? [])]);
+  await world?.close();
 }, 120_000);
 
 describe('internal DNS', () => {

@@ -12,47 +12,38 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { accountNamespace, provisioner, vtepMac, vxlanDevice } from '../../../provisioner/index.ts';
-import { enrolTestHost, FIXTURE_GPUS, TEST_IMAGE } from '../../../testing/index.ts';
-import { startTestControlPlane, type TestControlPlane } from '../../harness/control-plane.ts';
-import { startNetnsFleet, type FleetHost, type NetnsFleet } from '../../harness/netns-fleet.ts';
-import { OverlayWorld, removeAccountNamespaces, type WorldPod } from '../../harness/overlay-world.ts';
+import { accountNamespace, vtepMac, vxlanDevice } from '../../../provisioner/index.ts';
+import { FIXTURE_GPUS, TEST_IMAGE } from '../../../testing/index.ts';
+import type { TestControlPlane } from '../../harness/control-plane.ts';
+import type { NetnsFleet } from '../../harness/netns-fleet.ts';
+import { removeAccountNamespaces, startOverlayWorld, type OverlayWorld, type StartedOverlayWorld, type WorldPod } from '../../harness/overlay-world.ts';
 import { waitFor } from '../../harness/wait-for.ts';
 
 const execFileP = promisify(execFile);
 const H = FIXTURE_GPUS.H100_80GB_HBM3;
 const DOMAIN = 'runpod.internal';
+let world: StartedOverlayWorld;
 let fleet: NetnsFleet;
 let cp: TestControlPlane;
 let w: OverlayWorld;
 let alice: { accountId: string; key: string };
-const ids = new Map<string, string>();
 let r1: WorldPod;
 let q: WorldPod;
 let g1: WorldPod;
 let g2: WorldPod;
 
-const idOf = (name: string) => ids.get(name)!;
+let idOf: (name: string) => string;
 /** argv in the account's namespace on a host (the overlay's own state there) */
 const inAccountNs = async (host: string, argv: string[]) =>
   (await execFileP('nsenter', [`--net=/var/run/netns/${accountNamespace(idOf(host), alice.accountId)}`, ...argv])).stdout;
 
 beforeAll(async () => {
-  fleet = await startNetnsFleet({
-    hosts: [
-      { name: 'f1', dataCenterId: 'DC-A', gpus: [H, H] },
-      { name: 'f2', dataCenterId: 'DC-A', forward: 'ACCEPT', gpus: [H] },
-      { name: 'f3', dataCenterId: 'DC-A', gpus: [H, H] },
-    ],
-  });
-  cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300 });
-  const hostsById = new Map<string, FleetHost>();
-  for (const h of fleet.hosts) {
-    const id = await enrolTestHost(cp, h.ssh, { dataCenterId: h.dataCenterId });
-    hostsById.set(id, h);
-    ids.set(h.spec.name, id);
-  }
-  w = new OverlayWorld(fleet, (p, init = {}) => cp.api(p, init), hostsById);
+  world = await startOverlayWorld([
+    { name: 'f1', dataCenterId: 'DC-A', gpus: [H, H] },
+    { name: 'f2', dataCenterId: 'DC-A', forward: 'ACCEPT', gpus: [H] },
+    { name: 'f3', dataCenterId: 'DC-A', gpus: [H, H] },
+  ]);
+  ({ fleet, cp, w, idOf } = world);
   alice = await cp.newAccount('read_write', 1000);
   const body = { image: TEST_IMAGE, globalNetworking: true };
   r1 = await w.createOn('f1', alice.key, 'alice', 'r1', body);
@@ -64,9 +55,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await cp?.close();
-  await fleet?.dispose();
-  await removeAccountNamespaces([...ids.values()]);
+  await world?.close();
 }, 120_000);
 
 describe('host faults', () => {

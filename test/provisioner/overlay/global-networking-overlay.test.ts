@@ -9,15 +9,15 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { provisioner } from '../../../provisioner/index.ts';
 import { vtepMac } from '../../../provisioner/overlay/overlay-plan.ts';
-import { startTestControlPlane, type TestControlPlane } from '../../harness/control-plane.ts';
-import { enrolTestHost, FIXTURE_GPUS, TEST_IMAGE } from '../../../testing/index.ts';
-import { startNetnsFleet, type FleetHost, type NetnsFleet } from '../../harness/netns-fleet.ts';
+import type { TestControlPlane } from '../../harness/control-plane.ts';
+import { FIXTURE_GPUS, TEST_IMAGE } from '../../../testing/index.ts';
+import type { NetnsFleet } from '../../harness/netns-fleet.ts';
 import { waitFor } from '../../harness/wait-for.ts';
-import { OverlayWorld, removeAccountNamespaces, PROBE, PYTHON, UDP_PORT, type WorldPod } from '../../harness/overlay-world.ts';
+import { startOverlayWorld, PROBE, PYTHON, UDP_PORT, type OverlayWorld, type StartedOverlayWorld, type WorldPod } from '../../harness/overlay-world.ts';
 
 const H = FIXTURE_GPUS.H100_80GB_HBM3;
+let world: StartedOverlayWorld;
 let fleet: NetnsFleet;
 let cp: TestControlPlane;
 let w: OverlayWorld;
@@ -30,17 +30,12 @@ const keyOf = (p: WorldPod) => (p.account === 'alice' ? alice.key : bob.key);
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'gpufleet-overlay-'));
-  fleet = await startNetnsFleet({
-    hosts: [
-      { name: 'a1', dataCenterId: 'DC-A', forward: 'DROP', gpus: [H, H] },
-      { name: 'a2', dataCenterId: 'DC-A', forward: 'ACCEPT', gpus: [H, H, H] },
-      { name: 'b1', dataCenterId: 'DC-B', forward: 'DROP', gpus: [H, H, H] },
-    ],
-  });
-  cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300 });
-  const hostsById = new Map<string, FleetHost>();
-  for (const h of fleet.hosts) hostsById.set(await enrolTestHost(cp, h.ssh, { dataCenterId: h.dataCenterId }), h);
-  w = new OverlayWorld(fleet, (p, init = {}) => cp.api(p, init), hostsById);
+  world = await startOverlayWorld([
+    { name: 'a1', dataCenterId: 'DC-A', forward: 'DROP', gpus: [H, H] },
+    { name: 'a2', dataCenterId: 'DC-A', forward: 'ACCEPT', gpus: [H, H, H] },
+    { name: 'b1', dataCenterId: 'DC-B', forward: 'DROP', gpus: [H, H, H] },
+  ]);
+  ({ fleet, cp, w } = world);
   alice = await cp.newAccount('read_write', 1000);
   bob = await cp.newAccount('read_write', 1000);
   // two of each account in DC-A (four GPUs of five: both hosts get some), one of each in DC-B
@@ -58,9 +53,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   w?.stopServers();
-  await cp?.close();
-  await fleet?.dispose();
-  await removeAccountNamespaces([...(w?.hostsById.keys() ?? [])]);
+  await world?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 }, 120_000);
 
