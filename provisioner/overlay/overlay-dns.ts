@@ -29,9 +29,12 @@ function check(ok: boolean, what: string, value: unknown): void {
   if (!ok) throw new GpufleetError('INTERNAL', `overlay DNS plan: not a valid ${what}: ${JSON.stringify(value)}`);
 }
 
-/** shell functions the DNS lines use (after the overlay script's `made`/`failed`) */
-export function dnsPrelude(): string[] {
+/** shell functions the DNS lines use (after the overlay script's `made`/`failed`); `failedTag` starts its failure lines */
+export function dnsPrelude(failedTag: string): string[] {
   return [
+    // a resolver that cannot start (e.g. a program in the pod holds port 53) is reported, not a failed run:
+    // the overlay's routes stand, and it is tried again at the next verify rather than at every pass
+    `dnsfailed() { echo "${failedTag} $*" >&2; }`,
     // the dnsmasq a pid file names, if it still runs
     'dns_alive() { dp=$(cat "$1" 2>/dev/null) && [ -n "$dp" ] && [ "$(cat /proc/$dp/comm 2>/dev/null)" = dnsmasq ]; }',
     // a pod's resolver gone: its process stopped, its resolv.conf as it was, its files removed
@@ -79,15 +82,15 @@ export function accountDnsLines(plan: HostOverlayPlan, a: AccountOverlayPlan): s
       `--pid-file=${f}.pid --user=nobody </dev/null >/dev/null 2>${f}.err`;
     lines.push(
       // the pod's nameservers before ours (Docker's) are the resolver's upstream; a resolv.conf Docker wrote again is read again
-      `if ! grep -q '^${RESOLV_MARK}' ${r}; then grep -v '^nameserver ${DNS_ADDRESS.replace(/\./g, '\\.')}$' ${r} > ${f}.up.new && mv -f ${f}.up.new ${f}.up || failed dns-upstream ${p.podId}; fi`,
+      `if ! grep -q '^${RESOLV_MARK}' ${r}; then grep -v '^nameserver ${DNS_ADDRESS.replace(/\./g, '\\.')}$' ${r} > ${f}.up.new && mv -f ${f}.up.new ${f}.up || dnsfailed dns-upstream ${p.podId}; fi`,
       // a resolver in this container's namespace (a restarted container has a new one: the old resolver goes)
       `if ! dns_alive ${f}.pid || [ "$(readlink /proc/$dp/ns/net)" != "$(readlink /proc/${p.pid}/ns/net)" ]; then ` +
         `if dns_alive ${f}.pid; then kill "$dp"; fi; rm -f ${f}.pid; ` +
-        `if command -v dnsmasq >/dev/null; then ${dnsmasq} && made dns ${p.podId} || failed dns ${p.podId}; else echo '${DNS_MISSING}' >&2; fi; fi`,
+        `if command -v dnsmasq >/dev/null; then ${dnsmasq} && made dns ${p.podId} || dnsfailed dns ${p.podId}; else echo '${DNS_MISSING}' >&2; fi; fi`,
       `echo ${r} > ${f}.path`,
       `if dns_alive ${f}.pid && ! grep -q '^${RESOLV_MARK}' ${r}; then ` +
         `{ printf '%s\\n' '${RESOLV_MARK}: ${plan.domain} answered by gpufleet (docs/networking.md)' 'nameserver ${DNS_ADDRESS}'; grep -v '^[[:space:]]*nameserver' ${f}.up; } > ${f}.rc && ` +
-        `cat ${f}.rc > ${r} && rm -f ${f}.rc && made resolv ${p.podId} || failed resolv ${p.podId}; fi`,
+        `cat ${f}.rc > ${r} && rm -f ${f}.rc && made resolv ${p.podId} || dnsfailed resolv ${p.podId}; fi`,
     );
   }
   // resolvers of pods that left the overlay here (turned off, stopped, moved)

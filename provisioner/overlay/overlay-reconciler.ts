@@ -60,6 +60,7 @@ export class OverlayReconciler {
     if (made.length > 0) this.logger?.info({ hostId: host.id, made }, `${what}: made on the host`);
     if (res.stderr.includes(DNS_MISSING)) this.logger?.warn({ hostId: host.id }, 'the host has no dnsmasq: internal DNS names do not resolve in its pods (docs/networking.md)');
     if (res.code !== 0) this.logger?.warn({ hostId: host.id, failed, code: res.code, stderr: res.stderr.slice(0, 2000) }, `${what} failed on the host; retrying next pass`);
+    else if (failed.length > 0) this.logger?.warn({ hostId: host.id, failed, stderr: res.stderr.slice(0, 2000) }, `${what}: some steps failed on the host; retrying at the next verify`);
     return res.code === 0;
   }
 

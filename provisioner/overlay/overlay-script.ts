@@ -57,7 +57,7 @@ export function overlayScript(plan: HostOverlayPlan): string {
     `made() { echo "${MADE} $*"; }`,
     `failed() { echo "${FAILED} $*" >&2; rc=1; }`,
     'inn() { n=$1; shift; nsenter --net=/var/run/netns/$n "$@"; }',
-    ...dnsPrelude(),
+    ...dnsPrelude(FAILED),
     // the guard against pods sending VXLAN is not here: every host gets it, overlay or not (overlay-guard.ts)
   ];
   const wantedNs = plan.accounts.map((a) => ns(a.ns));

@@ -4,13 +4,14 @@
 // other names still resolve through the pod's former resolver (Docker's); another account's pod cannot
 // reach the resolver at all; names appear within 5 s of a pod becoming RUNNING and are NXDOMAIN within
 // 5 s of a stop or a termination; turning globalNetworking on or off live gives or takes the resolver
-// (the pod's resolv.conf back as it was).
+// (the pod's resolv.conf back as it was); a resolver that cannot start does not hold the overlay back.
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DNS_ADDRESS } from '../../../provisioner/overlay/overlay-dns.ts';
 import type { TestControlPlane } from '../../harness/control-plane.ts';
 import { FIXTURE_GPUS, TEST_IMAGE } from '../../../testing/index.ts';
 import { waitFor } from '../../harness/wait-for.ts';
-import { startOverlayWorld, type OverlayWorld, type StartedOverlayWorld, type WorldPod } from '../../harness/overlay-world.ts';
+import { PYTHON, startOverlayWorld, type OverlayWorld, type StartedOverlayWorld, type WorldPod } from '../../harness/overlay-world.ts';
 
 const H = FIXTURE_GPUS.H100_80GB_HBM3;
 const DOMAIN = 'runpod.internal';
@@ -117,5 +118,23 @@ describe('internal DNS', () => {
     await waitFor('al-plain gone from al-1', async () => (await w.lookup(al1, name(plain))).nx, 5_000);
     // nothing answers on the resolver's address in it any more
     expect(await w.dns(plain, DNS_ADDRESS, name(al1))).toBe('timeout');
+  }, 60_000);
+
+  test('a resolver that cannot start (port 53 taken in the pod) leaves the overlay working; it starts at a later verify once the port is free', async () => {
+    const busy = await createOn('d2', alice.key, 'alice', 'al-busy', false);
+    const pid = await w.pid(busy);
+    const holder = spawn('nsenter', ['-t', String(pid), '-n', PYTHON, '-c', `import socket,time; s=socket.socket(2,2); s.bind(('${DNS_ADDRESS}',53)); print('bound', flush=True); time.sleep(120)`], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      await new Promise<void>((resolve) => holder.stdout!.once('data', () => resolve()));
+      const before = (await w.exec(busy, ['cat', '/etc/resolv.conf']))!;
+      expect((await cp.api(`/v2/pods/${busy.id}`, { method: 'PATCH', key: alice.key, json: { globalNetworking: true } })).status).toBe(200);
+      await waitFor('al-busy on the overlay', async () => (await w.podnet1(busy)) !== null && (await w.ping(busy, al1.ip!)), 5_000);
+      // no resolver of ours there: the pod keeps its resolv.conf
+      expect(await w.exec(busy, ['cat', '/etc/resolv.conf'])).toBe(before);
+    } finally {
+      holder.kill('SIGKILL');
+    }
+    // the next verify (GPUFLEET_OVERLAY_VERIFY, 10 s) starts it
+    await waitFor('al-busy resolves al-1', async () => (await w.lookup(busy, name(al1))).ips.includes(al1.ip!), 20_000, 500);
   }, 60_000);
 });
