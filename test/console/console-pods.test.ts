@@ -114,7 +114,7 @@ test('the operator enrols the test host from Fleet and sees its progress and its
   await context.close();
 }, 180_000);
 
-test('a user creates a pod: the API\'s message shows at the field, then the pod is RUNNING, its log follows, its terminal runs a command, and Stop from the list asks first', async () => {
+test('a user creates a pod: the API\'s message shows at the field, then the pod is RUNNING, its log follows, its terminal runs a command, Stop from the list asks first; a pod from a template takes its image', async () => {
   const { context, page } = await newPage(w.browser);
   await signIn(page, w.cp.url, user.key);
   await page.getByRole('link', { name: 'Pods', exact: true }).click();
@@ -170,6 +170,17 @@ test('a user creates a pod: the API\'s message shows at the field, then the pod 
   await expect.poll(() => row.textContent(), { timeout: 30_000 }).toMatch(/EXITED/);
   expect(await row.getByRole('button', { name: 'Start', exact: true }).count()).toBe(1);
   expect(await keyLeftInBrowser(page, user.key)).toEqual([]);
+
+  // from a template: the form starts from it (?template=), the pod takes the template's image
+  const tpl = (await (await w.cp.api('/v2/templates', { key: user.key, method: 'POST', json: { name: 'idle-box', image, args: 'sleep 3600', disk: 1 } })).json()) as { id: string };
+  await page.goto(`${w.cp.url}/console/pods/new?template=${tpl.id}`);
+  await expect.poll(() => page.getByLabel('Template').inputValue(), { timeout: 10_000 }).toBe(tpl.id);
+  await page.getByLabel('Name').fill('from-template');
+  await page.getByLabel('GPU type').selectOption('NVIDIA H100 80GB HBM3');
+  await page.getByRole('button', { name: 'Create pod' }).click();
+  await page.waitForURL(/\/console\/pods\/[^/]+$/, { timeout: 10_000 });
+  await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: 10_000 }).toMatch(/from-template/);
+  expect(await page.locator('dl.facts').textContent()).toContain(image);
   await context.close();
 }, 240_000);
 
