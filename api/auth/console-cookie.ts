@@ -119,14 +119,22 @@ export function assertOrigin(request: FastifyRequest, s: ConsoleCookieSettings, 
 /** whether the request changes state: any method but GET, HEAD and OPTIONS (a GraphQL POST included) */
 export const isStateChanging = (request: FastifyRequest): boolean => !SAFE_METHODS.has(request.method);
 
+/** a state-changing method, or a GET its route says changes state (`config.changesState`) */
+function needsCsrf(request: FastifyRequest): boolean {
+  if (isStateChanging(request)) return true;
+  const says = request.routeOptions.config.changesState;
+  return typeof says === 'function' ? says(request) : says === true;
+}
+
 /**
  * What a request authenticated by the session cookie must also show: no foreign `Origin` (and, on a
  * WebSocket upgrade, the console's own); when it changes state, the session's X-CSRF-Token or the
- * console's own `Origin`. Throws CSRF_REFUSED.
+ * console's own `Origin` (a GET that changes state too: a job status with `?ttl`, a job stream).
+ * Throws CSRF_REFUSED.
  */
 export function assertSessionRequest(request: FastifyRequest, s: ConsoleCookieSettings, session: ConsoleSessionRecord): void {
   const origin = assertOrigin(request, s, request.headers.upgrade !== undefined);
-  if (!isStateChanging(request) || origin === 'same') return;
+  if (!needsCsrf(request) || origin === 'same') return;
   const sent = request.headers[CSRF_HEADER];
   if (!csrfTokenMatches(session, typeof sent === 'string' ? sent : undefined))
     throw new GpufleetError(

@@ -55,6 +55,11 @@ declare module 'fastify' {
      */
     credential?: (request: FastifyRequest) => Promise<Principal | null> | undefined;
     /**
+     * a GET that changes state (a job status with `?ttl`, a job stream that consumes its chunks):
+     * with the console session it needs the CSRF token or the console's own Origin like a POST
+     */
+    changesState?: boolean | ((request: FastifyRequest) => boolean);
+    /**
      * an authenticated caller's requests here are not counted against the account's rate limits (a
      * pod's own web traffic through its port, gateway/pod-ports.ts: a notebook loads hundreds of
      * assets); refused callers are still counted per address

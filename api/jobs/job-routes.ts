@@ -68,7 +68,7 @@ export function jobRoutes(app: FastifyInstance, jobs: JobService): void {
 
   app.get(
     `${P}/status/:jobId`,
-    { ...common, config: read, schema: { tags, summary: "A job's status (and output once final); ?ttl sets when it is dropped", params: jobParams, querystring: ttlQuery, response: errorResponses(400, 401, 403, 404, 429) } },
+    { ...common, config: { ...read, changesState: (r: FastifyRequest) => query(r).ttl !== undefined }, schema: { tags, summary: "A job's status (and output once final); ?ttl sets when it is dropped", params: jobParams, querystring: ttlQuery, response: errorResponses(400, 401, 403, 404, 429) } },
     async (request) => jobs.status(principalOf(request), endpointOf(request), jobOf(request), parseStatusTtl(query(request).ttl)),
   );
 
@@ -83,7 +83,7 @@ export function jobRoutes(app: FastifyInstance, jobs: JobService): void {
 
   app.get(
     `${P}/stream/:jobId`,
-    { ...common, config: readWait, schema: { tags, summary: 'Stream chunks no earlier poll returned (a final status comes with an empty stream)', params: jobParams, response: errorResponses(401, 403, 404, 429) } },
+    { ...common, config: { ...readWait, changesState: true }, schema: { tags, summary: 'Stream chunks no earlier poll returned (a final status comes with an empty stream)', params: jobParams, response: errorResponses(401, 403, 404, 429) } },
     async (request, reply) => jobs.stream(principalOf(request), endpointOf(request), jobOf(request), callerGone(reply)),
   );
 

@@ -192,6 +192,31 @@ describe('the cookie in place of the Bearer key', () => {
     await sse.body?.cancel().catch(() => undefined);
   });
 
+  test('the GETs that change state (a job status with ?ttl, a job stream that consumes chunks) need the CSRF token or the console Origin too', async () => {
+    const s = await signedIn('read_write');
+    const tpl = (await (await cp.api('/v2/templates', { key: s.key, method: 'POST', json: { name: 'get-csrf', image: 'busybox:1.36', serverless: true } })).json()) as { id: string };
+    const ep = (await (await cp.api('/v1/endpoints', { key: s.key, method: 'POST', json: { templateId: tpl.id, gpuTypeIds: ['ADA_24'] } })).json()) as { id: string };
+    const job = (await (await cp.api(`/v2/${ep.id}/run`, { key: s.key, method: 'POST', json: { input: {} } })).json()) as { id: string };
+    // final, so the stream answers at once
+    expect((await cp.api(`/v2/${ep.id}/cancel/${job.id}`, { key: s.key, method: 'POST' })).status).toBe(200);
+    const code = async (r: Response) => ((await r.json()) as { code?: string }).code;
+    // a plain status read is a read: the cookie alone does
+    expect((await withCookie(s, `/v2/${ep.id}/status/${job.id}`)).status).toBe(200);
+    // ?ttl changes when the job is dropped: refused without the token, as a link from a page would send it
+    const ttl = await withCookie(s, `/v2/${ep.id}/status/${job.id}?ttl=1000`);
+    expect(ttl.status).toBe(403);
+    expect(await code(ttl)).toBe('CSRF_REFUSED');
+    expect((await withCookie(s, `/v2/${ep.id}/status/${job.id}?ttl=600000`, { headers: { 'x-csrf-token': s.csrf } })).status).toBe(200);
+    expect((await withCookie(s, `/v2/${ep.id}/status/${job.id}?ttl=600000`, { headers: { origin: cp.url } })).status).toBe(200);
+    // the stream hands out each chunk once
+    const stream = await withCookie(s, `/v2/${ep.id}/stream/${job.id}`);
+    expect(stream.status).toBe(403);
+    expect(await code(stream)).toBe('CSRF_REFUSED');
+    expect((await withCookie(s, `/v2/${ep.id}/stream/${job.id}`, { headers: { 'x-csrf-token': s.csrf } })).status).toBe(200);
+    // a Bearer key needs neither
+    expect((await cp.api(`/v2/${ep.id}/stream/${job.id}`, { key: s.key })).status).toBe(200);
+  });
+
   test('a state-changing request needs the CSRF token or the console Origin; a foreign Origin is refused even with the token', async () => {
     const s = await signedIn('read_write');
     const none = await withCookie(s, '/v2/templates', { method: 'POST', body: template('csrf-none') });
