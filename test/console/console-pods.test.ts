@@ -3,8 +3,11 @@
 // validation message shown at the field first), see it RUNNING, follow its log, run a command in its
 // terminal, stop it from the list with the confirmation; a read key sees no mutating button and its
 // forged request is refused. After sign-in the key is in no DOM node, field or storage, and no request
-// but the exchange carries it; the cookie is HttpOnly, SameSite=Strict, host-only; sign-out ends the
+// but the exchange carries it; the cookie is HttpOnly, SameSite=Strict, host-only, and another site's
+// form POST or link does not carry it; sign-out ends the
 // session on the server. Every page is screenshotted and checked by axe-core (no serious/critical).
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { axeViolations, keyLeftInBrowser, newPage, openConsoleWorld, shot, signIn, type ConsoleWorld } from './console-world.ts';
@@ -28,7 +31,7 @@ async function checkAxe(page: Page, what: string) {
   expect(await axeViolations(page), `axe on ${what}`).toEqual([]);
 }
 
-test('a wrong key shows an alert; the operator signs in with Enter, the navigation has its five links, and the key is nowhere in the page', async () => {
+test('a wrong key shows an alert; the operator signs in with Enter, the navigation has its five links, the key is nowhere in the page or other requests, another site\'s form or link carries no cookie, sign-out ends the session', async () => {
   const { context, page, errors } = await newPage(w.browser);
   await page.goto(`${w.cp.url}/console`);
   await expect.poll(() => page.getByLabel('API key', { exact: true }).count()).toBe(1);
@@ -58,6 +61,31 @@ test('a wrong key shows an alert; the operator signs in with Enter, the navigati
   expect(cookies.map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite, domain: c.domain }))).toEqual([
     { name: 'gpufleet-session', httpOnly: true, sameSite: 'Strict', domain: new URL(w.cp.url).hostname },
   ]);
+  // another site's page (localhost is not the site of 127.0.0.1): neither its form POST nor a link it
+  // follows carries the cookie (SameSite=Strict): both reach the API unauthenticated (401, not a 403 CSRF refusal)
+  const evil = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(
+      req.url === '/form'
+        ? `<form id="f" method="POST" enctype="text/plain" action="${w.cp.url}/v2/pods"><input name='{"name":"x","a":"' value='"}'></form><script>document.getElementById('f').submit()</script>`
+        : `<a id="l" href="${w.cp.url}/console/session">go</a><script>document.getElementById('l').click()</script>`,
+    );
+  });
+  await new Promise<void>((r) => evil.listen(0, '127.0.0.1', () => r()));
+  const evilPort = (evil.address() as AddressInfo).port;
+  try {
+    for (const path of ['/form', '/link']) {
+      const answer = page.waitForResponse((r) => r.url().startsWith(w.cp.url), { timeout: 10_000 });
+      await page.goto(`http://localhost:${evilPort}${path}`);
+      const res = await answer;
+      expect(res.status(), path).toBe(401);
+      expect(((await res.request().allHeaders()) as Record<string, string>).cookie, path).toBeUndefined();
+    }
+  } finally {
+    evil.close();
+  }
+  await page.goto(`${w.cp.url}/console/pods`);
+  await page.getByRole('navigation').getByRole('link', { name: 'Pods', exact: true }).waitFor();
   // sign-out ends the session on the server: the same cookie, sent again, opens nothing
   const cookie = `${cookies[0]!.name}=${cookies[0]!.value}`;
   expect((await fetch(`${w.cp.url}/console/session`, { headers: { cookie } })).status).toBe(200);
