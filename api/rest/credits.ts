@@ -5,15 +5,16 @@
 import type { FastifyInstance } from 'fastify';
 import { accountCreditSchema } from '../../model/index.ts';
 import type { AccountCredits } from '../../core/index.ts';
-import { docSchema, errorResponses, idParams } from './route-schema.ts';
+import { docSchema, errorResponses, idParams, type RestTypeProvider } from './route-schema.ts';
 
-export function creditRoutes(app: FastifyInstance, credits: AccountCredits): void {
+export function creditRoutes(fastify: FastifyInstance, credits: AccountCredits): void {
+  const app = fastify.withTypeProvider<RestTypeProvider>();
   app.post(
     '/v2/accounts/:id/credits',
     {
       config: { scope: 'admin', operator: true },
       schema: { tags: ['accounts'], summary: 'Grant credits (USD; negative takes back)', params: idParams, body: docSchema(accountCreditSchema), response: errorResponses(401, 403, 404, 422, 429) },
     },
-    async (request) => credits.grant((request.params as { id: string }).id, request.body),
+    async (request) => credits.grant(request.params.id, request.body),
   );
 }

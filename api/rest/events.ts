@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { EVENT_LIST_MAX_LIMIT, rfc3339Nanos, type EventQuery, type EventService } from '../../core/index.ts';
 import { eventViewSchema, GpufleetError, toEventView, type FleetEvent } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
-import { errorResponses, queryByHand } from './route-schema.ts';
+import { errorResponses, queryByHand, type RestTypeProvider } from './route-schema.ts';
 import { openSse, type SseWriter } from './sse.ts';
 
 const queryFields = {
@@ -47,7 +47,8 @@ export function parseEventQuery(q: Record<string, unknown>, lastEventId: string 
   return out;
 }
 
-export function eventRoutes(app: FastifyInstance, events: EventService): void {
+export function eventRoutes(fastify: FastifyInstance, events: EventService): void {
+  const app = fastify.withTypeProvider<RestTypeProvider>();
   app.get(
     '/v2/events',
     {
@@ -64,7 +65,7 @@ export function eventRoutes(app: FastifyInstance, events: EventService): void {
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const q = parseEventQuery(request.query as Record<string, unknown>, request.headers['last-event-id']);
+      const q = parseEventQuery(request.query, request.headers['last-event-id']);
       if (!String(request.headers.accept ?? '').includes('text/event-stream')) {
         const { lastEventId: _ignored, ...listQuery } = q;
         return { events: (await events.list(principal, listQuery)).map(toEventView) };

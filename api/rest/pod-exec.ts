@@ -7,10 +7,11 @@ import type { PodExecService } from '../../core/index.ts';
 import { GpufleetError, isGpufleetError, podExecSchema } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { toProblem } from '../errors/problem.ts';
-import { docSchema, errorResponses, idParams } from './route-schema.ts';
+import { docSchema, errorResponses, idParams, type RestTypeProvider } from './route-schema.ts';
 import { openSse } from './sse.ts';
 
-export function podExecRoutes(app: FastifyInstance, podExec: PodExecService): void {
+export function podExecRoutes(fastify: FastifyInstance, podExec: PodExecService): void {
+  const app = fastify.withTypeProvider<RestTypeProvider>();
   app.post(
     '/v2/pods/:id/exec',
     {
@@ -24,7 +25,7 @@ export function podExecRoutes(app: FastifyInstance, podExec: PodExecService): vo
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       // every refusal (404, 409, 503) comes before the 200
       const run = await podExec.exec(principalOf(request), id, request.body);
       const sse = openSse(reply);

@@ -7,7 +7,7 @@ import { parsePodLogQuery, type PodLogQuery, type PodLogService, type PodLogStre
 import { GpufleetError, isGpufleetError } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { toProblem } from '../errors/problem.ts';
-import { errorResponses, idParams, queryByHand } from './route-schema.ts';
+import { errorResponses, idParams, queryByHand, type RestTypeProvider } from './route-schema.ts';
 import { openSse } from './sse.ts';
 
 /** the query of a log stream: pods' and serverless workers' (api/serverless/worker-logs.ts) */
@@ -27,7 +27,8 @@ export const lastEventIdHeaders = {
   properties: { 'last-event-id': { type: 'string', description: 'resume after this event (EventSource sends it on reconnect)' } },
 } as const;
 
-export function podLogRoutes(app: FastifyInstance, podLogs: PodLogService): void {
+export function podLogRoutes(fastify: FastifyInstance, podLogs: PodLogService): void {
+  const app = fastify.withTypeProvider<RestTypeProvider>();
   app.get(
     '/v2/pods/:id/logs',
     {
@@ -44,16 +45,16 @@ export function podLogRoutes(app: FastifyInstance, podLogs: PodLogService): void
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       // every refusal (404, 409, 503) comes before the 200 and the first event
-      const stream = await podLogs.open(principalOf(request), id, logQueryOf(request));
+      const stream = await podLogs.open(principalOf(request), id, logQueryOf(request.query, request.headers['last-event-id']));
       return streamLog(request, reply, stream, { podId: id });
     },
   );
 }
 
-export function logQueryOf(request: FastifyRequest): PodLogQuery {
-  return parsePodLogQuery(request.query as Record<string, unknown>, request.headers['last-event-id']);
+export function logQueryOf(query: Record<string, unknown>, lastEventId: string | string[] | undefined): PodLogQuery {
+  return parsePodLogQuery(query, lastEventId);
 }
 
 /** Writes an opened log stream as server-sent events until it ends or the client goes. */

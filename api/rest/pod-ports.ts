@@ -5,11 +5,12 @@ import type { FastifyInstance } from 'fastify';
 import { GpufleetError } from '../../model/index.ts';
 import { linkPath, type PortAccess } from '../../core/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
-import { bodyCheck, errorResponses } from './route-schema.ts';
+import { bodyCheck, errorResponses, type RestTypeProvider } from './route-schema.ts';
 
 const PORT_PARAM = /^[1-9][0-9]{0,4}$/;
 
-export function podPortRoutes(app: FastifyInstance, access: PortAccess): void {
+export function podPortRoutes(fastify: FastifyInstance, access: PortAccess): void {
+  const app = fastify.withTypeProvider<RestTypeProvider>();
   app.post(
     '/v2/pods/:id/ports/:port/link',
     {
@@ -27,7 +28,7 @@ export function podPortRoutes(app: FastifyInstance, access: PortAccess): void {
       },
     },
     async (request, reply) => {
-      const { id, port } = request.params as { id: string; port: string };
+      const { id, port } = request.params;
       if (!PORT_PARAM.test(port) || Number(port) > 65535)
         throw new GpufleetError('VALIDATION_FAILED', 'port is a port number from 1 to 65535.', { errors: ['$.port: must be an integer from 1 to 65535'] });
       const link = await access.issueLink(principalOf(request), id, Number(port), request.body);

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { PodLogService } from '../../core/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { lastEventIdHeaders, logQueryOf, podLogQuerystring, streamLog } from '../rest/pod-logs.ts';
-import { errorResponses } from '../rest/route-schema.ts';
+import { errorResponses, type RestTypeProvider } from '../rest/route-schema.ts';
 
 const params = {
   type: 'object',
@@ -14,7 +14,8 @@ const params = {
   properties: { id: { type: 'string' }, workerId: { type: 'string' } },
 } as const;
 
-export function workerLogRoutes(app: FastifyInstance, podLogs: PodLogService): void {
+export function workerLogRoutes(fastify: FastifyInstance, podLogs: PodLogService): void {
+  const app = fastify.withTypeProvider<RestTypeProvider>();
   app.get(
     '/v2/serverless/:id/workers/:workerId/logs',
     {
@@ -31,9 +32,9 @@ export function workerLogRoutes(app: FastifyInstance, podLogs: PodLogService): v
       },
     },
     async (request, reply) => {
-      const { id, workerId } = request.params as { id: string; workerId: string };
+      const { id, workerId } = request.params;
       // every refusal (404, 409, 503) comes before the 200 and the first event
-      const stream = await podLogs.openWorker(principalOf(request), id, workerId, logQueryOf(request));
+      const stream = await podLogs.openWorker(principalOf(request), id, workerId, logQueryOf(request.query, request.headers['last-event-id']));
       return streamLog(request, reply, stream, { endpointId: id, workerId });
     },
   );
