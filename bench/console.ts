@@ -1,7 +1,8 @@
 // The web console in Chromium (Debian's, driven by playwright-core), on this machine, against a real
 // control plane with 1,000 pods (fake hosts, no provisioner: the pods stay as placed):
-//   - first page usable after navigation: `goto /console/pods` until a control can be used (the
-//     sign-in field when there is no session, else the pods table); floor ≤ 1.5 s
+//   - first page usable after navigation: `goto /console/pods` until a control can be used: the
+//     sign-in field in a browser with no session, and, signed in, the pods table with its first
+//     rows (1,000 pods); floor ≤ 1.5 s each
 //   - 1,000 pods rendered: a click on "Pods" until the list holds them all (aria-rowcount; past 200 rows
 //     only the rows in view are in the page, console/src/ui/window-rows.ts) and the next frame is
 //     painted, timed in the page; floor ≤ 0.5 s. Scrolling to the end until the last pod's row is
@@ -56,6 +57,17 @@ async function main(): Promise<void> {
     // 1,000 pods rendered, after an in-app navigation
     const { context, page } = await newPage(browser);
     await signIn(page, cp.url, key);
+    // first page usable when signed in (the session cookie): a new tab of the same browser opens the
+    // pods page until its table is there with its first rows
+    const firstSignedIn: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const tab = await context.newPage();
+      const t = performance.now();
+      await tab.goto(`${cp.url}/console/pods`, { waitUntil: 'commit' });
+      await tab.locator('tr[data-pod-id]').first().waitFor();
+      firstSignedIn.push(performance.now() - t);
+      await tab.close();
+    }
     const render: number[] = [];
     const api: number[] = [];
     const scrolled: number[] = [];
@@ -105,11 +117,13 @@ async function main(): Promise<void> {
     }
     await context.close();
 
-    console.log(`first page usable: ${firstPage.map((x) => x.toFixed(0)).join(', ')} ms`);
+    console.log(`first page usable (no session: the sign-in form): ${firstPage.map((x) => x.toFixed(0)).join(', ')} ms`);
+    console.log(`first page usable (signed in: the pods table, ${PODS} pods): ${firstSignedIn.map((x) => x.toFixed(0)).join(', ')} ms`);
     console.log(`${PODS} pods list rendered (click → painted): ${render.map((x) => x.toFixed(0)).join(', ')} ms; the API's list alone (Node fetch): ${api.map((x) => x.toFixed(0)).join(', ')} ms`);
     console.log(`scrolled to the end (the last pod's row painted): ${scrolled.map((x) => x.toFixed(0)).join(', ')} ms`);
     console.log(`state change visible after the API answered: ${visible.map((x) => x.toFixed(0)).join(', ')} ms`);
-    checkTarget({ name: 'console first page usable after navigation', value: median(firstPage) / 1000, op: '<=', floor: 1.5, unit: ' s' });
+    checkTarget({ name: 'console first page usable after navigation (sign-in form)', value: median(firstPage) / 1000, op: '<=', floor: 1.5, unit: ' s' });
+    checkTarget({ name: `console first page usable after navigation (signed in, ${PODS} pods)`, value: median(firstSignedIn) / 1000, op: '<=', floor: 1.5, unit: ' s' });
     checkTarget({ name: `console ${PODS} pods list rendered`, value: median(render) / 1000, op: '<=', floor: 0.5, unit: ' s' });
     checkTarget({ name: 'console state change visible after the API shows it', value: median(visible) / 1000, op: '<=', floor: 2, unit: ' s' });
     console.log(`baseline: the list's API share ${median(api).toFixed(0)} ms of ${median(render).toFixed(0)} ms (${(median(api) / median(render)).toFixed(2)}×)`);
