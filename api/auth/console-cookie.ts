@@ -64,11 +64,26 @@ export function ownOrigin(request: FastifyRequest, s: ConsoleCookieSettings): st
 
 export const sessionCookieName = (scheme: 'https' | 'http'): string => (scheme === 'https' ? SESSION_COOKIE_HTTPS : SESSION_COOKIE_HTTP);
 
-/** the session secret this request's cookie carries (the name its scheme uses), if any */
-export function sessionSecret(request: FastifyRequest, s: ConsoleCookieSettings): string | undefined {
+/**
+ * the session secret this request's cookie carries (the name its scheme uses), if any. Over plain
+ * HTTP a cookie is no proof of who set it (another port of the same name, or with
+ * GPUFLEET_CONSOLE_ALLOW_HTTP a sibling host's `Domain` cookie): two of the session's name are
+ * ambiguous, and refused (401) rather than one picked; `ambiguous: 'none'` answers undefined instead
+ * (sign-in, which replaces the cookie anyway).
+ */
+export function sessionSecret(request: FastifyRequest, s: ConsoleCookieSettings, ambiguous: 'refuse' | 'none' = 'refuse'): string | undefined {
   const header = request.headers.cookie;
   if (header === undefined || !header.includes('gpufleet-session')) return undefined;
-  return cookieValue(header, sessionCookieName(requestScheme(request, s)));
+  const scheme = requestScheme(request, s);
+  const name = sessionCookieName(scheme);
+  if (scheme === 'http' && header.split(';').filter((part) => part.slice(0, part.indexOf('=')).trim() === name).length > 1) {
+    if (ambiguous === 'none') return undefined;
+    throw new GpufleetError(
+      'UNAUTHENTICATED',
+      `More than one ${name} cookie came: over plain HTTP another site on this host name may have set one, so neither is used. Clear this site's cookies and sign in again (or serve the console over HTTPS).`,
+    );
+  }
+  return cookieValue(header, name);
 }
 
 /** `Set-Cookie` for a new session */

@@ -41,7 +41,7 @@ export function consoleSessionRoutes(app: FastifyInstance, d: ConsoleSessionDeps
     const body = request.body as { apiKey?: unknown } | undefined;
     const { secret, session } = await d.sessions.signIn(body?.apiKey);
     // the session this browser had until now ends: its cookie is replaced below, and none lingers
-    const previous = sessionSecret(request, d.settings);
+    const previous = sessionSecret(request, d.settings, 'none');
     if (previous !== undefined) await d.sessions.endBySecret(previous);
     auditConsoleAction(d.events, session.principal, session.record, 'console.sign_in', `${request.method} ${CONSOLE_SESSION_PATH}`, 204);
     return reply

@@ -105,6 +105,23 @@ describe('the exchange', () => {
     expect(local.status).toBe(204);
   });
 
+  test('plain HTTP: two cookies of the session name (one planted by another port or a sibling host) are refused, 401, not one picked', async () => {
+    const victim = await signedIn('read_write');
+    const planter = await signedIn('read_write');
+    // the browser sends the planted one first (a Domain cookie, or one a pod's port on this host name set)
+    const both = `${planter.cookie}; ${victim.cookie}`;
+    const who = await fetch(`${cp.url}/console/session`, { headers: { cookie: both } });
+    expect(who.status).toBe(401);
+    expect(((await who.json()) as { detail: string }).detail).toMatch(/More than one gpufleet-session cookie/);
+    expect((await fetch(`${cp.url}/v2/templates`, { headers: { cookie: both } })).status).toBe(401);
+    // each alone is its own account
+    expect(((await (await fetch(`${cp.url}/console/session`, { headers: { cookie: victim.cookie } })).json()) as { accountId: string }).accountId).toBe(victim.accountId);
+    // signing in again still works (its cookie replaces the host's own), and ends neither session by guess
+    const again = await signIn(victim.key, { cookie: both });
+    expect(again.status).toBe(204);
+    expect((await fetch(`${cp.url}/console/session`, { headers: { cookie: planter.cookie } })).status).toBe(200);
+  });
+
   test('a wrong key: 401 problem+json with a clear message; a revoked key the same; no key: 422; no cookie set', async () => {
     const wrong = await signIn('gf_this-is-not-a-key-of-this-fleet');
     expect(wrong.status).toBe(401);
