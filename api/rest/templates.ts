@@ -1,6 +1,6 @@
 // v2 templates: GET/POST /v2/templates, GET/PATCH/DELETE /v2/templates/{id} (docs/templates.md).
 import type { FastifyInstance } from 'fastify';
-import { templateCreateSchema, templateUpdateSchema } from '../../model/index.ts';
+import { templateCreateSchema, templateUpdateSchema, templateViewSchema } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { toTemplateView, type TemplateService } from '../../core/index.ts';
 import { listQuerySchema, parseListQuery } from './list-query.ts';
@@ -15,14 +15,14 @@ export function templateRoutes(fastify: FastifyInstance, templates: TemplateServ
     '/v2/templates',
     {
       config: { scope: 'read_write' },
-      schema: { tags, summary: 'Create a template', body: docSchema(templateCreateSchema), response: errorResponses(400, 401, 403, 409, 422, 429) },
+      schema: { tags, summary: 'Create a template', body: docSchema(templateCreateSchema), response: { 201: templateViewSchema, ...errorResponses(400, 401, 403, 409, 422, 429) } },
     },
     async (request, reply) => reply.code(201).send(toTemplateView(await templates.create(principalOf(request), request.body))),
   );
 
   app.get(
     '/v2/templates',
-    { config: { scope: 'read' }, schema: { tags, summary: 'List templates', querystring: listQuerySchema(LIST), response: errorResponses(401, 422, 429) } },
+    { config: { scope: 'read' }, schema: { tags, summary: 'List templates', querystring: listQuerySchema(LIST), response: { 200: { type: 'object', properties: { templates: { type: 'array', items: templateViewSchema } } }, ...errorResponses(401, 422, 429) } } },
     async (request) => {
       const f = parseListQuery(request.query, LIST);
       return { templates: (await templates.list(principalOf(request), f)).map(toTemplateView) };
@@ -31,7 +31,7 @@ export function templateRoutes(fastify: FastifyInstance, templates: TemplateServ
 
   app.get(
     '/v2/templates/:id',
-    { config: { scope: 'read' }, schema: { tags, summary: 'Get a template', params: idParams, response: errorResponses(401, 403, 404, 429) } },
+    { config: { scope: 'read' }, schema: { tags, summary: 'Get a template', params: idParams, response: { 200: templateViewSchema, ...errorResponses(401, 403, 404, 429) } } },
     async (request) => toTemplateView(await templates.get(principalOf(request), request.params.id)),
   );
 
@@ -39,7 +39,7 @@ export function templateRoutes(fastify: FastifyInstance, templates: TemplateServ
     '/v2/templates/:id',
     {
       config: { scope: 'read_write' },
-      schema: { tags, summary: 'Update a template', params: idParams, body: docSchema(templateUpdateSchema), response: errorResponses(400, 401, 403, 404, 409, 422, 429) },
+      schema: { tags, summary: 'Update a template', params: idParams, body: docSchema(templateUpdateSchema), response: { 200: templateViewSchema, ...errorResponses(400, 401, 403, 404, 409, 422, 429) } },
     },
     async (request) => toTemplateView(await templates.update(principalOf(request), request.params.id, request.body)),
   );

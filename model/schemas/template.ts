@@ -72,3 +72,33 @@ export const TEMPLATE_DEFAULTS = {
   startJupyter: true,
   readme: '',
 } as const;
+
+/**
+ * A template as the REST routes answer it: the record less its account (core/endpoints
+ * toTemplateView). Answers are written from this schema: a field added to TemplateRecord goes here
+ * too (test/api/schemas/serializers-on-off.test.ts fails otherwise).
+ */
+export const templateViewSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    image: { type: 'string' },
+    args: { type: 'string' },
+    disk: { type: 'integer' },
+    ports: { type: 'array', items: { type: 'string' } },
+    env: { type: 'object', additionalProperties: { type: 'string' } },
+    registry: { type: ['string', 'null'] },
+    mounts: { type: 'object', properties: { persistent: { type: 'object', properties: { size: { type: 'integer' }, path: { type: 'string' } } } } },
+    serverless: { type: 'boolean' },
+    public: { type: 'boolean' },
+    category: { type: 'string', enum: [...TEMPLATE_CATEGORIES] },
+    startSsh: { type: 'boolean' },
+    startJupyter: { type: 'boolean' },
+    allowedCudaVersions: { type: 'array', items: { type: 'string' } },
+    readme: { type: 'string' },
+    tags: { type: 'object', additionalProperties: { type: 'string' } },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+  },
+} as const;

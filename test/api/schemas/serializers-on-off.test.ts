@@ -4,7 +4,7 @@
 // written both ways and compared as JSON values. The fixtures below drive each route that has a
 // response schema, with views as full as the suite makes them (a running pod with ports, GPUs, SSH,
 // a network volume, tags, an interruptible pod, a drained host with an incident, …), through both
-// its success and its refusals. Routes with no response schema (templates, v1/v2 endpoints, jobs,
+// its success and its refusals. Routes with no response schema (v1/v2 endpoints, jobs,
 // limits, GraphQL) answer through JSON.stringify in both modes. Then:
 //   - no answer differed (a view's field its schema lacks fails here, with the route and the field);
 //   - every route and 2xx status that has a response schema was answered at least once: a new route
@@ -183,6 +183,14 @@ test('every route with a response schema answers the same with serializers on an
   await ok('GET', '/v2/stack-locks/main', undefined, user.key);
   await ok('DELETE', '/v2/stack-locks/main?holder=ci-1', undefined, user.key);
   const tpl = await ok('POST', '/v2/templates', { name: 'srv', image: 'ghcr.io/example/worker:1', serverless: true }, cp.adminKey);
+  const podTpl = await ok('POST', '/v2/templates', {
+    name: 'notebook', image: 'ghcr.io/example/nb:2', args: 'jupyter lab', disk: 30, ports: ['8888/http'], env: { TOKEN: 'x' }, mounts: { persistent: { size: 20, path: '/workspace' } },
+    category: 'NVIDIA', startJupyter: true, allowedCudaVersions: ['12.4'], readme: '# nb', tags: { team: 'ml' },
+  }, user.key);
+  await ok('GET', '/v2/templates', undefined, user.key);
+  await ok('GET', '/v2/templates?includePublic=true', undefined, user.key);
+  await ok('GET', `/v2/templates/${podTpl.id}`, undefined, user.key);
+  await ok('PATCH', `/v2/templates/${podTpl.id}`, { readme: 'updated', ports: ['8888/http', '22/tcp'] }, user.key);
   const ep = await ok('POST', '/v1/endpoints', { name: 'model-ep', templateId: tpl.id, gpuTypeIds: [gpu.id], workersMax: 1 }, cp.adminKey);
   await ok('GET', `/v2/serverless/${ep.id}/metrics`, undefined, cp.adminKey);
   await ok('GET', `/v2/serverless/${ep.id}/metrics?step=5m`, undefined, cp.adminKey);
