@@ -6,7 +6,7 @@ export function serveCommand(): Command {
     // loaded here, not at the top: each command loads what it needs when it runs (most are small API
     // clients and start faster without these); test/architecture/cli-start.test.ts holds cli/main.ts's
     // static imports to cli/ and client/
-    const [{ configFromEnv }, { serveLogger }, { startControlPlane }, { provisioner }, { loadBalancerGateway, podPortProxy }] = await Promise.all([
+    const [{ configFromEnv, workerRelayPortWarning }, { serveLogger }, { startControlPlane }, { provisioner }, { loadBalancerGateway, podPortProxy }] = await Promise.all([
       import('../core/index.ts'),
       import('./serve-logger.ts'),
       import('../api/index.ts'),
@@ -26,7 +26,7 @@ export function serveCommand(): Command {
     if (cp.bootstrapKey && !config.bootstrapKey)
       process.stdout.write(`\nNo API key existed, so an admin key was created. It is shown this once:\n\n  ${cp.bootstrapKey}\n\n`);
     logger.info({ url: cp.url, dataDir: config.dataDir, replicaId: cp.services.replicaId }, 'gpufleet control plane listening');
-    process.stdout.write(nextSteps(cp.url, cp.bootstrapKey !== null && !config.bootstrapKey));
+    process.stdout.write(nextSteps(cp.url, cp.bootstrapKey !== null && !config.bootstrapKey, workerRelayPortWarning(config)));
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;
@@ -44,7 +44,7 @@ export function serveCommand(): Command {
  * What to do after `npm start`: the URL, the docs, and how to enrol a first host. Never the key itself:
  * it is printed once, above, at first start only (docs/auth.md).
  */
-export function nextSteps(url: string, keyShownAbove: boolean): string {
+export function nextSteps(url: string, keyShownAbove: boolean, warning?: string): string {
   // a wildcard address is where the server listens, not one a client can call
   const local = url.replace(/^http:\/\/(0\.0\.0\.0|\[::\])(?=:)/, 'http://127.0.0.1');
   const key = keyShownAbove ? '<the key above>' : '<an admin key>';
@@ -52,6 +52,7 @@ export function nextSteps(url: string, keyShownAbove: boolean): string {
     `\ngpufleet is listening on ${local}; API docs: ${local}/v2/docs\n` +
     `Next, enrol a GPU host:\n` +
     `  export GPUFLEET_URL=${local} GPUFLEET_API_KEY=${key}\n` +
-    `  npx gpufleet hosts enroll root@<host> --identity <ssh key file> --datacenter <dc>\n\n`
+    `  npx gpufleet hosts enroll root@<host> --identity <ssh key file> --datacenter <dc>\n\n` +
+    (warning ? `Warning: ${warning}\n\n` : '')
   );
 }

@@ -270,6 +270,25 @@ export function workerRelayWanted(config: Pick<ServerConfig, 'workerUrl' | 'work
   return config.workerRelay === 'on' || LOOPBACK.test(config.host);
 }
 
+/** the ports Linux hands out as ephemeral ones by default, where Docker also picks published ports (`-p 0`, `-P`) */
+export const EPHEMERAL_PORTS = { first: 32768, last: 60999 } as const;
+
+/**
+ * With the relay wanted and PORT among the hosts' ephemeral ports, a tenant's pod can be given that
+ * same port as a published port; Docker's DNAT rule then takes `host.docker.internal:<port>` before
+ * the relay's docker-proxy, and the pod receives the workers' calls, their tokens included. Warned
+ * (logged and printed at start), not refused: the range is each host's own (ip_local_port_range),
+ * an operator may have narrowed it, and refusing would stop a control plane that works today.
+ */
+export function workerRelayPortWarning(config: Pick<ServerConfig, 'workerUrl' | 'workerRelay' | 'host' | 'port'>): string | undefined {
+  if (!workerRelayWanted(config) || config.port < EPHEMERAL_PORTS.first || config.port > EPHEMERAL_PORTS.last) return undefined;
+  return (
+    `PORT=${config.port} lies in the hosts' ephemeral port range (${EPHEMERAL_PORTS.first}-${EPHEMERAL_PORTS.last}), where Docker also picks pods' published ports: ` +
+    `a tenant's pod given port ${config.port} on a host would receive the workers' calls (and their tokens) meant for the worker relay. ` +
+    'Use a PORT below 32768 (8080 by default), or set GPUFLEET_WORKER_URL (docs/serverless.md)'
+  );
+}
+
 /** GPUFLEET_BOOTSTRAP_KEY shorter than this is warned about (and still created exactly as given) */
 export const BOOTSTRAP_KEY_MIN_LENGTH = 32;
 
@@ -291,6 +310,8 @@ export function configWarnings(config: ServerConfig): string[] {
     warnings.push(`GPUFLEET_WORKER_URL=${config.workerUrl} is not an http(s) origin with an optional path; workers will not reach the control plane`);
   if (config.metricsToken !== undefined && [...config.metricsToken].length < BOOTSTRAP_KEY_MIN_LENGTH)
     warnings.push(`GPUFLEET_METRICS_TOKEN is shorter than ${BOOTSTRAP_KEY_MIN_LENGTH} characters: it reads only /metrics, but a short token can be guessed`);
+  const relayPort = workerRelayPortWarning(config);
+  if (relayPort !== undefined) warnings.push(relayPort);
   for (const r of malformedAllowedRegistries(config.allowedRegistries ?? []))
     warnings.push(`GPUFLEET_ALLOWED_REGISTRIES entry "${r}" is not host[:port] as an image names its registry (no scheme or path; IPv6 in brackets): no image matches it`);
   return warnings;

@@ -124,6 +124,6 @@ export {
   sshKeyList,
   underProxyDomain,
 } from './connect/index.ts';
-export { configFromEnv, configWarnings, parseSecretKey, type ServerConfig, workerOrigin, workerRelayWanted } from './config.ts';
+export { configFromEnv, configWarnings, parseSecretKey, type ServerConfig, workerOrigin, workerRelayPortWarning, workerRelayWanted } from './config.ts';
 export { closeServices, createServices, createTelemetry, type Services } from './services.ts';
 export { openStore, sharedDatabase } from './store-wiring.ts';
