@@ -13,6 +13,8 @@ import { type RemoteForward, workerRelayScript } from '../fleet/index.ts';
 const RESTART_MS = [500, 1_000, 2_000, 5_000, 10_000];
 /** how long the proxy may take to report that it listens */
 const READY_MS = 10_000;
+/** a heartbeat byte on the script's stdin this often (it stops the proxy after RELAY_HEARTBEAT_TIMEOUT_S without one) */
+const HEARTBEAT_MS = 5_000;
 
 export type RelayState =
   | { state: 'starting' }
@@ -92,8 +94,14 @@ export class HostWorkerRelay {
       },
       stderr: () => undefined,
     });
+    // the host's side stops the proxy when these stop (a half-open connection it cannot see)
+    const heartbeat = setInterval(() => stream.write(Buffer.from('\n')), HEARTBEAT_MS);
+    heartbeat.unref();
     // docker-proxy reports a failure as `1` and the error without a newline, then exits
-    void stream.done.then(() => settle(`the relay session ended${lines.trim() ? `: ${lines.trim()}` : ''}`));
+    void stream.done.then(() => {
+      clearInterval(heartbeat);
+      settle(`the relay session ended${lines.trim() ? `: ${lines.trim()}` : ''}`);
+    });
     const problem = await ready;
     clearTimeout(timer);
     if (problem !== null) {
