@@ -3,7 +3,7 @@
 // as `Bearer <key>` or bare (the public docs' curl). Bodies: 10 MiB for run, 20 MiB for runsync.
 // Every answer is 200 with the job's JSON, or problem+json. docs/jobs.md, "The job interface".
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { jobRunSchema } from '../../model/index.ts';
+import { jobHealthViewSchema, jobPurgeViewSchema, jobRunSchema, jobStreamViewSchema, jobViewSchema } from '../../model/index.ts';
 import { parseStatusTtl, parseWait, type JobService } from '../../core/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { docSchema, errorResponses, queryByHand } from '../rest/route-schema.ts';
@@ -40,7 +40,7 @@ export function jobRoutes(app: FastifyInstance, jobs: JobService): void {
       ...common,
       bodyLimit: RUN_BODY_LIMIT,
       config: write,
-      schema: { tags, summary: 'Queue a job; answers {id, status} at once', params: endpointParams, body: docSchema(jobRunSchema), response: errorResponses(400, 401, 402, 403, 404, 413, 415, 422, 429) },
+      schema: { tags, summary: 'Queue a job; answers {id, status} at once', params: endpointParams, body: docSchema(jobRunSchema), response: { 200: jobViewSchema, ...errorResponses(400, 401, 402, 403, 404, 413, 415, 422, 429) } },
     },
     async (request) => jobs.run(principalOf(request), endpointOf(request), request.body, { sync: false }),
   );
@@ -57,7 +57,7 @@ export function jobRoutes(app: FastifyInstance, jobs: JobService): void {
         params: endpointParams,
         querystring: waitQuery,
         body: docSchema(jobRunSchema),
-        response: errorResponses(400, 401, 402, 403, 404, 413, 415, 422, 429),
+        response: { 200: jobViewSchema, ...errorResponses(400, 401, 402, 403, 404, 413, 415, 422, 429) },
       },
     },
     async (request, reply) => {
@@ -68,13 +68,13 @@ export function jobRoutes(app: FastifyInstance, jobs: JobService): void {
 
   app.get(
     `${P}/status/:jobId`,
-    { ...common, config: { ...read, changesState: (r: FastifyRequest) => query(r).ttl !== undefined }, schema: { tags, summary: "A job's status (and output once final); ?ttl sets when it is dropped", params: jobParams, querystring: ttlQuery, response: errorResponses(400, 401, 403, 404, 429) } },
+    { ...common, config: { ...read, changesState: (r: FastifyRequest) => query(r).ttl !== undefined }, schema: { tags, summary: "A job's status (and output once final); ?ttl sets when it is dropped", params: jobParams, querystring: ttlQuery, response: { 200: jobViewSchema, ...errorResponses(400, 401, 403, 404, 429) } } },
     async (request) => jobs.status(principalOf(request), endpointOf(request), jobOf(request), parseStatusTtl(query(request).ttl)),
   );
 
   app.get(
     `${P}/status-sync/:jobId`,
-    { ...common, config: readWait, schema: { tags, summary: 'A job once final, or as it stands after ?wait ms', params: jobParams, querystring: waitQuery, response: errorResponses(400, 401, 403, 404, 429) } },
+    { ...common, config: readWait, schema: { tags, summary: 'A job once final, or as it stands after ?wait ms', params: jobParams, querystring: waitQuery, response: { 200: jobViewSchema, ...errorResponses(400, 401, 403, 404, 429) } } },
     async (request, reply) => {
       const waitMs = parseWait(query(request).wait);
       return jobs.statusSync(principalOf(request), endpointOf(request), jobOf(request), waitMs, callerGone(reply));
@@ -83,31 +83,31 @@ export function jobRoutes(app: FastifyInstance, jobs: JobService): void {
 
   app.get(
     `${P}/stream/:jobId`,
-    { ...common, config: { ...readWait, changesState: true }, schema: { tags, summary: 'Stream chunks no earlier poll returned (a final status comes with an empty stream)', params: jobParams, response: errorResponses(401, 403, 404, 429) } },
+    { ...common, config: { ...readWait, changesState: true }, schema: { tags, summary: 'Stream chunks no earlier poll returned (a final status comes with an empty stream)', params: jobParams, response: { 200: jobStreamViewSchema, ...errorResponses(401, 403, 404, 429) } } },
     async (request, reply) => jobs.stream(principalOf(request), endpointOf(request), jobOf(request), callerGone(reply)),
   );
 
   app.post(
     `${P}/cancel/:jobId`,
-    { ...common, config: write, schema: { tags, summary: 'Cancel a queued or running job', params: jobParams, response: errorResponses(401, 403, 404, 409, 429) } },
+    { ...common, config: write, schema: { tags, summary: 'Cancel a queued or running job', params: jobParams, response: { 200: jobViewSchema, ...errorResponses(401, 403, 404, 409, 429) } } },
     async (request) => jobs.cancel(principalOf(request), endpointOf(request), jobOf(request)),
   );
 
   app.post(
     `${P}/retry/:jobId`,
-    { ...common, config: write, schema: { tags, summary: 'Queue a FAILED or TIMED_OUT job again, same id', params: jobParams, response: errorResponses(401, 402, 403, 404, 409, 429) } },
+    { ...common, config: write, schema: { tags, summary: 'Queue a FAILED or TIMED_OUT job again, same id', params: jobParams, response: { 200: jobViewSchema, ...errorResponses(401, 402, 403, 404, 409, 429) } } },
     async (request) => jobs.retry(principalOf(request), endpointOf(request), jobOf(request)),
   );
 
   app.post(
     `${P}/purge-queue`,
-    { ...common, config: write, schema: { tags, summary: "Cancel every queued job of the endpoint (running ones go on)", params: endpointParams, response: errorResponses(401, 403, 404, 429) } },
+    { ...common, config: write, schema: { tags, summary: "Cancel every queued job of the endpoint (running ones go on)", params: endpointParams, response: { 200: jobPurgeViewSchema, ...errorResponses(401, 403, 404, 429) } } },
     async (request) => jobs.purgeQueue(principalOf(request), endpointOf(request)),
   );
 
   app.get(
     `${P}/health`,
-    { ...common, config: read, schema: { tags, summary: 'Job counts and worker counts of the endpoint', params: endpointParams, response: errorResponses(401, 403, 404, 429) } },
+    { ...common, config: read, schema: { tags, summary: 'Job counts and worker counts of the endpoint', params: endpointParams, response: { 200: jobHealthViewSchema, ...errorResponses(401, 403, 404, 429) } } },
     async (request) => jobs.health(principalOf(request), endpointOf(request)),
   );
 }

@@ -3,7 +3,7 @@
 // (`{"endpoints": []}`), create answers 201, delete 204 (and cancels the endpoint's jobs).
 // `GET /v2/serverless/{id}/workers` lists the endpoint's workers (core/workers/worker-service.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { endpointMetricsQuerySchema, endpointMetricsSchema, endpointV2CreateSchema, endpointV2UpdateSchema, GpufleetError } from '../../model/index.ts';
+import { endpointMetricsQuerySchema, endpointMetricsSchema, endpointV2CreateSchema, endpointV2UpdateSchema, endpointV2ViewSchema, GpufleetError } from '../../model/index.ts';
 import { createEndpointV2, endpointV2Containers, toEndpointV2View, updateEndpointV2, type EndpointService, type WorkerService } from '../../core/index.ts';
 import { parseMetricsWindow, type EndpointHistory } from '../../core/index.ts';
 import type { EndpointRecord } from '../../model/index.ts';
@@ -29,7 +29,7 @@ export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointServ
     toEndpointV2View(e, origin, lbDomain, (await endpointV2Containers(endpoints, p, [e])).get(e.id));
   app.get(
     '/v2/serverless',
-    { config: { scope: 'read' }, schema: { tags, summary: 'List serverless endpoints', response: errorResponses(401, 422, 429) } },
+    { config: { scope: 'read' }, schema: { tags, summary: 'List serverless endpoints', response: { 200: { type: 'object', properties: { endpoints: { type: 'array', items: endpointV2ViewSchema } } }, ...errorResponses(401, 422, 429) } } },
     async (request) => {
       noQuery(request);
       const p = principalOf(request);
@@ -41,7 +41,7 @@ export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointServ
 
   app.post(
     '/v2/serverless',
-    { config: { scope: 'read_write' }, schema: { tags, summary: 'Create a serverless endpoint', body: docSchema(endpointV2CreateSchema), response: errorResponses(400, 401, 403, 422, 429) } },
+    { config: { scope: 'read_write' }, schema: { tags, summary: 'Create a serverless endpoint', body: docSchema(endpointV2CreateSchema), response: { 201: endpointV2ViewSchema, ...errorResponses(400, 401, 403, 422, 429) } } },
     async (request, reply) => {
       const e = await createEndpointV2(endpoints, principalOf(request), request.body);
       return reply.code(201).send(await view(principalOf(request), e, originOf(request)));
@@ -50,7 +50,7 @@ export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointServ
 
   app.get(
     '/v2/serverless/:id',
-    { config: { scope: 'read' }, schema: { tags, summary: 'Get a serverless endpoint', params: idParams, response: errorResponses(401, 404, 422, 429) } },
+    { config: { scope: 'read' }, schema: { tags, summary: 'Get a serverless endpoint', params: idParams, response: { 200: endpointV2ViewSchema, ...errorResponses(401, 404, 422, 429) } } },
     async (request) => {
       noQuery(request);
       return view(principalOf(request), await endpoints.get(principalOf(request), idOf(request)), originOf(request));
@@ -59,7 +59,7 @@ export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointServ
 
   app.patch(
     '/v2/serverless/:id',
-    { config: { scope: 'read_write' }, schema: { tags, summary: 'Update a serverless endpoint (only the fields sent change)', params: idParams, body: docSchema(endpointV2UpdateSchema), response: errorResponses(400, 401, 403, 404, 422, 429) } },
+    { config: { scope: 'read_write' }, schema: { tags, summary: 'Update a serverless endpoint (only the fields sent change)', params: idParams, body: docSchema(endpointV2UpdateSchema), response: { 200: endpointV2ViewSchema, ...errorResponses(400, 401, 403, 404, 422, 429) } } },
     async (request) => view(principalOf(request), await updateEndpointV2(endpoints, principalOf(request), idOf(request), request.body), originOf(request)),
   );
 

@@ -108,3 +108,45 @@ export interface EndpointV2Input {
   ports?: string[];
   registry?: string | null;
 }
+
+const stringArray = { type: 'array', items: { type: 'string' } } as const;
+const stringMap = { type: 'object', additionalProperties: { type: 'string' } } as const;
+
+/**
+ * The v2 `Endpoint` as `/v2/serverless` answers it (core/endpoints/endpoint-v2.ts toEndpointV2View):
+ * every field named. `requestUrls` has run…health for a QUEUE endpoint, base and health for a load
+ * balancer; the container fields (image, args, disk, ports, registry) are present when the
+ * endpoint's template is readable.
+ */
+export const endpointV2ViewSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    userId: { type: 'string' },
+    name: { type: 'string' },
+    type: { type: 'string', enum: [...ENDPOINT_TYPES] },
+    templateId: { type: 'string' },
+    requestUrls: {
+      type: 'object',
+      properties: Object.fromEntries(['base', 'run', 'runSync', 'status', 'stream', 'cancel', 'retry', 'purgeQueue', 'health'].map((k) => [k, { type: 'string' }])),
+    },
+    gpu: { type: 'object', properties: { pools: stringArray, excludedTypes: stringArray, count: { type: 'integer' }, allowedCudaVersions: stringArray } },
+    cpu: { type: 'array', items: {} },
+    workers: { type: 'object', properties: { min: { type: 'integer' }, max: { type: 'integer' }, idleTimeout: { type: 'integer' } } },
+    scaling: { type: 'object', properties: { type: { type: 'string' }, queueDelay: { type: 'integer' }, requestCount: { type: 'integer' } } },
+    dataCenterIds: stringArray,
+    networkVolumes: stringArray,
+    timeout: { type: 'integer', description: 'ms' },
+    flashboot: { type: 'string', enum: [...FLASHBOOT_MODES] },
+    env: stringMap,
+    tags: stringMap,
+    version: { type: 'integer' },
+    createdAt: { type: 'string' },
+    updatedAt: { type: 'string' },
+    image: { type: 'string' },
+    args: { type: 'string' },
+    disk: { type: 'integer' },
+    ports: stringArray,
+    registry: { type: ['string', 'null'] },
+  },
+} as const;

@@ -96,3 +96,53 @@ export const jobStreamSchema = {
 export interface JobStreamInput {
   output: unknown;
 }
+
+/** any JSON value, written unchanged (fast-json-stringify writes a schema with no type as JSON.stringify does) */
+const anyJson = { description: 'any JSON value, as the handler returned it' } as const;
+
+/**
+ * A job as the job interface answers it (core/jobs/job-service.ts JobView: run, runsync, status,
+ * status-sync, cancel, retry). Fields other than id and status are present only when known.
+ */
+export const jobViewSchema = {
+  type: 'object',
+  required: ['id', 'status'],
+  properties: {
+    id: { type: 'string' },
+    status: { type: 'string', description: 'IN_QUEUE, IN_PROGRESS, COMPLETED, FAILED, CANCELLED, TIMED_OUT, or THROTTLED (queued, no worker possible: see reason)' },
+    reason: { type: 'string' },
+    delayTime: { type: 'integer', description: 'ms from entering the queue to the take' },
+    executionTime: { type: 'integer', description: 'ms from the take to the final status' },
+    output: anyJson,
+    error: { ...anyJson, description: "the handler's error (a string)" },
+    workerId: { type: 'string' },
+    retries: { type: 'integer', description: 'times the job went back to the queue' },
+  },
+} as const;
+
+/** `stream`: the chunks no earlier poll returned */
+export const jobStreamViewSchema = {
+  type: 'object',
+  required: ['id', 'status', 'stream'],
+  properties: {
+    id: { type: 'string' },
+    status: { type: 'string' },
+    stream: { type: 'array', items: { type: 'object', properties: { output: anyJson } } },
+  },
+} as const;
+
+export const jobPurgeViewSchema = {
+  type: 'object',
+  properties: { removed: { type: 'integer' }, status: { type: 'string' } },
+} as const;
+
+const counts = (names: readonly string[]) => ({ type: 'object', properties: Object.fromEntries(names.map((n) => [n, { type: 'integer' }])) });
+
+/** `health`: the endpoint's job counts and worker counts */
+export const jobHealthViewSchema = {
+  type: 'object',
+  properties: {
+    jobs: counts(['completed', 'failed', 'inProgress', 'inQueue', 'retried']),
+    workers: counts(['idle', 'initializing', 'ready', 'running', 'throttled', 'unhealthy']),
+  },
+} as const;

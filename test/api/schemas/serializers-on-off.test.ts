@@ -4,8 +4,8 @@
 // written both ways and compared as JSON values. The fixtures below drive each route that has a
 // response schema, with views as full as the suite makes them (a running pod with ports, GPUs, SSH,
 // a network volume, tags, an interruptible pod, a drained host with an incident, …), through both
-// its success and its refusals. Routes with no response schema (v1/v2 endpoints, jobs,
-// limits, GraphQL) answer through JSON.stringify in both modes. Then:
+// its success and its refusals. Routes with no response schema (v1 endpoints, v2 workers,
+// limits, keys, billing, GraphQL) answer through JSON.stringify in both modes. Then:
 //   - no answer differed (a view's field its schema lacks fails here, with the route and the field);
 //   - every route and 2xx status that has a response schema was answered at least once: a new route
 //     with a response schema fails the test until it is driven here (add it to `drive` below).
@@ -194,6 +194,8 @@ test('every route with a response schema answers the same with serializers on an
   const ep = await ok('POST', '/v1/endpoints', { name: 'model-ep', templateId: tpl.id, gpuTypeIds: [gpu.id], workersMax: 1 }, cp.adminKey);
   await ok('GET', `/v2/serverless/${ep.id}/metrics`, undefined, cp.adminKey);
   await ok('GET', `/v2/serverless/${ep.id}/metrics?step=5m`, undefined, cp.adminKey);
+  await driveServerlessV2(tpl, gpu.id);
+  await driveJobs(String(ep.id));
   await call('POST', '/v2/public-endpoints', { slug: 'test-model', endpointId: ep.id, name: 'Test model', description: 'a fixture', pricing: { unit: 'image', usdPerUnit: 0.0031, maxUnitsPerJob: 20 } });
   await ok('GET', '/v2/public-endpoints', undefined, user.key);
   await ok('GET', '/v2/public-endpoints', undefined, cp.adminKey);
@@ -204,6 +206,59 @@ test('every route with a response schema answers the same with serializers on an
   const notDriven = [...declared].filter((d) => /^(GET|POST|PUT|PATCH|DELETE) .* 2\d\d$/.test(d) && !answered.has(d) && !UNDRIVEN.has(d));
   expect(notDriven, 'routes with a response schema that this test does not drive').toEqual([]);
 });
+
+/** v2 endpoints: one on a template (QUEUE), one from container fields (LOAD_BALANCER, registry, tags, env) */
+async function driveServerlessV2(tpl: Json, gpuId: string): Promise<void> {
+  const queue = await ok('POST', '/v2/serverless', { name: 'v2-queue', type: 'QUEUE', templateId: tpl.id, scaling: { type: 'QUEUE_DELAY', queueDelay: 4 }, gpu: { pools: [gpuId] } });
+  const reg = await ok('POST', '/v2/registries', { name: 'v2-reg', username: 'u', password: 'p' });
+  const lb = await ok('POST', '/v2/serverless', {
+    name: 'v2-lb', type: 'LOAD_BALANCER', image: 'ghcr.io/example/srv:3', args: 'serve --port 8000', disk: 25, ports: ['8000/http'], registry: reg.id,
+    scaling: { type: 'REQUEST_COUNT', requestCount: 3 }, gpu: { pools: [gpuId], count: 2, allowedCudaVersions: ['12.4'] }, dataCenterIds: ['dc-test-1'],
+    flashboot: 'FLASHBOOT', timeout: 60000, workers: { min: 0, max: 2, idleTimeout: 30 }, env: { MODEL: 'x' }, tags: { team: 'ml' },
+  });
+  await ok('GET', '/v2/serverless');
+  await ok('GET', `/v2/serverless/${queue.id}`);
+  await ok('GET', `/v2/serverless/${lb.id}`);
+  await ok('PATCH', `/v2/serverless/${queue.id}`, { workers: { max: 3 }, tags: { stage: 'prod' } });
+  expect((await call('GET', '/v2/serverless/nope')).status).toBe(404);
+}
+
+/** the job interface: outputs of every JSON kind (an object, an array, a string, a number, null, none), progress and stream chunks, a failure, retry, cancel, runsync past its wait, purge, health */
+async function driveJobs(ep: string): Promise<void> {
+  const q = cp.services.jobQueue;
+  const worker = 'w-onoff';
+  const takeOne = async () => (await q.take(ep, worker, { waitMs: 5000 }))[0]!;
+  const outputs: unknown[] = [{ text: 'hi', nested: { list: [1, 2.5, null, 'x'] } }, [1, 'two', { three: 3 }], 'plain string', 42.5, 0, null, {}, [], undefined];
+  for (const output of outputs) {
+    const run = await ok('POST', `/v2/${ep}/run`, { input: { prompt: 'p' } });
+    const job = await takeOne();
+    expect(job.id).toBe(run.id);
+    await q.complete(job.id, worker, output === undefined ? {} : { output });
+    await ok('GET', `/v2/${ep}/status/${job.id}`);
+    await ok('GET', `/v2/${ep}/status-sync/${job.id}?wait=1000`);
+  }
+  // progress, stream chunks, then a failure; retry puts it back (retries: 1), cancel ends it
+  const run = await ok('POST', `/v2/${ep}/run`, { input: { n: 1 }, policy: { ttl: 600000 } });
+  const job = await takeOne();
+  await q.progress(job.id, worker, { pct: 50 });
+  await q.appendStream(job.id, worker, { token: 'a' });
+  await q.appendStream(job.id, worker, 'b');
+  await ok('GET', `/v2/${ep}/status/${run.id}?ttl=600000`);
+  await ok('GET', `/v2/${ep}/stream/${run.id}`);
+  await q.complete(job.id, worker, { error: 'handler raised ValueError' });
+  await ok('GET', `/v2/${ep}/status/${run.id}`);
+  await ok('GET', `/v2/${ep}/stream/${run.id}`);
+  await ok('POST', `/v2/${ep}/retry/${run.id}`);
+  await ok('GET', `/v2/${ep}/status/${run.id}`);
+  await ok('POST', `/v2/${ep}/cancel/${run.id}`);
+  // runsync that ends past its wait answers the job as it stands; purge removes it
+  const waited = await ok('POST', `/v2/${ep}/runsync?wait=1000`, { input: { slow: true } });
+  expect(waited.status).toBe('IN_QUEUE');
+  await ok('GET', `/v2/${ep}/health`);
+  await ok('POST', `/v2/${ep}/purge-queue`);
+  await ok('GET', `/v2/${ep}/health`);
+  expect((await call('GET', `/v2/${ep}/status/nope`)).status).toBe(404);
+}
 
 /**
  * Routes and statuses answered with no JSON body, or only as a stream, so no serializer runs (a 204,
