@@ -1,7 +1,7 @@
 // API keys (admin scope) and accounts (operators). docs/auth.md describes the model.
 import type { FastifyInstance } from 'fastify';
 import { GpufleetError } from '../../model/index.ts';
-import { accountCreateSchema, keyCreateSchema, type AccountCreateInput, type KeyCreateInput } from '../../model/index.ts';
+import { accountCreateSchema, apiKeyViewSchema, keyCreateSchema, type AccountCreateInput, type KeyCreateInput } from '../../model/index.ts';
 import { check, compile } from '../../model/index.ts';
 import { keyView, type ApiKeys } from '../../core/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
@@ -21,7 +21,7 @@ export function keyRoutes(fastify: FastifyInstance, keys: ApiKeys, store: Store)
   const app = fastify.withTypeProvider<RestTypeProvider>();
   app.post(
     '/v2/keys',
-    { config: { scope: 'admin' }, schema: { tags: ['keys'], summary: 'Create an API key (shown once)', body: docSchema(keyCreateSchema), response: errorResponses(401, 403, 404, 422, 429) } },
+    { config: { scope: 'admin' }, schema: { tags: ['keys'], summary: 'Create an API key (shown once)', body: docSchema(keyCreateSchema), response: { 201: apiKeyViewSchema, ...errorResponses(401, 403, 404, 422, 429) } } },
     async (request, reply) => {
       const p = principalOf(request);
       const input = check(validateKey, request.body, 'API key');
@@ -37,7 +37,7 @@ export function keyRoutes(fastify: FastifyInstance, keys: ApiKeys, store: Store)
 
   app.get(
     '/v2/keys',
-    { config: { scope: 'admin' }, schema: { tags: ['keys'], summary: 'List API keys (never the secrets)', querystring: keyListQuery } },
+    { config: { scope: 'admin' }, schema: { tags: ['keys'], summary: 'List API keys (never the secrets)', querystring: keyListQuery, response: { 200: { type: 'object', properties: { keys: { type: 'array', items: apiKeyViewSchema } } } } } },
     async (request) => {
       const p = principalOf(request);
       // a repeated parameter arrives as an array (nothing validates the query): only one string counts
@@ -49,7 +49,7 @@ export function keyRoutes(fastify: FastifyInstance, keys: ApiKeys, store: Store)
 
   app.delete(
     '/v2/keys/:id',
-    { config: { scope: 'admin' }, schema: { tags: ['keys'], summary: 'Revoke an API key', params: idParams } },
+    { config: { scope: 'admin' }, schema: { tags: ['keys'], summary: 'Revoke an API key', params: idParams, response: { 200: apiKeyViewSchema } } },
     async (request) => keyView(await keys.revoke(request.params.id, principalOf(request))),
   );
 

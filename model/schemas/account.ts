@@ -68,3 +68,48 @@ export type AccountLimitsPatchInput = InputOf<typeof accountLimitsPatchSchema>;
 export type AccountCreateInput = InputOf<typeof accountCreateSchema>;
 export type AccountCreditInput = InputOf<typeof accountCreditSchema>;
 export type KeyCreateInput = InputOf<typeof keyCreateSchema>;
+
+const nullableString = { type: ['string', 'null'] } as const;
+
+/** An API key as `/v2/keys` answers it (never its hash; `key`, the secret, only in the create answer) */
+export const apiKeyViewSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    accountId: { type: 'string' },
+    name: { type: 'string' },
+    prefix: { type: 'string' },
+    scope: { type: 'string', enum: [...API_KEY_SCOPES] },
+    expiresAt: nullableString,
+    revokedAt: nullableString,
+    lastUsedAt: nullableString,
+    createdAt: { type: 'string' },
+    key: { type: 'string', description: 'the secret; answered once, by create' },
+  },
+} as const;
+
+/** one limit beside the account's use; `limit` null: unlimited */
+const limitLineSchema = { type: 'object', properties: { limit: { type: ['number', 'null'] }, used: { type: 'number' } } } as const;
+
+/** `GET`/`PATCH /v2/accounts/{id}/limits` (core/quotas/limits-service.ts AccountLimitsView) */
+export const accountLimitsViewSchema = {
+  type: 'object',
+  properties: {
+    accountId: { type: 'string' },
+    month: { type: 'string', description: 'YYYY-MM (UTC) that monthlyBudget.used counts' },
+    budgetAction: { type: 'string', enum: [...BUDGET_ACTIONS] },
+    limits: {
+      type: 'object',
+      properties: {
+        gpus: limitLineSchema,
+        gpusByType: { type: 'object', additionalProperties: limitLineSchema },
+        interruptibleGpus: limitLineSchema,
+        pods: limitLineSchema,
+        workers: limitLineSchema,
+        volumeGb: limitLineSchema,
+        spendPerHour: limitLineSchema,
+        monthlyBudget: limitLineSchema,
+      },
+    },
+  },
+} as const;

@@ -195,6 +195,7 @@ test('every route with a response schema answers the same with serializers on an
   await ok('GET', `/v2/serverless/${ep.id}/metrics`, undefined, cp.adminKey);
   await ok('GET', `/v2/serverless/${ep.id}/metrics?step=5m`, undefined, cp.adminKey);
   await driveServerlessV2(tpl, gpu.id);
+  await driveKeysAndLimits(user.accountId);
   await driveJobs(String(ep.id));
   await call('POST', '/v2/public-endpoints', { slug: 'test-model', endpointId: ep.id, name: 'Test model', description: 'a fixture', pricing: { unit: 'image', usdPerUnit: 0.0031, maxUnitsPerJob: 20 } });
   await ok('GET', '/v2/public-endpoints', undefined, user.key);
@@ -206,6 +207,22 @@ test('every route with a response schema answers the same with serializers on an
   const notDriven = [...declared].filter((d) => /^(GET|POST|PUT|PATCH|DELETE) .* 2\d\d$/.test(d) && !answered.has(d) && !UNDRIVEN.has(d));
   expect(notDriven, 'routes with a response schema that this test does not drive').toEqual([]);
 });
+
+/** API keys (one expiring, one revoked, one used) and an account's limits (set, per GPU type, cleared) beside its use */
+async function driveKeysAndLimits(accountId: string): Promise<void> {
+  const expiring = await ok('POST', '/v2/keys', { name: 'ci', scope: 'read', expiresAt: new Date(Date.now() + 86_400_000).toISOString() });
+  const other = await ok('POST', '/v2/keys', { name: 'tenant-admin', scope: 'admin', accountId });
+  await ok('GET', '/v2/events', undefined, String(expiring.key)); // lastUsedAt set
+  await ok('DELETE', `/v2/keys/${other.id}`);
+  await ok('GET', '/v2/keys');
+  await ok('GET', `/v2/keys?accountId=${accountId}`);
+  expect((await call('DELETE', '/v2/keys/nope')).status).toBe(404);
+  await ok('GET', `/v2/accounts/${accountId}/limits`);
+  await ok('PATCH', `/v2/accounts/${accountId}/limits`, { gpus: 8, gpusByType: { 'NVIDIA H100 80GB HBM3': 4 }, pods: 10, spendPerHour: 12.5, monthlyBudget: 1000, budgetAction: 'stop' });
+  await ok('GET', `/v2/accounts/${accountId}/limits`);
+  await ok('PATCH', `/v2/accounts/${accountId}/limits`, { gpus: null, gpusByType: null, budgetAction: null });
+  expect((await call('PATCH', `/v2/accounts/${accountId}/limits`, { gpus: -1 })).status).toBe(422);
+}
 
 /** v2 endpoints: one on a template (QUEUE), one from container fields (LOAD_BALANCER, registry, tags, env) */
 async function driveServerlessV2(tpl: Json, gpuId: string): Promise<void> {
