@@ -2,7 +2,7 @@
 // public model charges, docs/public-endpoints.md) and /serverless (the public v2 name for serverless
 // endpoint usage alone). Query: startTime, endTime, bucketSize, and the resource id.
 import type { FastifyInstance } from 'fastify';
-import { billingQuerySchema } from '../../model/index.ts';
+import { billingQuerySchema, billingReportSchema } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { billingQueryFromParams, type BillingKind, type BillingService } from '../../core/index.ts';
 import { docSchema, errorResponses, queryByHand, type RestTypeProvider } from './route-schema.ts';
@@ -22,7 +22,7 @@ export function billingRoutes(fastify: FastifyInstance, billing: BillingService)
   for (const [url, kind, summary, also] of ROUTES)
     app.get(
       url,
-      { config: { scope: 'read' }, schema: { tags: ['billing'], summary, querystring: billingQuery, response: errorResponses(400, 401, 403, 422, 429) } },
+      { config: { scope: 'read' }, schema: { tags: ['billing'], summary, querystring: billingQuery, response: { 200: billingReportSchema, ...errorResponses(400, 401, 403, 422, 429) } } },
       async (request) => billing.records(principalOf(request), { ...billingQueryFromParams(kind, request.query), ...(also.length ? { also } : {}) }),
     );
 }

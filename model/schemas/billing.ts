@@ -21,3 +21,41 @@ export const billingQuerySchema = {
 } as const;
 
 export type BillingQueryInput = InputOf<typeof billingQuerySchema>;
+
+const amounts = { totalAmount: { type: 'number' }, gpuAmount: { type: 'number' }, cpuAmount: { type: 'number' }, diskAmount: { type: 'number' } } as const;
+
+/**
+ * `GET /v2/billing/…` (core/billing/billing-service.ts BillingReport): one record per bucket and
+ * resource (podId, networkVolumeId or endpointId; a public model's charges also name its slug), the
+ * query as understood, and the totals.
+ */
+export const billingReportSchema = {
+  type: 'object',
+  properties: {
+    records: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { startTime: { type: 'string' }, endTime: { type: 'string' }, ...amounts, podId: { type: 'string' }, networkVolumeId: { type: 'string' }, endpointId: { type: 'string' }, slug: { type: 'string' } },
+      },
+    },
+    metadata: {
+      type: 'object',
+      properties: {
+        query: {
+          type: 'object',
+          properties: {
+            startTime: { type: 'string' },
+            endTime: { type: 'string' },
+            bucketSize: { type: 'string', enum: [...BUCKET_SIZES] },
+            kind: { type: 'string' },
+            also: { type: 'array', items: { type: 'string' } },
+            resourceId: { type: ['string', 'null'] },
+          },
+        },
+        recordCount: { type: 'integer' },
+        totals: { type: 'object', properties: amounts },
+      },
+    },
+  },
+} as const;

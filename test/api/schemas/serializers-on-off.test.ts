@@ -197,6 +197,7 @@ test('every route with a response schema answers the same with serializers on an
   await driveServerlessV2(tpl, gpu.id);
   await driveKeysAndLimits(user.accountId);
   await driveJobs(String(ep.id));
+  await driveBilling(user, String(full.id), String(volume.id), String(ep.id));
   await call('POST', '/v2/public-endpoints', { slug: 'test-model', endpointId: ep.id, name: 'Test model', description: 'a fixture', pricing: { unit: 'image', usdPerUnit: 0.0031, maxUnitsPerJob: 20 } });
   await ok('GET', '/v2/public-endpoints', undefined, user.key);
   await ok('GET', '/v2/public-endpoints', undefined, cp.adminKey);
@@ -222,6 +223,27 @@ async function driveKeysAndLimits(accountId: string): Promise<void> {
   await ok('GET', `/v2/accounts/${accountId}/limits`);
   await ok('PATCH', `/v2/accounts/${accountId}/limits`, { gpus: null, gpusByType: null, budgetAction: null });
   expect((await call('PATCH', `/v2/accounts/${accountId}/limits`, { gpus: -1 })).status).toBe(422);
+}
+
+/** billing: stretches of a pod (closed and open), a volume, an endpoint's worker and a public model's charges, over hour and day buckets, one resource and none */
+async function driveBilling({ accountId, key }: { accountId: string; key: string }, podId: string, volumeId: string, endpointId: string): Promise<void> {
+  const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+  const halfHourAgo = new Date(Date.now() - 1_800_000).toISOString();
+  const base = { accountId, gpuTypeId: null, rate: 0, gpuRate: 0, cpuRate: 0, diskRate: 0, startedAt: hourAgo, endedAt: null };
+  await cp.services.store.transact(async (tx) => {
+    tx.put('billing', { ...base, id: 'bill-pod-1', kind: 'pod', resourceId: podId, gpuTypeId: 'NVIDIA H100 80GB HBM3', rate: 5.98, gpuRate: 5.38, cpuRate: 0.4, diskRate: 0.2, endedAt: halfHourAgo });
+    tx.put('billing', { ...base, id: 'bill-pod-2', kind: 'pod', resourceId: podId, rate: 0.2, diskRate: 0.2, startedAt: halfHourAgo });
+    tx.put('billing', { ...base, id: 'bill-vol', kind: 'networkVolume', resourceId: volumeId, rate: 0.007, diskRate: 0.007 });
+    tx.put('billing', { ...base, id: 'bill-ep', kind: 'endpoint', resourceId: endpointId, podId: 'worker-1', gpuTypeId: 'NVIDIA H100 80GB HBM3', rate: 2.99, gpuRate: 2.99 });
+    tx.put('billing', { ...base, id: 'bill-pub', kind: 'public-endpoint', resourceId: 'test-model', amountMicros: 3100, jobId: 'job-1', units: 1, startedAt: halfHourAgo, endedAt: halfHourAgo });
+  });
+  await ok('GET', '/v2/billing/pods', undefined, key);
+  await ok('GET', `/v2/billing/pods?bucketSize=hour&podId=${podId}`, undefined, key);
+  await ok('GET', '/v2/billing/network-volumes?bucketSize=hour', undefined, key);
+  await ok('GET', '/v2/billing/endpoints?bucketSize=hour', undefined, key);
+  await ok('GET', `/v2/billing/serverless?serverlessId=${endpointId}`, undefined, key);
+  await ok('GET', `/v2/billing/pods?startTime=${encodeURIComponent(hourAgo)}&endTime=${encodeURIComponent(halfHourAgo)}`, undefined, key);
+  expect((await call('GET', '/v2/billing/pods?bucketSize=minute', undefined, key)).status).toBe(422);
 }
 
 /** v2 endpoints: one on a template (QUEUE), one from container fields (LOAD_BALANCER, registry, tags, env) */
