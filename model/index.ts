@@ -24,6 +24,7 @@ export * from './schemas/endpoint.ts';
 export * from './schemas/host.ts';
 export * from './schemas/job.ts';
 export * from './schemas/endpoint-v2.ts';
+export * from './schemas/endpoint-view.ts';
 export * from './schemas/endpoint-metrics.ts';
 export * from './schemas/input-type.ts';
 export * from './schemas/network-volume.ts';

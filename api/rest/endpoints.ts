@@ -3,7 +3,7 @@
 // full record and lists are bare arrays, as the public v1 API does; errors stay problem+json.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { EndpointRecord } from '../../model/index.ts';
-import { endpointCreateSchema, endpointUpdateSchema } from '../../model/index.ts';
+import { endpointCreateSchema, endpointUpdateSchema, endpointViewSchema } from '../../model/index.ts';
 import { isGpufleetError } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { endpointRequestUrls, toEndpointView, type EndpointService, type RequestUrls } from '../../core/index.ts';
@@ -52,7 +52,7 @@ export function endpointRoutes(fastify: FastifyInstance, endpoints: EndpointServ
     '/v1/endpoints',
     {
       config: { scope: 'read_write' },
-      schema: { tags, summary: 'Create a serverless endpoint', body: docSchema(endpointCreateSchema), response: errorResponses(400, 401, 403, 422, 429) },
+      schema: { tags, summary: 'Create a serverless endpoint', body: docSchema(endpointCreateSchema), response: { 200: endpointViewSchema, ...errorResponses(400, 401, 403, 422, 429) } },
     },
     async (request) => {
       const p = principalOf(request);
@@ -63,7 +63,7 @@ export function endpointRoutes(fastify: FastifyInstance, endpoints: EndpointServ
 
   app.get(
     '/v1/endpoints',
-    { config: { scope: 'read' }, schema: { tags, summary: 'List serverless endpoints (a bare array, as in v1)', querystring: listQuerySchema(LIST), response: errorResponses(401, 422, 429) } },
+    { config: { scope: 'read' }, schema: { tags, summary: 'List serverless endpoints (a bare array, as in v1)', querystring: listQuerySchema(LIST), response: { 200: { type: 'array', items: endpointViewSchema }, ...errorResponses(401, 422, 429) } } },
     async (request) => {
       const p = principalOf(request);
       const { includeTemplate, includeWorkers, ...filter } = parseListQuery(request.query, LIST);
@@ -74,7 +74,7 @@ export function endpointRoutes(fastify: FastifyInstance, endpoints: EndpointServ
 
   app.get(
     '/v1/endpoints/:id',
-    { config: { scope: 'read' }, schema: { tags, summary: 'Get a serverless endpoint', params: idParams, querystring: listQuerySchema(INCLUDE), response: errorResponses(401, 403, 404, 422, 429) } },
+    { config: { scope: 'read' }, schema: { tags, summary: 'Get a serverless endpoint', params: idParams, querystring: listQuerySchema(INCLUDE), response: { 200: endpointViewSchema, ...errorResponses(401, 403, 404, 422, 429) } } },
     async (request) => {
       const p = principalOf(request);
       const inc = parseListQuery(request.query, INCLUDE);
@@ -91,7 +91,7 @@ export function endpointRoutes(fastify: FastifyInstance, endpoints: EndpointServ
     summary: 'Update a serverless endpoint (only the fields sent change)',
     params: idParams,
     body: docSchema(endpointUpdateSchema),
-    response: errorResponses(400, 401, 403, 404, 422, 429),
+    response: { 200: endpointViewSchema, ...errorResponses(400, 401, 403, 404, 422, 429) },
   };
   app.patch('/v1/endpoints/:id', { config: { scope: 'read_write' }, schema: updateSchema }, async (request) =>
     update(request, request.params.id, request.body),

@@ -3,6 +3,7 @@
 // of rules); docs/endpoints.md lists what v2 accepts and what it does not.
 import { argsSchema, cudaVersionsSchema, diskSchema, envSchema, imageSchema, nameSchema, nullableIdSchema, portsSchema, tagsSchema } from './common.ts';
 import { ENDPOINT_TYPES } from './endpoint.ts';
+import { requestUrlsSchema, stringArray, stringMap } from './endpoint-view.ts';
 
 const idSchema = { type: 'string', minLength: 1, maxLength: 64 } as const;
 
@@ -109,9 +110,6 @@ export interface EndpointV2Input {
   registry?: string | null;
 }
 
-const stringArray = { type: 'array', items: { type: 'string' } } as const;
-const stringMap = { type: 'object', additionalProperties: { type: 'string' } } as const;
-
 /**
  * The v2 `Endpoint` as `/v2/serverless` answers it (core/endpoints/endpoint-v2.ts toEndpointV2View):
  * every field named. `requestUrls` has run…health for a QUEUE endpoint, base and health for a load
@@ -126,10 +124,7 @@ export const endpointV2ViewSchema = {
     name: { type: 'string' },
     type: { type: 'string', enum: [...ENDPOINT_TYPES] },
     templateId: { type: 'string' },
-    requestUrls: {
-      type: 'object',
-      properties: Object.fromEntries(['base', 'run', 'runSync', 'status', 'stream', 'cancel', 'retry', 'purgeQueue', 'health'].map((k) => [k, { type: 'string' }])),
-    },
+    requestUrls: requestUrlsSchema,
     gpu: { type: 'object', properties: { pools: stringArray, excludedTypes: stringArray, count: { type: 'integer' }, allowedCudaVersions: stringArray } },
     cpu: { type: 'array', items: {} },
     workers: { type: 'object', properties: { min: { type: 'integer' }, max: { type: 'integer' }, idleTimeout: { type: 'integer' } } },

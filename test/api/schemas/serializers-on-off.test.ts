@@ -4,8 +4,9 @@
 // written both ways and compared as JSON values. The fixtures below drive each route that has a
 // response schema, with views as full as the suite makes them (a running pod with ports, GPUs, SSH,
 // a network volume, tags, an interruptible pod, a drained host with an incident, …), through both
-// its success and its refusals. Routes with no response schema (v1 endpoints, v2 workers,
-// limits, keys, billing, GraphQL) answer through JSON.stringify in both modes. Then:
+// its success and its refusals. Routes with no response schema (endpoint workers, accounts,
+// credits, host diagnose, the worker protocol, GraphQL: docs/validation.md) answer through
+// JSON.stringify in both modes. Then:
 //   - no answer differed (a view's field its schema lacks fails here, with the route and the field);
 //   - every route and 2xx status that has a response schema was answered at least once: a new route
 //     with a response schema fails the test until it is driven here (add it to `drive` below).
@@ -195,6 +196,7 @@ test('every route with a response schema answers the same with serializers on an
   await ok('GET', `/v2/serverless/${ep.id}/metrics`, undefined, cp.adminKey);
   await ok('GET', `/v2/serverless/${ep.id}/metrics?step=5m`, undefined, cp.adminKey);
   await driveServerlessV2(tpl, gpu.id);
+  await driveEndpointsV1(tpl, gpu.id);
   await driveKeysAndLimits(user.accountId);
   await driveJobs(String(ep.id));
   await driveBilling(user, String(full.id), String(volume.id), String(ep.id));
@@ -244,6 +246,20 @@ async function driveBilling({ accountId, key }: { accountId: string; key: string
   await ok('GET', `/v2/billing/serverless?serverlessId=${endpointId}`, undefined, key);
   await ok('GET', `/v2/billing/pods?startTime=${encodeURIComponent(hourAgo)}&endTime=${encodeURIComponent(halfHourAgo)}`, undefined, key);
   expect((await call('GET', '/v2/billing/pods?bucketSize=minute', undefined, key)).status).toBe(422);
+}
+
+/** v1 endpoints: create (with a warning for a GPU type no host has), list and get with the template and the workers, both updates */
+async function driveEndpointsV1(tpl: Json, gpuId: string): Promise<void> {
+  const e = await ok('POST', '/v1/endpoints', {
+    name: 'v1-full', templateId: tpl.id, gpuTypeIds: [gpuId, 'NVIDIA A100 80GB PCIe'], gpuCount: 2, workersMin: 0, workersMax: 2, idleTimeout: 30,
+    scalerType: 'REQUEST_COUNT', scalerValue: 3, dataCenterIds: ['dc-test-1'], flashboot: true, executionTimeoutMs: 60000, allowedCudaVersions: ['12.4'], env: { A: '1' }, tags: { team: 'ml' },
+  });
+  await ok('GET', '/v1/endpoints');
+  await ok('GET', '/v1/endpoints?includeTemplate=true&includeWorkers=true');
+  await ok('GET', `/v1/endpoints/${e.id}?includeTemplate=true&includeWorkers=true`);
+  await ok('PATCH', `/v1/endpoints/${e.id}`, { workersMax: 3 });
+  await ok('POST', `/v1/endpoints/${e.id}/update`, { idleTimeout: 60 });
+  expect((await call('GET', '/v1/endpoints/nope')).status).toBe(404);
 }
 
 /** v2 endpoints: one on a template (QUEUE), one from container fields (LOAD_BALANCER, registry, tags, env) */
