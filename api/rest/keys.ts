@@ -1,7 +1,7 @@
 // API keys (admin scope) and accounts (operators). docs/auth.md describes the model.
 import type { FastifyInstance } from 'fastify';
 import { GpufleetError } from '../../model/index.ts';
-import { accountCreateSchema, apiKeyViewSchema, keyCreateSchema, type AccountCreateInput, type KeyCreateInput } from '../../model/index.ts';
+import { accountCreateSchema, accountViewSchema, apiKeyViewSchema, keyCreateSchema, type AccountCreateInput, type KeyCreateInput } from '../../model/index.ts';
 import { check, compile } from '../../model/index.ts';
 import { keyView, type ApiKeys } from '../../core/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
@@ -55,7 +55,7 @@ export function keyRoutes(fastify: FastifyInstance, keys: ApiKeys, store: Store)
 
   app.post(
     '/v2/accounts',
-    { config: { scope: 'admin', operator: true }, schema: { tags: ['accounts'], summary: 'Create an account', body: docSchema(accountCreateSchema) } },
+    { config: { scope: 'admin', operator: true }, schema: { tags: ['accounts'], summary: 'Create an account', body: docSchema(accountCreateSchema), response: { 201: accountViewSchema } } },
     async (request, reply) => {
       const input = check(validateAccount, request.body, 'account');
       return reply.code(201).send(await keys.createAccount(input));
@@ -64,13 +64,13 @@ export function keyRoutes(fastify: FastifyInstance, keys: ApiKeys, store: Store)
 
   app.get(
     '/v2/accounts',
-    { config: { scope: 'admin', operator: true }, schema: { tags: ['accounts'], summary: 'List accounts' } },
+    { config: { scope: 'admin', operator: true }, schema: { tags: ['accounts'], summary: 'List accounts', response: { 200: { type: 'object', properties: { accounts: { type: 'array', items: accountViewSchema } } } } } },
     async () => ({ accounts: await store.list('accounts') }),
   );
 
   app.get(
     '/v2/account',
-    { config: { scope: 'read' }, schema: { tags: ['accounts'], summary: 'The caller\'s account, with its balance' } },
+    { config: { scope: 'read' }, schema: { tags: ['accounts'], summary: 'The caller\'s account, with its balance', response: { 200: accountViewSchema } } },
     async (request) => {
       const p = principalOf(request);
       const account = await store.get('accounts', p.accountId);

@@ -113,3 +113,34 @@ export const accountLimitsViewSchema = {
     },
   },
 } as const;
+
+/**
+ * An account as `/v2/accounts`, `/v2/account` and the credits route answer it: the stored account
+ * (model/records/account.ts AccountRecord: limits and budgetAlert when set, overlayVni once given),
+ * and with `/v2/account` and credits the balance view (usage, held, clientBalance).
+ */
+export const accountViewSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    email: { type: 'string' },
+    name: { type: 'string' },
+    operator: { type: 'boolean' },
+    balance: { type: 'number' },
+    pubKey: { type: 'string' },
+    overlayVni: { type: 'integer' },
+    createdAt: { type: 'string' },
+    limits: {
+      type: 'object',
+      properties: {
+        ...Object.fromEntries(['gpus', 'interruptibleGpus', 'pods', 'workers', 'volumeGb', 'spendPerHour', 'monthlyBudget'].map((k) => [k, { type: 'number' }])),
+        gpusByType: { type: 'object', additionalProperties: { type: 'number' } },
+        budgetAction: { type: 'string' },
+      },
+    },
+    budgetAlert: { type: 'object', properties: { month: { type: 'string' }, percent: { type: 'number' }, spent: { type: 'number' }, budget: { type: 'number' }, at: { type: 'string' } } },
+    usage: { type: 'number' },
+    held: { type: 'number' },
+    clientBalance: { type: 'number' },
+  },
+} as const;

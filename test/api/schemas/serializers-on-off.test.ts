@@ -4,8 +4,7 @@
 // written both ways and compared as JSON values. The fixtures below drive each route that has a
 // response schema, with views as full as the suite makes them (a running pod with ports, GPUs, SSH,
 // a network volume, tags, an interruptible pod, a drained host with an incident, …), through both
-// its success and its refusals. Routes with no response schema (endpoint workers, accounts,
-// credits, host diagnose, the worker protocol, GraphQL: docs/validation.md) answer through
+// its success and its refusals. Routes with no response schema (endpoint workers, host diagnose, the worker protocol, GraphQL: docs/validation.md) answer through
 // JSON.stringify in both modes. Then:
 //   - no answer differed (a view's field its schema lacks fails here, with the route and the field);
 //   - every route and 2xx status that has a response schema was answered at least once: a new route
@@ -198,6 +197,7 @@ test('every route with a response schema answers the same with serializers on an
   await driveServerlessV2(tpl, gpu.id);
   await driveEndpointsV1(tpl, gpu.id);
   await driveKeysAndLimits(user.accountId);
+  await driveAccounts(user);
   await driveJobs(String(ep.id));
   await driveBilling(user, String(full.id), String(volume.id), String(ep.id));
   await call('POST', '/v2/public-endpoints', { slug: 'test-model', endpointId: ep.id, name: 'Test model', description: 'a fixture', pricing: { unit: 'image', usdPerUnit: 0.0031, maxUnitsPerJob: 20 } });
@@ -225,6 +225,22 @@ async function driveKeysAndLimits(accountId: string): Promise<void> {
   await ok('GET', `/v2/accounts/${accountId}/limits`);
   await ok('PATCH', `/v2/accounts/${accountId}/limits`, { gpus: null, gpusByType: null, budgetAction: null });
   expect((await call('PATCH', `/v2/accounts/${accountId}/limits`, { gpus: -1 })).status).toBe(422);
+}
+
+/** accounts: created, listed (one with limits, a budget alert, an SSH key, an overlay VNI), the caller's own with its balance, credits granted */
+async function driveAccounts({ accountId, key }: { accountId: string; key: string }): Promise<void> {
+  await cp.services.store.transact(async (tx) => {
+    const a = (await tx.get('accounts', accountId))!;
+    tx.put('accounts', { ...a, overlayVni: 4242, budgetAlert: { month: '2026-11', percent: 80, spent: 812.5, budget: 1000, at: new Date().toISOString() } });
+  });
+  await ok('PATCH', `/v2/accounts/${accountId}/limits`, { gpus: 4, gpusByType: { 'NVIDIA H100 80GB HBM3': 2 }, monthlyBudget: 1000, budgetAction: 'keep' });
+  await ok('POST', '/v2/accounts', { email: 'new@example.com', name: 'New', balance: 10 });
+  await ok('GET', '/v2/accounts');
+  await ok('GET', '/v2/account', undefined, key);
+  await ok('GET', '/v2/account');
+  await ok('POST', `/v2/accounts/${accountId}/credits`, { amount: 25.5 });
+  await ok('GET', '/v2/account', undefined, key);
+  expect((await call('POST', '/v2/accounts/nope/credits', { amount: 1 })).status).toBe(404);
 }
 
 /** billing: stretches of a pod (closed and open), a volume, an endpoint's worker and a public model's charges, over hour and day buckets, one resource and none */
