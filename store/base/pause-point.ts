@@ -13,5 +13,6 @@ export type PausePoint =
 export function pausePoint(name: PausePoint): Promise<void> | undefined {
   if (PAUSE_AT !== name) return undefined;
   process.stderr.write(`gpufleet: paused at ${name}\n`);
-  return new Promise<void>(() => undefined);
+  // a promise that never settles does not keep Node alive on its own: the timer does, until the SIGKILL
+  return new Promise<void>(() => setInterval(() => undefined, 60_000));
 }

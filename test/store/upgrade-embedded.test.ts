@@ -12,7 +12,7 @@
 // the replayed segments deleted. A SIGKILL at either moment (GPUFLEET_PAUSE_AT, store/base/pause-point.ts)
 // leaves the old files in place, and the next start finishes the job with nothing lost.
 import { spawn } from 'node:child_process';
-import { cp as copyDir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { cp as copyDir, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -46,6 +46,9 @@ async function fixtureCopy(mode: string): Promise<{ dir: string; m: Manifest }> 
   const dir = await mkdtemp(path.join(os.tmpdir(), `gpufleet-upgrade-${mode}-`));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   await copyDir(path.join(FIXTURES, mode), dir, { recursive: true });
+  // 87b9f54 leaves journal/ in place, empty after a clean stop (its segments folded into the snapshot); git keeps
+  // no empty folder, so a clean clone's fixture lacks it: the copy puts it back as the old version left it
+  await mkdir(path.join(dir, 'journal'), { recursive: true, mode: 0o700 });
   return { dir, m: JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')) as Manifest };
 }
 
