@@ -19,9 +19,11 @@ export class WorkerRelayLoop extends HostTaskLoop<HostWorkerRelay> {
     super({
       wanted: async () => {
         const now = Date.now();
-        const hosts = new Set((await s.store.list('hosts')).filter((h) => holds(h.id)).map((h) => h.id));
-        for (const p of await s.store.list('pods')) if (isWorker(p) && inService(p) && p.hostId !== null && hosts.has(p.hostId)) lastNeeded.set(p.hostId, now);
-        return new Set([...hosts].filter((id) => now - (lastNeeded.get(id) ?? -Infinity) < LINGER_MS));
+        const hosts = (await s.store.list('hosts')).filter((h) => holds(h.id)).map((h) => h.id);
+        // only the held hosts' pods (by the hostId index), not every pod of the fleet each second
+        for (const id of hosts) if ((await s.store.list('pods', { hostId: id })).some((p) => isWorker(p) && inService(p))) lastNeeded.set(id, now);
+        for (const id of lastNeeded.keys()) if (!hosts.includes(id)) lastNeeded.delete(id);
+        return new Set(hosts.filter((id) => now - (lastNeeded.get(id) ?? -Infinity) < LINGER_MS));
       },
       make: (id) => new HostWorkerRelay(s, id, logger),
       syncMs: SYNC_MS,

@@ -135,10 +135,15 @@ export function registerRequestGuard(
     const ticket = matched && config.redeemTicket && request.headers.authorization === undefined ? queryString(request, 'ticket') : undefined;
     const own = matched && config.credential && request.headers.authorization === undefined ? config.credential(request) : undefined;
     // the console's cookie: only where no key, ticket or credential of the route's own came
-    const cookie =
-      consoleAuth && matched && !isPublic && config.consoleSession !== false && request.headers.authorization === undefined && queryKey === undefined && ticket === undefined && own === undefined
-        ? sessionSecret(request, consoleAuth.settings)
-        : undefined;
+    let cookie: string | undefined;
+    if (consoleAuth && matched && !isPublic && config.consoleSession !== false && request.headers.authorization === undefined && queryKey === undefined && ticket === undefined && own === undefined) {
+      // a refused cookie (two of the session's name over plain HTTP) is thrown below, after the request is counted
+      try {
+        cookie = sessionSecret(request, consoleAuth.settings);
+      } catch (e) {
+        authError = e;
+      }
+    }
     let session: ConsoleSessionRecord | undefined;
     if (own !== undefined) {
       principal = await own;

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { getOperationAST, parse } from 'graphql';
 import type { EventService } from '../../core/index.ts';
-import { actorFields, actorOf, type ConsoleSessionRecord, type Principal } from '../../model/index.ts';
+import { userActor, type ConsoleSessionRecord, type Principal } from '../../model/index.ts';
 import { consoleSessionOf } from '../auth/request-guard.ts';
 import { isStateChanging } from '../auth/console-cookie.ts';
 
@@ -18,7 +18,9 @@ export function auditConsoleAction(events: EventService, p: Principal, s: Consol
     status: String(status),
     previousStatus: null,
     reason: `${what} → ${status}`,
-    ...actorFields(actorOf({ ...p, via: 'console', keyPrefix: s.keyPrefix })),
+    actor: userActor(p.keyId),
+    via: 'console' as const,
+    keyPrefix: s.keyPrefix,
   });
 }
 

@@ -8,7 +8,7 @@ import { createEndpointV2, endpointV2Containers, toEndpointV2View, updateEndpoin
 import { parseMetricsWindow, type EndpointHistory } from '../../core/index.ts';
 import type { EndpointRecord } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
-import { docSchema, errorResponses, idParams } from '../rest/route-schema.ts';
+import { docSchema, errorResponses, idParams, queryByHand } from '../rest/route-schema.ts';
 import type { Principal } from '../../model/index.ts';
 
 export { workerLogRoutes } from './worker-logs.ts';
@@ -89,7 +89,7 @@ export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointServ
         tags,
         summary: "A serverless endpoint's metrics over time: workers by state, queue depth, delay, execution time and cold start percentiles per step",
         params: idParams,
-        querystring: endpointMetricsQuerySchema,
+        querystring: queryByHand(endpointMetricsQuerySchema),
         response: { 200: endpointMetricsSchema, ...errorResponses(401, 404, 422, 429) },
       },
     },

@@ -19,13 +19,7 @@ export interface ConsoleSession {
   record: ConsoleSessionRecord;
 }
 
-/** secrets whose hash was computed recently; the map is emptied when it reaches this size */
-const SEEN_MAX = 10_000;
-
 export class ConsoleSessions {
-  /** secret → its sha256, for secrets seen recently (the record itself is read on every request) */
-  private readonly hashes = new Map<string, string>();
-
   constructor(
     private readonly store: Store,
     private readonly keys: ApiKeys,
@@ -75,13 +69,8 @@ export class ConsoleSessions {
    * account gone): such a session is deleted.
    */
   async open(secret: string): Promise<ConsoleSession | null> {
-    let id = this.hashes.get(secret);
-    if (id === undefined) {
-      if (!SECRET_SHAPE.test(secret)) return null;
-      if (this.hashes.size >= SEEN_MAX) this.hashes.clear();
-      this.hashes.set(secret, (id = hashKey(secret)));
-    }
-    const record = await this.store.get('consoleSessions', id);
+    if (!SECRET_SHAPE.test(secret)) return null;
+    const record = await this.store.get('consoleSessions', hashKey(secret));
     if (!record) return null;
     const principal = Date.parse(record.expiresAt) > this.clock() ? await this.keys.principalOfKey(record.keyId) : null;
     if (!principal || principal.accountId !== record.accountId) {

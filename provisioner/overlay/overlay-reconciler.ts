@@ -86,7 +86,8 @@ export class OverlayReconciler {
       const vni = (await this.s.store.get('accounts', accountId))?.overlayVni;
       if (vni !== undefined) vnis.set(accountId, vni);
     }
-    const hosts = new Map((await this.s.store.list('hosts')).map((h) => [h.id, h]));
+    // the hosts are read only to find remote pods' hosts: a host with no overlay pod (the usual case) needs none
+    const hosts = new Map(accounts.length === 0 ? [] : (await this.s.store.list('hosts')).map((h) => [h.id, h]));
     const live = containers.filter((c) => c.running && c.pid > 0);
     const pids = new Map(live.map((c) => [c.podId, c.pid]));
     const resolvConfs = new Map(live.filter((c) => c.resolvConf).map((c) => [c.podId, c.resolvConf!]));

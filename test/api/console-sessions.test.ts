@@ -113,7 +113,10 @@ describe('the exchange', () => {
     const who = await fetch(`${cp.url}/console/session`, { headers: { cookie: both } });
     expect(who.status).toBe(401);
     expect(((await who.json()) as { detail: string }).detail).toMatch(/More than one gpufleet-session cookie/);
-    expect((await fetch(`${cp.url}/v2/templates`, { headers: { cookie: both } })).status).toBe(401);
+    const refused = await fetch(`${cp.url}/v2/templates`, { headers: { cookie: both } });
+    expect(refused.status).toBe(401);
+    // counted against the caller's windows like any refused request (the refusal comes after the count)
+    expect(refused.headers.get('ratelimit')).toMatch(/"minute";r=\d+/);
     // each alone is its own account
     expect(((await (await fetch(`${cp.url}/console/session`, { headers: { cookie: victim.cookie } })).json()) as { accountId: string }).accountId).toBe(victim.accountId);
     // signing in again still works (its cookie replaces the host's own), and ends neither session by guess

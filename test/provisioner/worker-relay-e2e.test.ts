@@ -151,7 +151,6 @@ test("the relay's SSH connection cut (its sshd session killed): the forward and 
     const now = await relayProxies();
     return now.length === 1 && now[0] !== old ? now[0] : null;
   }, 30_000, 100);
-  expect(back).not.toBe(old);
   expect(await runJob({ output: { after: 'reconnect' } })).toMatchObject({ status: 'COMPLETED', output: { after: 'reconnect' } });
 });
 

@@ -48,13 +48,3 @@ export function useInterval(fn: () => void, ms: number): void {
     return () => clearInterval(t);
   }, [ms]);
 }
-
-/** an AbortSignal for the component's life: aborted when it unmounts or `deps` change */
-export function useAbortable(start: (signal: AbortSignal) => void, deps: unknown[]): void {
-  useEffect(() => {
-    const ac = new AbortController();
-    start(ac.signal);
-    return () => ac.abort();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, deps);
-}
