@@ -3,6 +3,7 @@
 // with this checkout's node_modules linked in (the dependencies of the versions the tests name are the
 // same). Answers null when the repository lacks the commit (a shallow clone): the caller skips, saying so.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,11 +20,16 @@ export async function hasCommit(commit: string): Promise<boolean> {
   );
 }
 
-/** the checkout's directory (made once per machine, kept for the next run), or null without the commit */
+/**
+ * the checkout's directory (made once per machine and checkout, kept for the next run), or null without the
+ * commit; the name holds this checkout's path, so a directory another checkout made (its node_modules link
+ * dangling once that checkout is gone) is never taken
+ */
 export async function olderCheckout(commit: string): Promise<string | null> {
   if (!/^[0-9a-f]{7,40}$/.test(commit)) throw new Error(`not a commit: ${commit}`);
   if (!(await hasCommit(commit))) return null;
-  const dir = path.join(tmpdir(), `gpufleet-older-${commit}`);
+  const owner = createHash('sha256').update(REPO_ROOT).digest('hex').slice(0, 12);
+  const dir = path.join(tmpdir(), `gpufleet-older-${commit}-${owner}`);
   if (existsSync(path.join(dir, '.unpacked'))) return dir;
   const part = `${dir}.${process.pid}`;
   await rm(part, { recursive: true, force: true });
