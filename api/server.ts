@@ -29,7 +29,7 @@ import { graphqlPlugin } from './graphql/index.ts';
 import { creditRoutes } from './rest/credits.ts';
 import { accountLimitRoutes } from './rest/account-limits.ts';
 import { jobInterface } from './jobs/index.ts';
-import { serverlessV2Routes, workerLogRoutes } from './serverless/index.ts';
+import { jobHistoryRoutes, serverlessV2Routes, workerLogRoutes } from './serverless/index.ts';
 import { registerHttpMetrics } from './observability/http-metrics.ts';
 import { aboutRoute } from './about-route.ts';
 import { healthRoutes } from './observability/health-routes.ts';
@@ -194,6 +194,7 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   mediaRoutes(app, services.media);
   serverlessV2Routes(app, services.endpoints, services.workers, services.endpointHistory, services.config.lbDomain);
   workerLogRoutes(app, services.podLogs);
+  jobHistoryRoutes(app, services.jobs);
   await jobInterface(app, services);
   await app.register(graphqlPlugin, { services });
   consoleSessionRoutes(app, { sessions: services.consoleSessions, settings: consoleCookie, store: services.store, events: services.events });

@@ -1,5 +1,6 @@
 // Typed calls for serverless endpoints (`/v2/serverless`, runpod-compat.md 4.2) and their workers.
 // Used by `gpufleet endpoints`.
+import type { JobHistoryItem, JobHistoryPage } from '../model/index.ts';
 import type { ApiClient } from './api-client.ts';
 import type { LogQuery, PodLogEvent } from './pods.ts';
 import { queryString, ResourceApi } from './resource-api.ts';
@@ -62,6 +63,19 @@ export interface EndpointMetricsQuery {
   step?: string | number;
 }
 
+export interface JobHistoryQuery {
+  /** only these statuses */
+  status?: readonly string[];
+  /** jobs per page (1–100, default 20) */
+  limit?: number;
+  /** a page's nextCursor */
+  cursor?: string;
+  /** the bodies to add: input, output, error */
+  include?: readonly ('input' | 'output' | 'error')[];
+}
+
+export type { JobHistoryItem, JobHistoryPage };
+
 const metricsTime = (t: Date | string | number | undefined): string | undefined => (t instanceof Date ? t.toISOString() : t === undefined ? undefined : String(t));
 
 /** `/v2/serverless`: list, get, create, update, delete, and each endpoint's workers, logs and metrics */
@@ -74,6 +88,17 @@ export class EndpointsApi extends ResourceApi<EndpointView> {
   metrics(id: string, query: EndpointMetricsQuery = {}): Promise<EndpointMetrics> {
     const q = queryString({ from: metricsTime(query.from), to: metricsTime(query.to), step: query.step === undefined ? undefined : String(query.step) });
     return this.client.get<EndpointMetrics>(this.one(id, `/metrics${q}`));
+  }
+
+  /** the caller's jobs of the endpoint the queue still holds, newest first, one page */
+  jobs(id: string, query: JobHistoryQuery = {}): Promise<JobHistoryPage> {
+    const q = queryString({
+      status: query.status?.length ? query.status.join(',') : undefined,
+      limit: query.limit,
+      cursor: query.cursor,
+      include: query.include?.length ? query.include.join(',') : undefined,
+    });
+    return this.client.get<JobHistoryPage>(this.one(id, `/jobs${q}`));
   }
 
   async workers(id: string): Promise<WorkerView[]> {

@@ -12,6 +12,7 @@ import { docSchema, errorResponses, idParams, queryByHand } from '../rest/route-
 import type { Principal } from '../../model/index.ts';
 
 export { workerLogRoutes } from './worker-logs.ts';
+export { jobHistoryRoutes } from './job-history.ts';
 
 const tags = ['serverless'];
 const idOf = (r: FastifyRequest) => (r.params as { id: string }).id;

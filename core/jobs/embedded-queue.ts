@@ -5,7 +5,7 @@ import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job } from '../../model/
 import type {
   CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, PendingWebhook, QueueDepth, StreamRead, TakeOptions, WaitOptions,
 } from './job-queue.ts';
-import type { LogRepair } from '../../store/index.ts';
+import type { JobListFilter, LogRepair } from '../../store/index.ts';
 import { logWriteBlocker, openJobLog, type JobLog } from './job-log.ts';
 import { JobTable } from './job-table.ts';
 import { submission, validateEnqueue } from './job-validation.ts';
@@ -279,6 +279,10 @@ export class EmbeddedJobQueue extends QueueCore implements JobQueue {
   /** the port's page of retained COMPLETED jobs after `after` in (finishedAt, id) order (public model charges) */
   completedJobs(endpointId: string, after: { finishedAt: number; id: string }, limit: number): Promise<Job[]> {
     return this.run(() => this.table.completedAfter(endpointId, after, limit, this.now()));
+  }
+
+  listJobs(filter: JobListFilter): Promise<Job[]> {
+    return this.read(() => this.table.listJobs(filter, this.now()));
   }
 
   /** records appended and group commits done since open; bytes a compaction would reclaim */

@@ -8,6 +8,7 @@
 // INVALID_TRANSITION for cancel/retry from a status that does not allow it, VALIDATION_FAILED for a
 // bad request.
 import type { EnqueueRequest, Job, JobStatus } from '../../model/index.ts';
+import type { JobListFilter } from '../../store/index.ts';
 
 export interface WaitOptions {
   /** how long to wait for something to happen; 0 answers at once */
@@ -168,5 +169,11 @@ export interface JobQueue {
    * a crash (optional: without it that is done from `onFinal` only).
    */
   completedJobs?(endpointId: string, after: CompletedCursor, limit: number): Promise<Job[]>;
+  /**
+   * An endpoint's jobs that one account sent and the queue still holds (queued, running, final
+   * within retention: what `get` shows), newest first by (createdAt, id), after `filter.after`, at
+   * most `filter.limit`, of `filter.statuses` when given: one page of the job history route.
+   */
+  listJobs(filter: JobListFilter): Promise<Job[]>;
   close(): Promise<void>;
 }

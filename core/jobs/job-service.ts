@@ -6,11 +6,12 @@ import { check, compile, GpufleetError, isGpufleetError, jobRunSchema, type Endp
 import type { SecretBox, Store } from '../../store/index.ts';
 import type { AccountCredits } from '../billing/index.ts';
 import type { WorkerStateCounts } from './worker-ports.ts';
-import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job, type JobStatus } from '../../model/index.ts';
+import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job, type JobHistoryPage, type JobStatus } from '../../model/index.ts';
 import { holdMicros } from '../billing/index.ts';
 import { sealS3Config } from './job-s3-config.ts';
 import type { EndpointCounts, JobQueue } from './job-queue.ts';
 import { checkWebhookUrl, WebhookSender, type WebhookDelivery } from './webhook.ts';
+import { jobHistoryPage, parseJobHistoryQuery } from './job-history.ts';
 import type { WorkerPorts } from './worker-ports.ts';
 import type { Principal } from '../../model/index.ts';
 
@@ -208,6 +209,20 @@ export class JobService {
   async purgeQueue(principal: Principal, endpointId: string): Promise<{ removed: number; status: 'completed' }> {
     const e = await this.endpoint(principal, endpointId);
     return { removed: await this.queue.purge(e.id), status: 'completed' };
+  }
+
+  /** the caller's jobs of its own endpoint, newest first, a page at a time (job-history.ts); another account's endpoint is 404 */
+  async history(principal: Principal, endpointId: string, query: Record<string, unknown>): Promise<JobHistoryPage> {
+    const q = parseJobHistoryQuery(query);
+    const e = await this.endpoint(principal, endpointId);
+    const jobs = await this.queue.listJobs({
+      endpointId: e.id,
+      accountId: principal.accountId,
+      ...(q.statuses ? { statuses: q.statuses } : {}),
+      ...(q.after ? { after: q.after } : {}),
+      limit: q.limit + 1,
+    });
+    return jobHistoryPage(jobs, q);
   }
 
   async health(principal: Principal, endpointId: string): Promise<HealthView> {

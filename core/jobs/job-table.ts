@@ -7,6 +7,7 @@ import { isFinal, resultExpiry, type Job, type Retention } from '../../model/ind
 import { DeadlineHeap, type DeadlineKind } from './deadline-heap.ts';
 import type { LogRecord, SubmittedJob } from './log-record.ts';
 import { CompletionOrder, type Completion } from './completion-order.ts';
+import type { JobListFilter } from '../../store/index.ts';
 
 export interface TableOptions {
   leaseMs: number;
@@ -18,6 +19,11 @@ interface Lanes {
   retry: Set<string>;
   normal: Set<string>;
   low: Set<string>;
+}
+
+/** a comes before b in newest-first order: createdAt descending, then id descending (code points, as the PostgreSQL queue's COLLATE "C") */
+function newerFirst(a: { createdAt: number; id: string }, b: { createdAt: number; id: string }): boolean {
+  return a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id);
 }
 
 export class JobTable {
@@ -151,6 +157,23 @@ export class JobTable {
         return job.status === 'COMPLETED' ? [{ finishedAt: job.finishedAt!, id }] : [];
       });
     return this.completions.page(endpointId, after, limit, answers, all).map((c) => this.jobs.get(c.id)!);
+  }
+
+  /**
+   * `listJobs`: a page of the account's jobs of the endpoint that `find` shows, newest first by
+   * (createdAt, id). A scan and sort of the endpoint's jobs: it holds only those within retention.
+   */
+  listJobs(f: JobListFilter, now: number): Job[] {
+    const statuses = f.statuses ? new Set<string>(f.statuses) : null;
+    const after = f.after;
+    const page: Job[] = [];
+    for (const id of this.byEndpoint.get(f.endpointId) ?? []) {
+      const job = this.find(id, now);
+      if (!job || job.accountId !== f.accountId || (statuses && !statuses.has(job.status))) continue;
+      if (after && !newerFirst(after, job)) continue;
+      page.push(job);
+    }
+    return page.sort((a, b) => (newerFirst(a, b) ? -1 : 1)).slice(0, f.limit);
   }
 
   /** ids of the jobs `workerId` holds IN_PROGRESS */

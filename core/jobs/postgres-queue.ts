@@ -10,7 +10,7 @@
 // (the port JobRows, store/base/job-rows.ts; store/pg/jobs/): here are the rules only.
 import { randomUUID } from 'node:crypto';
 import { GpufleetError } from '../../model/index.ts';
-import { JOB_REPLICA_HEARTBEAT_MS, type JobRows } from '../../store/index.ts';
+import { JOB_REPLICA_HEARTBEAT_MS, type JobListFilter, type JobRows } from '../../store/index.ts';
 import { isFinal, JOB_LIMITS, type EnqueueRequest, type Job } from '../../model/index.ts';
 import type {
   CompletedCursor, CompleteRequest, DeleteEndpointResult, EndpointCounts, HeartbeatResult, JobQueue, PendingWebhook, QueueDepth, RecycleEvent, StreamRead, TakeOptions,
@@ -346,6 +346,11 @@ export class PostgresJobQueue implements JobQueue {
   async completedJobs(endpointId: string, after: CompletedCursor, limit: number): Promise<Job[]> {
     await this.begin();
     return this.db.call((r) => r.completedAfter(endpointId, after, limit, this.now()));
+  }
+
+  async listJobs(filter: JobListFilter): Promise<Job[]> {
+    await this.begin();
+    return this.db.call((r) => r.listJobs(filter, this.now()));
   }
 
   /** applies every deadline that is due (the interval timer calls this too); replicas each claim other rows */

@@ -113,3 +113,35 @@ export interface Retention {
   asyncMs: number;
   syncMs: number;
 }
+
+/** one job of an endpoint's history (`GET /v2/serverless/{id}/jobs`, docs/serverless.md "Job history"); times RFC 3339, durations ms */
+export interface JobHistoryItem {
+  id: string;
+  status: JobStatus;
+  /** when `run`/`runsync` accepted it */
+  createdAt: string;
+  /** when it last entered the queue (submission or retry) */
+  queuedAt: string;
+  startedAt?: string;
+  finishedAt?: string;
+  /** ms from entering the queue to the take */
+  delayTime?: number;
+  /** ms from the take to the final status */
+  executionTime?: number;
+  workerId?: string;
+  retries: number;
+  /** `runsync` (true) or `run` */
+  sync: boolean;
+  /** with include=input */
+  input?: unknown;
+  /** with include=output */
+  output?: unknown;
+  /** with include=error */
+  error?: string;
+}
+
+export interface JobHistoryPage {
+  jobs: JobHistoryItem[];
+  /** the `cursor` of the next page; null on the last one */
+  nextCursor: string | null;
+}

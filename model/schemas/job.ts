@@ -146,3 +146,45 @@ export const jobHealthViewSchema = {
     workers: counts(['idle', 'initializing', 'ready', 'running', 'throttled', 'unhealthy']),
   },
 } as const;
+
+/** `GET /v2/serverless/{id}/jobs`: one job of the history (core/jobs/job-history.ts toJobHistoryItem) */
+export const jobHistoryItemSchema = {
+  type: 'object',
+  required: ['id', 'status', 'createdAt', 'queuedAt', 'retries', 'sync'],
+  properties: {
+    id: { type: 'string' },
+    status: { type: 'string', description: 'IN_QUEUE, IN_PROGRESS, COMPLETED, FAILED, CANCELLED or TIMED_OUT (as stored: a queued job is IN_QUEUE here)' },
+    createdAt: { type: 'string', format: 'date-time', description: 'when run/runsync accepted it' },
+    queuedAt: { type: 'string', format: 'date-time', description: 'when it last entered the queue (submission or retry)' },
+    startedAt: { type: 'string', format: 'date-time' },
+    finishedAt: { type: 'string', format: 'date-time' },
+    delayTime: { type: 'integer', description: 'ms from entering the queue to the take' },
+    executionTime: { type: 'integer', description: 'ms from the take to the final status' },
+    workerId: { type: 'string' },
+    retries: { type: 'integer', description: 'times the job went back to the queue' },
+    sync: { type: 'boolean', description: 'sent with runsync' },
+    input: { ...anyJson, description: 'with include=input' },
+    output: { ...anyJson, description: 'with include=output' },
+    error: { type: 'string', description: "with include=error: the handler's error" },
+  },
+} as const;
+
+export const jobHistorySchema = {
+  type: 'object',
+  required: ['jobs', 'nextCursor'],
+  properties: {
+    jobs: { type: 'array', items: jobHistoryItemSchema },
+    nextCursor: { type: ['string', 'null'], description: 'pass as ?cursor= for the next page; null on the last page' },
+  },
+} as const;
+
+/** the query of `GET /v2/serverless/{id}/jobs` (checked by core/jobs/job-history.ts parseJobHistoryQuery; this documents it) */
+export const jobHistoryQuerySchema = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', description: 'one or more statuses, comma-separated (IN_QUEUE, IN_PROGRESS, COMPLETED, FAILED, CANCELLED, TIMED_OUT)' },
+    limit: { type: 'integer', minimum: 1, maximum: 100, description: 'jobs per page; default 20' },
+    cursor: { type: 'string', description: 'the nextCursor of the page before' },
+    include: { type: 'string', description: 'input, output, error (comma-separated): the bodies, left out by default' },
+  },
+} as const;

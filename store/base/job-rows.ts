@@ -68,6 +68,24 @@ export interface JobDepthRow {
   othersWaiting: number;
 }
 
+/** a page of `listJobs`: the jobs after this place in newest-first order (createdAt, then id, both descending) */
+export interface JobListCursor {
+  createdAt: number;
+  id: string;
+}
+
+/** which of an endpoint's jobs `listJobs` answers */
+export interface JobListFilter {
+  endpointId: string;
+  /** only this account's jobs (the caller's) */
+  accountId: string;
+  /** only these statuses; absent: every status */
+  statuses?: readonly JobStatus[];
+  /** only the jobs after this place; absent: from the newest */
+  after?: JobListCursor;
+  limit: number;
+}
+
 export interface FinalReport {
   output?: unknown;
   error?: string;
@@ -110,6 +128,8 @@ export interface JobRows {
   /** the leases of the jobs `workerId` holds and that have not run out; answers their ids */
   renewLeases(workerId: string, jobIds: readonly string[], until: number, now: number): Promise<Set<string>>;
   completedAfter(endpointId: string, after: { finishedAt: number; id: string }, limit: number, now: number): Promise<Job[]>;
+  /** the endpoint's jobs the queue still holds (queued, running, final within retention), newest first: one page */
+  listJobs(filter: JobListFilter, now: number): Promise<Job[]>;
   counts(endpointId: string, now: number): Promise<JobCountsRow>;
   depth(endpointId: string, now: number, replicaId: string): Promise<JobDepthRow>;
   heldBy(workerId: string): Promise<string[]>;

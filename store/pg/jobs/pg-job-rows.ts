@@ -5,14 +5,14 @@
 import type pg from 'pg';
 import { GpufleetError, type Job, type Retention } from '../../../model/index.ts';
 import type {
-  FinalReport, JobCountsRow, JobDepthRow, JobRow, JobRows, JobRowsTx, JobStop, PendingWebhookRow, RowsToLock, RowWrite, StreamChunks,
+  FinalReport, JobCountsRow, JobDepthRow, JobListFilter, JobRow, JobRows, JobRowsTx, JobStop, PendingWebhookRow, RowsToLock, RowWrite, StreamChunks,
 } from '../../base/job-rows.ts';
 import { probeDatabaseWrite } from '../write-probe.ts';
 import { fromRow, INSERT_JOB, insertParams, JOB_COLUMNS, writeJobs, type JobRowData } from './job-row-sql.ts';
 import { JOB_CHANNEL, Notifier } from './notifier.ts';
 import { queueError } from './queue-errors.ts';
 import { joinReplicas, leaveReplicas, refreshReplica } from './replicas.ts';
-import { appendChunk, claimJobs, completedAfter, countJobs, depthOf, finishHeldJob, readChunks, renewLeases, type Query } from './statements.ts';
+import { appendChunk, claimJobs, completedAfter, countJobs, depthOf, finishHeldJob, listJobs, readChunks, renewLeases, type Query } from './statements.ts';
 import { inTransaction } from './transaction.ts';
 import { queueWebhooks, takePendingWebhooks, webhookAttempted, webhookSettled } from './webhook-outbox.ts';
 
@@ -128,6 +128,10 @@ export class PgJobRows implements JobRows {
 
   completedAfter(endpointId: string, after: { finishedAt: number; id: string }, limit: number, now: number): Promise<Job[]> {
     return completedAfter(this.q, endpointId, after, limit, now);
+  }
+
+  listJobs(filter: JobListFilter, now: number): Promise<Job[]> {
+    return listJobs(this.q, filter, now);
   }
 
   counts(endpointId: string, now: number): Promise<JobCountsRow> {

@@ -3,7 +3,7 @@
 // `fin` (the common report), lease renewals, stream chunks and the stream cursor.
 import type pg from 'pg';
 import { JOB_LIMITS, type Job, type Retention } from '../../../model/index.ts';
-import type { FinalReport, JobCountsRow, JobDepthRow, StreamChunks } from '../../base/job-rows.ts';
+import type { FinalReport, JobCountsRow, JobDepthRow, JobListFilter, StreamChunks } from '../../base/job-rows.ts';
 import { fromRow, JOB_COLUMNS, type JobRowData } from './job-row-sql.ts';
 import { OTHERS_WAITING_SQL } from './replicas.ts';
 
@@ -101,6 +101,23 @@ export async function completedAfter(q: Query, endpointId: string, after: { fini
      WHERE endpoint_id = $1 AND status = 'COMPLETED' AND expires_at > $5 AND (finished_at, id COLLATE "C") > ($2::bigint, $3::text COLLATE "C")
      ORDER BY finished_at, id COLLATE "C" LIMIT $4`,
     [endpointId, after.finishedAt, after.id, limit, now],
+  );
+  return rows.map((r) => fromRow(r).job);
+}
+
+/**
+ * `listJobs`: a page of the account's jobs of the endpoint still held (queued, running, or final and
+ * not yet past its retention: what `find` shows), newest first by (created_at, id). The endpoint's
+ * index narrows the rows; an endpoint holds only its retained jobs, so the sort stays small.
+ */
+export async function listJobs(q: Query, f: JobListFilter, now: number): Promise<Job[]> {
+  const { rows } = await q<JobRowData>(
+    `SELECT ${JOB_COLUMNS} FROM gf_jobs
+     WHERE endpoint_id = $1 AND account_id = $2 AND (status = 'IN_PROGRESS' OR expires_at IS NULL OR expires_at > $3)
+       AND ($4::text[] IS NULL OR status = ANY($4::text[]))
+       AND ($5::bigint IS NULL OR (created_at, id COLLATE "C") < ($5::bigint, $6::text COLLATE "C"))
+     ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $7`,
+    [f.endpointId, f.accountId, now, f.statuses ? [...f.statuses] : null, f.after?.createdAt ?? null, f.after?.id ?? '', f.limit],
   );
   return rows.map((r) => fromRow(r).job);
 }

@@ -329,6 +329,11 @@ async function driveJobs(ep: string): Promise<void> {
   await ok('POST', `/v2/${ep}/purge-queue`);
   await ok('GET', `/v2/${ep}/health`);
   expect((await call('GET', `/v2/${ep}/status/nope`)).status).toBe(404);
+  // the job history: every kind of output, an error, a retried and cancelled job, with and without bodies, a page with a cursor
+  await ok('GET', `/v2/serverless/${ep}/jobs?include=input,output,error&limit=100`);
+  const page = await ok('GET', `/v2/serverless/${ep}/jobs?limit=2`);
+  await ok('GET', `/v2/serverless/${ep}/jobs?status=COMPLETED,FAILED&cursor=${encodeURIComponent(String(page.nextCursor))}`);
+  expect((await call('GET', `/v2/serverless/${ep}/jobs?limit=0`)).status).toBe(400);
 }
 
 /**
