@@ -60,6 +60,14 @@ export class PodsApi extends ResourceApi<PodView, PodCreateInput | Record<string
     return PodExecSocket.open(this.client, id, argv, opts, out);
   }
 
+  /**
+   * a signed link that opens the pod's HTTP `port` in a browser (POST /v2/pods/{id}/ports/{port}/link,
+   * docs/connect.md): good for 60 s, traded by the port's host for a cookie of that port only
+   */
+  portLink(id: string, port: number, path?: string): Promise<{ url: string; expiresAt: string }> {
+    return this.client.post<{ url: string; expiresAt: string }>(this.one(id, `/ports/${port}/link`), path === undefined ? {} : { path });
+  }
+
   /** the pod's log: follows until it ends or `signal` aborts, or with `follow: false` what is there now */
   logs(id: string, query: LogQuery = {}, signal?: AbortSignal): AsyncGenerator<PodLogEvent> {
     return this.client.sse(this.one(id, `/logs${queryString({ ...query })}`), signal);

@@ -17,11 +17,17 @@ export interface ConsoleWorld {
   close(): Promise<void>;
 }
 
-export async function openConsoleWorld(name: string, opts: TestControlPlaneOptions = {}): Promise<ConsoleWorld> {
+export interface ConsoleWorldOptions extends TestControlPlaneOptions {
+  /** Chromium's extra flags (e.g. a --host-resolver-rules for the port proxy's names) */
+  browserArgs?: string[];
+}
+
+export async function openConsoleWorld(name: string, opts: ConsoleWorldOptions = {}): Promise<ConsoleWorld> {
   const consoleDir = await builtConsole();
   const host = await startTestHost({ name: `${name}-${process.pid}`, gpus: [{ ...FIXTURE_GPUS.H100_80GB_HBM3 }, { ...FIXTURE_GPUS.H100_80GB_HBM3 }] });
-  const cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300, ...opts, config: { consoleDir, ...opts.config } });
-  const browser = await launchChromium();
+  const { browserArgs, ...cpOpts } = opts;
+  const cp = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300, ...cpOpts, config: { consoleDir, ...opts.config } });
+  const browser = await launchChromium(browserArgs);
   await mkdir(SHOTS, { recursive: true });
   return {
     cp,

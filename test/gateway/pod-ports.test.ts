@@ -4,7 +4,6 @@
 // /sse streams, a WebSocket echo): a Jupyter stand-in. Its name under the proxy domain is a Host header
 // against the control plane's own address, as a wildcard DNS name would point there.
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { connect, createServer, type Server } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -17,6 +16,8 @@ import type { ServerConfig } from '../../core/index.ts';
 import { disposeHostWorld, enrolTestHost, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
 import { ensurePortServerImage } from '../harness/worker-images.ts';
 import { waitFor } from '../harness/wait-for.ts';
+import { port80Relay, proxyResolverRule, type Port80Relay } from '../harness/port80-relay.ts';
+import { CHROMIUM_FLAGS } from '../harness/console-browser.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { loadBalancerGateway, podPortProxy } from '../../gateway/index.ts';
 import { podViewSchema } from '../../model/index.ts';
@@ -262,43 +263,16 @@ describe('a signed link', () => {
   });
 });
 
-/**
- * Port 80 of a loopback address of its own, relayed to the control plane: the browser opens the
- * link's URL as it is (no port), its wildcard name mapped there by --host-resolver-rules.
- */
-async function port80Relay(): Promise<{ address: string; server: Server }> {
-  const target = new URL(cp.url);
-  for (let i = 0; i < 20; i++) {
-    const address = `127.0.0.${100 + Math.floor(Math.random() * 150)}`;
-    const server = createServer((sock) => {
-      const up = connect(Number(target.port), target.hostname);
-      sock.pipe(up).pipe(sock);
-      const end = () => (sock.destroy(), up.destroy());
-      sock.on('error', end).on('close', end);
-      up.on('error', end).on('close', end);
-    });
-    const ok = await new Promise<boolean>((resolve) => {
-      server.once('error', () => resolve(false));
-      server.listen(80, address, () => resolve(true));
-    });
-    if (ok) return { address, server };
-  }
-  throw new Error('no loopback address with a free port 80');
-}
-
 describe('a signed link in Chromium', () => {
   let browser: Browser;
-  let relay: { address: string; server: Server };
+  let relay: Port80Relay;
   beforeAll(async () => {
-    relay = await port80Relay();
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', `--host-resolver-rules=MAP *.${DOMAIN} ${relay.address}`],
-    });
+    relay = await port80Relay(() => cp.url);
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: [...CHROMIUM_FLAGS, proxyResolverRule(DOMAIN, relay)] });
   });
   afterAll(async () => {
     await browser?.close();
-    await new Promise((r) => relay?.server.close(r));
+    await relay?.close();
   });
 
   test("opens the pod's page, whose script's WebSocket reaches the pod with no gpufleet cookie; the cookie is host-only and HttpOnly; the URL keeps no token", async () => {

@@ -28,8 +28,9 @@ export function builtConsole(): Promise<string> {
   return built;
 }
 
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
+/** Debian's Chromium; `extraArgs` e.g. a --host-resolver-rules for the pod port proxy's names */
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
+  return chromium.launch({ executablePath: '/usr/bin/chromium', args: [...CHROMIUM_FLAGS, ...extraArgs] });
 }
 
 /** a page in a fresh context (its own cookies), console errors collected */

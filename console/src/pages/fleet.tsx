@@ -7,6 +7,7 @@ import { useLoad } from '../ui/hooks.ts';
 import { useEvents } from '../ui/live.ts';
 import { ErrorAlert, Field, fieldErrors, Loading, PageTitle, Status, when } from '../ui/widgets.tsx';
 import { ApiError } from '../../../client/index.ts';
+import { DiagnosisResult, type Diagnosis } from './host-diagnosis.tsx';
 
 interface Gpu {
   index: number;
@@ -34,7 +35,16 @@ function HostCard({ host, onChange }: { host: Host; onChange: () => void }) {
   const confirm = useConfirm();
   const [deadline, setDeadline] = useState('');
   const [error, setError] = useState<unknown>(undefined);
+  const [diagnosis, setDiagnosis] = useState<{ busy: boolean; result: Diagnosis | null }>({ busy: false, result: null });
   const post = (path: string, body?: unknown) => api.client.post(`/v2/hosts/${encodeURIComponent(host.id)}${path}`, body).then(onChange);
+  const diagnose = () => {
+    setError(undefined);
+    setDiagnosis({ busy: true, result: null });
+    api.client.post<Diagnosis>(`/v2/hosts/${encodeURIComponent(host.id)}/diagnose`, {}).then(
+      (result) => (setDiagnosis({ busy: false, result }), onChange()),
+      (e: unknown) => (setDiagnosis({ busy: false, result: null }), setError(e)),
+    );
+  };
   const deadlineId = `deadline-${host.id}`;
   return (
     <article class="card" aria-labelledby={`host-${host.id}`}>
@@ -101,7 +111,7 @@ function HostCard({ host, onChange }: { host: Host; onChange: () => void }) {
             </button>
           </>
         )}
-        <button type="button" onClick={() => post('/diagnose', {}).catch(setError)}>
+        <button type="button" disabled={diagnosis.busy} onClick={diagnose}>
           Diagnose
         </button>
         <button type="button" onClick={() => post('/refresh').catch(setError)}>
@@ -109,6 +119,7 @@ function HostCard({ host, onChange }: { host: Host; onChange: () => void }) {
         </button>
       </div>
       ) : null}
+      <DiagnosisResult hostName={host.address} {...diagnosis} />
     </article>
   );
 }

@@ -9,40 +9,9 @@ import { useEvents } from '../ui/live.ts';
 import { LogView } from '../ui/log-view.tsx';
 import { ErrorAlert, Loading, PageTitle, Status, TabPanel, Tabs, usd, when } from '../ui/widgets.tsx';
 import { PodActions } from './pod-actions.tsx';
+import { PodPorts } from './pod-ports.tsx';
 import { gpuText } from './pods-list.tsx';
 import { Terminal } from './terminal.tsx';
-
-interface Port {
-  private: number;
-  public: number | null;
-  type: string;
-  ip: string | null;
-  url: string | null;
-}
-
-function Ports({ pod }: { pod: PodView }) {
-  const runtime = pod.runtime as { ports?: Port[] } | null;
-  const ports = runtime?.ports ?? [];
-  if (!ports.length) return <p class="muted">Ports: {Array.isArray(pod.ports) && pod.ports.length ? `${(pod.ports as string[]).join(', ')} (not open yet)` : 'none'}</p>;
-  return (
-    <ul class="ports" aria-label="Ports">
-      {ports.map((p) => (
-        <li>
-          {p.url ? (
-            <a href={p.url} target="_blank" rel="noopener noreferrer">
-              {p.private}/{p.type}: {p.url}
-            </a>
-          ) : (
-            <span>
-              {p.private}/{p.type}
-              {p.ip && p.public ? ` → ${p.ip}:${p.public}` : ''}
-            </span>
-          )}
-        </li>
-      ))}
-    </ul>
-  );
-}
 
 export function PodPage() {
   const api = useApi();
@@ -107,7 +76,7 @@ export function PodPage() {
         <dd>{when(p.createdAt)}</dd>
       </dl>
       <h2>Ports</h2>
-      <Ports pod={p} />
+      <PodPorts pod={p} />
       {conditions.length ? (
         <>
           <h2>Conditions</h2>

@@ -148,7 +148,7 @@ export function PodsPage() {
         <div class="bulk" role="region" aria-label="Bulk actions">
           <span>{selected.size} selected</span>
           {ACTIONS.map((a) => (
-            <button type="button" class={a.action === 'terminate' ? 'danger small' : 'small'} onClick={() => bulk(a.action, `${a.label} selected`)}>
+            <button type="button" class={a.action === 'terminate' ? 'danger small' : 'small'} onClick={() => bulk(a.action, a.label)}>
               {a.label} selected
             </button>
           ))}
