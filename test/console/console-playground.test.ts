@@ -3,7 +3,8 @@
 // sending; the generated code follows the Input's edits and calls the origin in the address bar with
 // $RUNPOD_API_KEY; runsync and run show the output with delay, execution and cost, and streamed
 // chunks; then each generated snippet (cURL in sh, Python with runpod-python, JavaScript with
-// runpod-sdk) run outside the browser gets the same result as the page showed.
+// runpod-sdk) run outside the browser gets the same result as the page showed: /runsync, /run and
+// /status; /stream prints the chunks the page showed, /cancel cancels the page's queued job.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { axeViolations, keyLeftInBrowser, newPage, openConsoleWorld, shot, signIn, type ConsoleWorld } from './console-world.ts';
@@ -153,6 +154,78 @@ test('the playground: code follows the Input, runsync and run show the output, a
   expect(await keyLeftInBrowser(page, user.key)).toEqual([]);
   await context.close();
 }, 400_000);
+
+/** the job's status through the API, until `done` says so */
+async function jobStatus(id: string, done: (status: string) => boolean): Promise<string> {
+  let status = '';
+  await expect
+    .poll(async () => {
+      status = ((await (await w.cp.api(`/v2/${endpointId}/status/${id}`, { key: user.key })).json()) as { status: string }).status;
+      return done(status);
+    }, { timeout: 60_000 })
+    .toBe(true);
+  return status;
+}
+
+/** the chunks a /stream snippet printed: cURL's one answer ({status, stream: [{output}]}), or a JSON line per chunk */
+function chunksPrinted(lang: SnippetLanguage, out: string): unknown[] {
+  if (lang === 'curl') return ((JSON.parse(out) as { stream?: { output: unknown }[] }).stream ?? []).map((c) => c.output);
+  return out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown);
+}
+
+test("the /stream code prints the chunks the page showed, and the /cancel code cancels the page's queued job, in each language", async () => {
+  const { context, page } = await newPage(w.browser);
+  await signIn(page, w.cp.url, user.key);
+  await page.goto(`${w.cp.url}/console/serverless/${endpointId}`);
+  const input = page.getByLabel('Input', { exact: true });
+  await input.waitFor();
+  await page.getByLabel('run (queue, then follow)').check();
+  const streamed = { input: { stream: ['alpha', { beta: 2 }, 3], stream_delay_ms: 100 } };
+  await input.fill(JSON.stringify(streamed));
+  await page.getByRole('button', { name: 'Send' }).click();
+  const result = page.getByRole('region', { name: 'Result' });
+  await expect.poll(async () => (await result.textContent()) ?? '', { timeout: 120_000 }).toMatch(/COMPLETED/);
+  const log = page.getByRole('log', { name: 'Streamed chunks' });
+  await expect.poll(() => log.textContent(), { timeout: 10_000 }).toBe('"alpha"\n{"beta":2}\n3');
+  const shownChunks = ((await log.textContent()) ?? '').split('\n').map((l) => JSON.parse(l) as unknown);
+  const pageJob = (await page.getByTestId('job-id').textContent())!;
+
+  // the page read its job's chunks (each is handed out once), so each language's /stream code, as the
+  // page shows it, runs against a fresh job of the same Input: the page's job id swapped for the new one
+  for (const [lang, label] of LANGS) {
+    const code = await showCode(page, label, 'stream');
+    expect(code, `${label} /stream`).toContain(pageJob);
+    const res = await w.cp.api(`/v2/${endpointId}/run`, { key: user.key, method: 'POST', json: streamed });
+    const fresh = ((await res.json()) as { id: string }).id;
+    await jobStatus(fresh, (s) => s === 'COMPLETED');
+    const out = (await runSnippet(lang, code.split(pageJob).join(fresh), user.key)).trim();
+    expect(chunksPrinted(lang, out), `${label} /stream`).toEqual(shownChunks);
+  }
+
+  // /cancel: a job that holds the one worker, so the page's next job waits in the queue; each
+  // language's /cancel code (naming the page's job) cancels it, and the page shows CANCELLED
+  const blocker = ((await (await w.cp.api(`/v2/${endpointId}/run`, { key: user.key, method: 'POST', json: { input: { sleep_ms: 300_000 } } })).json()) as { id: string }).id;
+  await jobStatus(blocker, (s) => s === 'IN_PROGRESS');
+  try {
+    for (const [lang, label] of LANGS) {
+      await input.fill(JSON.stringify({ input: { cancel_me: label } }));
+      await page.getByRole('button', { name: 'Send' }).click();
+      await expect.poll(async () => (await result.textContent()) ?? '', { timeout: 20_000 }).toMatch(/IN_QUEUE/);
+      const queued = (await page.getByTestId('job-id').textContent())!;
+      expect(queued).not.toBe(pageJob);
+      const code = await showCode(page, label, 'cancel');
+      expect(code, `${label} /cancel`).toContain(queued);
+      const out = JSON.parse((await runSnippet(lang, code, user.key)).trim()) as { id?: string; status?: string };
+      expect(out, `${label} /cancel`).toMatchObject({ id: queued, status: 'CANCELLED' });
+      expect(await jobStatus(queued, () => true)).toBe('CANCELLED');
+      await expect.poll(async () => (await result.textContent()) ?? '', { timeout: 20_000 }).toMatch(/CANCELLED/);
+    }
+    await shot(page, '25-playground-cancelled');
+  } finally {
+    await w.cp.api(`/v2/${endpointId}/cancel/${blocker}`, { key: user.key, method: 'POST' });
+  }
+  await context.close();
+}, 300_000);
 
 test('the Teams, Models and Fleet pages render for a team user without serious accessibility violations', async () => {
   const { context, page } = await newPage(w.browser);

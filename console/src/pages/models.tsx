@@ -25,6 +25,15 @@ function mediaOf(output: unknown): { kind: 'audio' | 'image'; url: string }[] {
   return out;
 }
 
+/** what the job cost: a public model's output carries its charge (`cost`) and what it was for (`usage`) */
+function costText(job: JobStatus): string {
+  const out = (job.output && typeof job.output === 'object' ? job.output : {}) as { cost?: unknown; usage?: { units?: unknown; unit?: unknown } };
+  const cost = typeof job.cost === 'number' ? job.cost : typeof out.cost === 'number' ? out.cost : undefined;
+  if (cost === undefined) return '';
+  const usage = typeof out.usage?.units === 'number' ? ` (${out.usage.units} ${String(out.usage.unit ?? 'units')})` : '';
+  return `cost ${usd(cost, 6)}${usage}`;
+}
+
 function ModelForm({ model }: { model: PublicEndpointView }) {
   const api = useApi();
   const [text, setText] = useState(JSON.stringify({ input: (model.exampleInput as unknown) ?? { prompt: '' } }, null, 2));
@@ -65,9 +74,9 @@ function ModelForm({ model }: { model: PublicEndpointView }) {
       ) : null}
       <ErrorAlert error={error} />
       {job ? (
-        <div aria-live="polite">
+        <div role="status">
           <p>
-            <Status word={job.status} /> {typeof job.cost === 'number' ? `cost ${usd(job.cost, 6)}` : ''}
+            <Status word={job.status} /> {costText(job)}
             {typeof job.executionTime === 'number' ? ` · ${job.executionTime} ms` : ''}
           </p>
           {mediaOf(job.output).map((m) => (m.kind === 'audio' ? <audio controls src={m.url} aria-label="Audio output" /> : <img src={m.url} alt="Image output" class="media" />))}
