@@ -1,7 +1,7 @@
 // `gpufleet hosts enroll|list|show|drain|undrain|lost|refresh|accept-key|remove|diagnose|clear-gpu` (show, diagnose, clear-gpu: host-gpus.ts)
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
-import { ApiClient, ApiError } from '../client/index.ts';
+import { ApiClient, ApiError, responseError } from '../client/index.ts';
 import { newTable } from './output.ts';
 import { addHostGpuCommands } from './host-gpus.ts';
 
@@ -41,9 +41,8 @@ async function enroll(ssh: string, o: { identity: string; datacenter?: string; c
     body: JSON.stringify({ ssh, privateKey, ...(o.datacenter ? { dataCenterId: o.datacenter } : {}), ...(o.cloud ? { cloud: o.cloud } : {}) }),
   });
   if (!res.ok || !res.body) {
-    const p = (await res.json().catch(() => ({}))) as { code?: string; detail?: string; errors?: string[] };
     spinner.fail();
-    throw new ApiError(res.status, p.code ?? `HTTP_${res.status}`, p.detail ?? res.statusText, p.errors ?? []);
+    throw await responseError(res);
   }
   let buf = '';
   const decoder = new TextDecoder();

@@ -32,6 +32,17 @@ export class ApiError extends Error {
   }
 }
 
+/** a problem+json answer (docs/errors.md) as an ApiError: its status, code, detail (or title) and errors */
+export function problemError(status: number, body: unknown, statusText = ''): ApiError {
+  const p = (body !== null && typeof body === 'object' ? body : {}) as { code?: string; detail?: string; title?: string; errors?: string[] };
+  return new ApiError(status, p.code ?? `HTTP_${status}`, p.detail ?? p.title ?? (statusText || `HTTP ${status}`), p.errors ?? []);
+}
+
+/** the ApiError of a refused answer, read from its problem+json body (any other body: its status line) */
+export async function responseError(res: Response): Promise<ApiError> {
+  return problemError(res.status, await res.json().catch(() => ({})), res.statusText);
+}
+
 /** No API key given and GPUFLEET_API_KEY unset: the CLI prints the message on one line and exits 2 (wrong usage). */
 export class MissingApiKeyError extends Error {
   constructor() {
@@ -84,10 +95,7 @@ export class ApiClient {
     if (res.status === 204) return undefined as T;
     const text = await res.text();
     const data: unknown = text ? JSON.parse(text) : undefined;
-    if (!res.ok) {
-      const p = (data ?? {}) as { code?: string; detail?: string; errors?: string[]; title?: string };
-      throw new ApiError(res.status, p.code ?? 'HTTP_' + res.status, p.detail ?? p.title ?? res.statusText, p.errors ?? []);
-    }
+    if (!res.ok) throw problemError(res.status, data, res.statusText);
     return data as T;
   }
 
@@ -99,10 +107,7 @@ export class ApiClient {
       body: body === undefined ? undefined : JSON.stringify(body),
       signal,
     });
-    if (!res.ok || !res.body) {
-      const p = (await res.json().catch(() => ({}))) as { code?: string; detail?: string; errors?: string[]; title?: string };
-      throw new ApiError(res.status, p.code ?? 'HTTP_' + res.status, p.detail ?? p.title ?? res.statusText, p.errors ?? []);
-    }
+    if (!res.ok || !res.body) throw await responseError(res);
     const decoder = new TextDecoder();
     let buf = '';
     // read()ing (not for await): browsers that cannot iterate a ReadableStream read it too

@@ -1,7 +1,7 @@
 // The client side of an interactive exec session (GET /v2/pods/{id}/exec/ws, docs/pods.md
 // "Interactive exec"): binary frames are a channel byte and data (0 stdin, 1 stdout, 2 stderr);
 // text frames are JSON control messages (resize, eof; the server's last one is exit or error).
-import { ApiError, type ApiClient, type WebSocketLike } from './api-client.ts';
+import { ApiError, problemError, type ApiClient, type WebSocketLike } from './api-client.ts';
 
 export interface ExecSessionOptions {
   /** a terminal of cols × rows (`docker exec -t`); without, stdout and stderr come apart */
@@ -127,13 +127,13 @@ export function rejectOnRefusal(ws: WebSocketLike, reject: (e: ApiError) => void
     res.setEncoding('utf8');
     res.on('data', (c: string) => (body += c));
     res.on('end', () => {
-      let p: { code?: string; detail?: string; title?: string; errors?: string[] } = {};
+      let p: unknown = {};
       try {
-        p = JSON.parse(body) as typeof p;
+        p = JSON.parse(body);
       } catch {
         /* not problem+json */
       }
-      reject(new ApiError(res.statusCode ?? 502, p.code ?? `HTTP_${res.statusCode}`, p.detail ?? p.title ?? res.statusMessage ?? 'refused', p.errors ?? []));
+      reject(problemError(res.statusCode ?? 502, p, res.statusMessage ?? 'refused'));
       node.terminate?.();
     });
   });

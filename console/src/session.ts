@@ -2,7 +2,7 @@
 // POST /console/session, which answers who signed in and sets a host-only HttpOnly cookie; every later
 // request carries that cookie (same origin) and the CSRF token header. The key is never kept: not in
 // storage, not in the DOM (the sign-in field is emptied), not in any other request.
-import { ApiClient, ApiError } from '../../client/index.ts';
+import { ApiClient, ApiError, responseError } from '../../client/index.ts';
 
 export type Scope = 'read' | 'read_write' | 'admin';
 
@@ -37,11 +37,6 @@ function sessionOf(a: SessionAnswer): Session {
   };
 }
 
-async function problem(res: Response): Promise<ApiError> {
-  const p = (await res.json().catch(() => ({}))) as { code?: string; detail?: string; title?: string; errors?: string[] };
-  return new ApiError(res.status, p.code ?? `HTTP_${res.status}`, p.detail ?? p.title ?? res.statusText, p.errors ?? []);
-}
-
 /** exchanges the key for a session cookie (204), then reads who it is; a wrong key rejects with the server's ApiError (401) */
 export async function signIn(key: string): Promise<Session> {
   const res = await fetch('/console/session', {
@@ -50,7 +45,7 @@ export async function signIn(key: string): Promise<Session> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ apiKey: key }),
   });
-  if (!res.ok) throw await problem(res);
+  if (!res.ok) throw await responseError(res);
   const s = await currentSession();
   if (!s) throw new ApiError(401, 'UNAUTHENTICATED', 'The session was not kept: this browser may refuse the cookie.');
   return s;
@@ -60,7 +55,7 @@ export async function signIn(key: string): Promise<Session> {
 export async function currentSession(): Promise<Session | null> {
   const res = await fetch('/console/session', { credentials: 'same-origin', headers: { accept: 'application/json' } });
   if (res.status === 401) return null;
-  if (!res.ok) throw await problem(res);
+  if (!res.ok) throw await responseError(res);
   return sessionOf((await res.json()) as SessionAnswer);
 }
 

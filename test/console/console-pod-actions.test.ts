@@ -5,7 +5,9 @@
 // the keyboard claims docs/console.md makes (a skip link first, the heading takes focus on
 // navigation, every focus stop visibly outlined, arrow keys move between tabs, the confirmation is
 // a modal dialog that Escape closes without acting and that gives focus back); and bulk Stop of two
-// selected pods, confirmed, leaves both EXITED.
+// selected pods, confirmed, leaves both EXITED. The live list: with a filter, an event reads only its
+// pod (no list read again); a list answer older than an event's does not undo it (the race made to
+// happen by holding the list's answer until the event was applied).
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { axeViolations, newPage, openConsoleWorld, shot, signIn, type ConsoleWorld } from './console-world.ts';
@@ -130,7 +132,7 @@ test('the keyboard: the heading has focus on load, Shift+Tab reaches the navigat
   // (Shift+Tab) passes the top bar and the navigation to the skip link, every stop outlined
   await expect.poll(() => focused(page)).toMatchObject({ tag: 'H1', text: 'Pods' });
   await page.keyboard.press('Tab');
-  expect(await focused(page)).toMatchObject({ tag: 'A', text: 'Create pod', outline: true });
+  expect(await focused(page)).toMatchObject({ tag: 'BUTTON', text: 'Refresh', outline: true });
   const back: string[] = [];
   for (let i = 0; i < 12 && !back.at(-1)?.startsWith('Skip'); i++) {
     await page.keyboard.press('Shift+Tab');
@@ -162,7 +164,7 @@ test('the keyboard: the heading has focus on load, Shift+Tab reaches the navigat
   }
   // the filters, both rows' checkbox, name link and actions
   expect(stops.length).toBeGreaterThanOrEqual(14);
-  expect(stops).toEqual(expect.arrayContaining(['Create pod', 'notebook', 'idle-box', 'Stop', 'Restart', 'Terminate']));
+  expect(stops).toEqual(expect.arrayContaining(['Refresh', 'Create pod', 'notebook', 'idle-box', 'Stop', 'Restart', 'Terminate']));
 
   // the pod page's tabs: arrow keys move the selection and the focus, wrapping at the ends
   await podPage(page, idle);
@@ -195,6 +197,71 @@ test('the keyboard: the heading has focus on load, Shift+Tab reaches the navigat
   expect(((await (await w.cp.api(`/v2/pods/${idle.id}`, { key: user.key })).json()) as J).status).toBe('RUNNING');
   await context.close();
 }, 120_000);
+
+/** a pod action through the API (another client), then its status once it is `want` */
+async function actAndWait(pod: J, action: string, want: string): Promise<void> {
+  const res = await w.cp.api(`/v2/pods/${pod.id}/action`, { method: 'POST', key: user.key, json: { action } });
+  expect(res.status, await res.clone().text()).toBe(200);
+  await waitFor(`pod ${pod.name} ${want}`, async () => ((await (await w.cp.api(`/v2/pods/${pod.id}`, { key: user.key })).json()) as J).status === want, 60_000);
+}
+
+const isList = (url: URL) => url.pathname === '/v2/pods';
+
+test('with a filter, an event about a pod reads that pod alone: a pod leaving the filter leaves the list, one entering it comes in, and the list is never read again', async () => {
+  const { context, page } = await newPage(w.browser);
+  await signIn(page, w.cp.url, user.key);
+  await page.goto(`${w.cp.url}/console/pods?status=RUNNING`);
+  const row = page.getByRole('row', { name: /idle-box/ });
+  await row.waitFor({ timeout: 10_000 });
+  await page.getByRole('row', { name: /notebook/ }).waitFor();
+  const reads: string[] = [];
+  page.on('request', (r) => {
+    if (r.method() === 'GET' && new URL(r.url()).pathname.startsWith('/v2/pods')) reads.push(new URL(r.url()).pathname);
+  });
+  await actAndWait(idle, 'stop', 'EXITED');
+  await expect.poll(() => row.count(), { timeout: 10_000 }).toBe(0);
+  await actAndWait(idle, 'start', 'RUNNING');
+  await expect.poll(() => row.textContent(), { timeout: 10_000 }).toMatch(/RUNNING/);
+  expect(await page.getByRole('row', { name: /notebook/ }).count()).toBe(1);
+  expect(reads.filter((path) => path === '/v2/pods')).toEqual([]);
+  expect(reads.length).toBeGreaterThan(0);
+  expect(new Set(reads)).toEqual(new Set([`/v2/pods/${idle.id}`]));
+  await context.close();
+}, 180_000);
+
+test('a list read before a pod stopped but answered after the pod\'s own read does not put the old status back (the list answer held until the event was applied)', async () => {
+  const { context, page } = await newPage(w.browser);
+  await signIn(page, w.cp.url, user.key);
+  await page.getByRole('link', { name: 'Pods', exact: true }).click();
+  const row = page.getByRole('row', { name: /idle-box/ });
+  await expect.poll(() => row.textContent(), { timeout: 10_000 }).toMatch(/RUNNING/);
+  // the next list read: sent to the server at once (so it reads the pod RUNNING), its answer held
+  let held: { release(): Promise<void>; body: string } | undefined;
+  const fetched = new Promise<void>((resolve) =>
+    page.route(isList, async (route) => {
+      const response = await route.fetch();
+      const body = await response.text();
+      held = { body, release: () => route.fulfill({ response, body }) };
+      resolve();
+    }),
+  );
+  await page.getByRole('button', { name: 'Refresh', exact: true }).click();
+  await fetched;
+  const stale = JSON.parse(held!.body) as J[] | { pods: J[] };
+  expect((Array.isArray(stale) ? stale : stale.pods).find((p) => p.id === idle.id)?.status).toBe('RUNNING');
+  expect(await page.getByRole('table', { name: 'Pods' }).getAttribute('aria-busy')).toBe('true');
+  // the pod stops; its event makes the page read it, and the row shows EXITED
+  await actAndWait(idle, 'stop', 'EXITED');
+  await expect.poll(() => row.textContent(), { timeout: 10_000 }).toMatch(/EXITED/);
+  // now the older list answer arrives; once the page has taken it, the row still says EXITED
+  await held!.release();
+  await expect.poll(() => page.getByRole('table', { name: 'Pods' }).getAttribute('aria-busy'), { timeout: 10_000 }).toBe('false');
+  expect(await row.textContent()).toMatch(/EXITED/);
+  expect(await row.getByRole('button', { name: 'Start', exact: true }).count()).toBe(1);
+  await page.unroute(isList);
+  await actAndWait(idle, 'start', 'RUNNING');
+  await context.close();
+}, 180_000);
 
 test('bulk actions: two selected pods stopped with one confirmation, both EXITED in the list', async () => {
   const { context, page } = await newPage(w.browser);

@@ -6,7 +6,7 @@ import { useConfirm } from '../ui/confirm.tsx';
 import { useLoad } from '../ui/hooks.ts';
 import { useEvents } from '../ui/live.ts';
 import { ErrorAlert, Field, fieldErrors, Loading, PageTitle, Status, when } from '../ui/widgets.tsx';
-import { ApiError } from '../../../client/index.ts';
+import { ApiError, responseError } from '../../../client/index.ts';
 import { DiagnosisResult, type Diagnosis } from './host-diagnosis.tsx';
 
 interface Gpu {
@@ -145,10 +145,7 @@ function Enrol({ onDone }: { onDone: () => void }) {
         headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' },
         body: JSON.stringify({ ssh, privateKey: key, ...(dc ? { dataCenterId: dc } : {}) }),
       });
-      if (!res.ok || !res.body) {
-        const p = (await res.json().catch(() => ({}))) as { code?: string; detail?: string; errors?: string[] };
-        throw new ApiError(res.status, p.code ?? `HTTP_${res.status}`, p.detail ?? res.statusText, p.errors ?? []);
-      }
+      if (!res.ok || !res.body) throw await responseError(res);
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
       let buf = '';
       for (;;) {

@@ -1,13 +1,17 @@
 // Pods: filters (status, GPU type, data center, interruptible), each pod's name (a link to its
 // page) and its status word as text, its actions as buttons, bulk actions on the selected ones, and
-// live status from the event stream.
-import { useMemo, useRef, useState } from 'preact/hooks';
+// live status from the event stream: an event about a pod reads that pod alone (never the whole list
+// again) and puts it in, takes it out (gone, or no longer matching the filters) or updates its row;
+// answers are applied in the order their requests were sent (OrderedRows), so a list read before an
+// event never puts back what the event's answer changed.
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import type { PodAction, PodView } from '../../../client/index.ts';
+import { ApiError, type PodAction, type PodView } from '../../../client/index.ts';
 import { useApi } from '../api.ts';
 import { useConfirm } from '../ui/confirm.tsx';
 import { useLoad } from '../ui/hooks.ts';
 import { useEvents } from '../ui/live.ts';
+import { OrderedRows } from '../ui/ordered-rows.ts';
 import { ErrorAlert, Loading, PageTitle, Status, usd } from '../ui/widgets.tsx';
 import { ACTIONS, PodActions } from './pod-actions.tsx';
 import { useRowWindow } from '../ui/window-rows.ts';
@@ -30,12 +34,11 @@ export function PodsPage() {
   const gpuTypeId = query.gpuTypeId ?? '';
   const dataCenterId = query.dataCenterId ?? '';
   const interruptible = query.interruptible ?? '';
-  const pods = useLoad(() => api.pods.list({ status: status || undefined, gpuTypeId: gpuTypeId || undefined, dataCenterId: dataCenterId || undefined }), [status, gpuTypeId, dataCenterId]);
+  const pods = usePodRows(status, gpuTypeId, dataCenterId);
   const gpus = useLoad(() => api.catalog.gpus(), []);
   const dcs = useLoad(() => api.catalog.dataCenters(), []);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const confirm = useConfirm();
-  const refreshing = useRef(new Set<string>());
 
   const setFilter = (name: string, value: string) => {
     const q = new URLSearchParams({ status, gpuTypeId, dataCenterId, interruptible, [name]: value });
@@ -44,29 +47,9 @@ export function PodsPage() {
     route(`/console/pods${s ? `?${s}` : ''}`, true);
   };
 
-  const replace = (id: string, next: PodView | undefined) => {
-    const list = pods.data ?? [];
-    pods.set(next ? list.map((p) => (p.id === id ? next : p)) : list.filter((p) => p.id !== id));
-  };
-
-  // a pod's event: read that pod again (its status word and its actions); a new pod: the list again
-  useEvents((e) => {
-    if (e.resourceType !== 'pod' || refreshing.current.has(e.resourceId)) return;
-    const known = pods.data?.some((p) => p.id === e.resourceId);
-    if (!known) {
-      pods.reload();
-      return;
-    }
-    refreshing.current.add(e.resourceId);
-    api.pods
-      .get(e.resourceId)
-      .then((p) => replace(e.resourceId, p), () => replace(e.resourceId, undefined))
-      .finally(() => refreshing.current.delete(e.resourceId));
-  });
-
   const shown = useMemo(
-    () => (pods.data ?? []).filter((p) => (interruptible === '' ? true : String(p.interruptible === true) === interruptible)),
-    [pods.data, interruptible],
+    () => pods.rows.filter((p) => (interruptible === '' ? true : String(p.interruptible === true) === interruptible)),
+    [pods.rows, interruptible],
   );
 
   const { body, win } = useRowWindow(shown.length, ROW_PX);
@@ -100,6 +83,9 @@ export function PodsPage() {
     <>
       <div class="page-head">
         <PageTitle>Pods</PageTitle>
+        <button type="button" class="small" onClick={pods.reload}>
+          Refresh
+        </button>
         {api.write ? (
           <a class="button primary" href="/console/pods/new">
             Create pod
@@ -154,12 +140,12 @@ export function PodsPage() {
           ))}
         </div>
       ) : null}
-      {pods.loading && !pods.data ? (
+      {!pods.loaded && !pods.rows.length ? (
         <Loading what="pods" />
       ) : shown.length === 0 ? (
         <p>No pods{status || gpuTypeId || dataCenterId || interruptible ? ' match these filters' : ' yet'}.</p>
       ) : (
-        <table class="list pods" aria-label="Pods" aria-rowcount={shown.length + 1}>
+        <table class="list pods" aria-label="Pods" aria-rowcount={shown.length + 1} aria-busy={pods.busy}>
           <colgroup>
             {api.write ? <col class="c-select" /> : null}
             <col />
@@ -208,7 +194,7 @@ export function PodsPage() {
                 <td>{p.dataCenterId ?? '—'}</td>
                 <td>{usd(p.cost, 3)}</td>
                 <td>
-                  <PodActions pod={p} onDone={(next) => replace(p.id, next)} />
+                  <PodActions pod={p} onDone={(next) => pods.put(p.id, next)} />
                 </td>
               </tr>
             ))}
@@ -222,4 +208,82 @@ export function PodsPage() {
       )}
     </>
   );
+}
+
+/** the list's rows for these filters: read once, then kept live from the event stream (see the top) */
+function usePodRows(status: string, gpuTypeId: string, dataCenterId: string) {
+  const api = useApi();
+  const store = useRef(new OrderedRows<PodView>());
+  const [, setVersion] = useState(0);
+  const [loaded, setLoaded] = useState(false);
+  const [busy, setBusy] = useState(0);
+  const [error, setError] = useState<unknown>(undefined);
+  /** id → whether another event came while its read was in flight (then it is read once more) */
+  const reading = useRef(new Map<string, boolean>());
+  const bump = () => setVersion((v) => v + 1);
+  const matches = (p: PodView) => (!status || p.status === status) && (!gpuTypeId || p.gpu?.id === gpuTypeId) && (!dataCenterId || p.dataCenterId === dataCenterId);
+
+  const reload = useCallback(() => {
+    const rows = store.current;
+    const seq = rows.begin();
+    setBusy((n) => n + 1);
+    api.pods.list({ status: status || undefined, gpuTypeId: gpuTypeId || undefined, dataCenterId: dataCenterId || undefined }).then(
+      (list) => {
+        if (store.current !== rows) return;
+        rows.applyList(seq, list);
+        setLoaded(true);
+        setError(undefined);
+      },
+      (e: unknown) => store.current === rows && setError(e),
+    ).finally(() => {
+      setBusy((n) => n - 1);
+      bump();
+    });
+  }, [api, status, gpuTypeId, dataCenterId]);
+
+  useEffect(() => {
+    store.current = new OrderedRows<PodView>();
+    reading.current.clear();
+    setLoaded(false);
+    reload();
+  }, [reload]);
+
+  const readOne = (id: string) => {
+    if (reading.current.has(id)) {
+      reading.current.set(id, true);
+      return;
+    }
+    reading.current.set(id, false);
+    const rows = store.current;
+    const seq = rows.begin();
+    api.pods
+      .get(id)
+      .catch((e: unknown) => (e instanceof ApiError && e.status === 404 ? undefined : Promise.reject(e)))
+      .then((p) => store.current === rows && rows.applyOne(seq, id, p && matches(p) ? p : undefined) && bump(), () => undefined)
+      .finally(() => {
+        const again = reading.current.get(id);
+        reading.current.delete(id);
+        if (again) readOne(id);
+      });
+  };
+
+  useEvents((e) => {
+    if (e.resourceType !== 'pod') return;
+    // a pod the list does not show, whose new status the status filter leaves out: nothing to read
+    if (status && e.status && e.status !== status && !store.current.has(e.resourceId)) return;
+    readOne(e.resourceId);
+  });
+
+  return {
+    rows: store.current.rows,
+    loaded,
+    busy: busy > 0,
+    error,
+    reload,
+    /** the pod as an action answered it (undefined: terminated) */
+    put: (id: string, p: PodView | undefined) => {
+      const rows = store.current;
+      if (rows.applyOne(rows.begin(), id, p && matches(p) ? p : undefined)) bump();
+    },
+  };
 }
