@@ -16,7 +16,12 @@ function packageVersion(): string {
   }
 }
 
+const aboutSchema = {
+  type: 'object',
+  properties: Object.fromEntries(['name', 'version', 'docs', 'openapi', 'graphql', 'health'].map((k) => [k, { type: 'string' }])),
+} as const;
+
 export function aboutRoute(app: FastifyInstance): void {
   const about = { name: 'gpufleet', version: packageVersion(), docs: '/v2/docs', openapi: '/v2/openapi.json', graphql: '/graphql', health: '/healthz' };
-  app.get('/', { config: { public: true }, schema: { hide: true } }, async () => about);
+  app.get('/', { config: { public: true }, schema: { hide: true, response: { 200: aboutSchema } } }, async () => about);
 }

@@ -32,7 +32,7 @@ import { jobInterface } from './jobs/index.ts';
 import { jobHistoryRoutes, serverlessV2Routes, workerLogRoutes } from './serverless/index.ts';
 import { registerHttpMetrics } from './observability/http-metrics.ts';
 import { aboutRoute } from './about-route.ts';
-import { healthRoutes } from './observability/health-routes.ts';
+import { aliveSchema, healthRoutes } from './observability/health-routes.ts';
 import { podLogRoutes } from './rest/pod-logs.ts';
 import { podExecRoutes } from './rest/pod-exec.ts';
 import { podExecSocketRoutes } from './rest/pod-exec-socket.ts';
@@ -167,7 +167,7 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
     await docs.register(swaggerUi, { routePrefix: '/v2/docs' });
     docs.get('/v2/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   });
-  app.get('/healthz', { config: { public: true }, schema: { hide: true } }, async () => ({ ok: true }));
+  app.get('/healthz', { config: { public: true }, schema: { hide: true, response: { 200: aliveSchema } } }, async () => ({ ok: true }));
   aboutRoute(app); // GET /, public: the version and where the docs are
   consoleRoutes(app, services.config.consoleDir); // GET /console: the web console's files (docs/console.md)
   healthRoutes(app, services); // /metrics, /readyz

@@ -4,7 +4,7 @@
 // and checks it belongs to the `:workerId` and `:endpointId` of the route. Bodies are JSON whatever
 // the content-type says (runpod-python labels them application/x-www-form-urlencoded).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GpufleetError } from '../../model/index.ts';
+import { emptyAnswerSchema, GpufleetError, jobDoneAnswerSchema, jobsToStopSchema, takenJobSchema, takenJobsSchema } from '../../model/index.ts';
 import { MAX_TAKE_BATCH, type PingReport, type WorkerProtocol } from '../../core/index.ts';
 import { workerOf } from '../auth/request-guard.ts';
 import { errorResponses } from '../rest/route-schema.ts';
@@ -23,6 +23,8 @@ const workerParams = { type: 'object', properties: { endpointId: { type: 'string
 const jobParams = { type: 'object', properties: { endpointId: { type: 'string' }, workerId: { type: 'string' }, jobId: { type: 'string' } } } as const;
 const config = { worker: true } as const;
 const errors = errorResponses(400, 401, 403, 404, 409, 413, 422);
+/** a long poll that ended with nothing: no body */
+const none = { type: 'null' } as const;
 
 const query = (r: FastifyRequest) => (r.query ?? {}) as Record<string, unknown>;
 /** a query value given once, or undefined; given twice is 400 */
@@ -81,12 +83,12 @@ export async function workerRoutes(app: FastifyInstance, protocol: WorkerProtoco
       if (jobs.length === 0) return reply.code(204).send();
       return batch ? jobs : jobs[0];
     };
-    w.get(`${P}/job-take/:workerId`, { ...common, schema: { tags, summary: 'Long poll for a job (204 when none came)', params: workerParams, response: errors } }, take(false));
-    w.get(`${P}/job-take-batch/:workerId`, { ...common, schema: { tags, summary: 'Long poll for up to batch_size jobs (204 when none came)', params: workerParams, response: errors } }, take(true));
+    w.get(`${P}/job-take/:workerId`, { ...common, schema: { tags, summary: 'Long poll for a job (204 when none came)', params: workerParams, response: { 200: takenJobSchema, 204: none, ...errors } } }, take(false));
+    w.get(`${P}/job-take-batch/:workerId`, { ...common, schema: { tags, summary: 'Long poll for up to batch_size jobs (204 when none came)', params: workerParams, response: { 200: takenJobsSchema, 204: none, ...errors } } }, take(true));
 
     w.get(
       `${P}/job-stop/:workerId`,
-      { ...common, schema: { tags, summary: 'Long poll for jobs the worker must stop: {"jobsToStop":[…]}, or 204', params: workerParams, response: errors } },
+      { ...common, schema: { tags, summary: 'Long poll for jobs the worker must stop: {"jobsToStop":[…]}, or 204', params: workerParams, response: { 200: jobsToStopSchema, 204: none, ...errors } } },
       async (request, reply) => {
         const ids = await protocol.stopRequests(workerOf(request), callerGone(reply));
         if (ids.length === 0) return reply.code(204).send();
@@ -96,7 +98,7 @@ export async function workerRoutes(app: FastifyInstance, protocol: WorkerProtoco
 
     w.post(
       `${P}/job-done/:workerId/:jobId`,
-      { ...common, bodyLimit: JOB_DONE_BODY_LIMIT, schema: { tags, summary: 'A job\'s result; status IN_PROGRESS is a progress update; stopPod recycles the worker', params: jobParams, response: errors } },
+      { ...common, bodyLimit: JOB_DONE_BODY_LIMIT, schema: { tags, summary: 'A job\'s result; status IN_PROGRESS is a progress update; stopPod recycles the worker', params: jobParams, response: { 200: jobDoneAnswerSchema, ...errors } } },
       async (request) => {
         const job = await protocol.done(workerOf(request), param(request.params, 'jobId'), request.body);
         return { id: job.id, status: job.status };
@@ -105,7 +107,7 @@ export async function workerRoutes(app: FastifyInstance, protocol: WorkerProtoco
 
     w.post(
       `${P}/job-stream/:workerId/:jobId`,
-      { ...common, bodyLimit: JOB_STREAM_BODY_LIMIT, schema: { tags, summary: 'One streamed item of a job: {"output": …}', params: jobParams, response: errors } },
+      { ...common, bodyLimit: JOB_STREAM_BODY_LIMIT, schema: { tags, summary: 'One streamed item of a job: {"output": …}', params: jobParams, response: { 200: emptyAnswerSchema, ...errors } } },
       async (request) => {
         await protocol.stream(workerOf(request), param(request.params, 'jobId'), request.body);
         return {};
@@ -114,7 +116,7 @@ export async function workerRoutes(app: FastifyInstance, protocol: WorkerProtoco
 
     w.get(
       `${P}/ping/:workerId`,
-      { ...common, schema: { tags, summary: 'Heartbeat with the running job ids (job_id=a,b), or status=unhealthy&check&reason', params: workerParams, response: errors } },
+      { ...common, schema: { tags, summary: 'Heartbeat with the running job ids (job_id=a,b), or status=unhealthy&check&reason', params: workerParams, response: { 200: emptyAnswerSchema, ...errors } } },
       async (request) => {
         await protocol.ping(workerOf(request), pingReport(query(request)));
         return {};

@@ -1,9 +1,9 @@
 // GET /v2/catalog/gpus, /cpus, /datacenters: what the fleet offers now.
 import type { FastifyInstance } from 'fastify';
-import { GpufleetError } from '../../model/index.ts';
+import { cpuFlavorListViewSchema, dataCenterListViewSchema, GpufleetError, gpuTypeListViewSchema, gpuTypeViewSchema } from '../../model/index.ts';
 import type { Services } from '../../core/index.ts';
 import type { GpuTypeInfo } from '../../core/index.ts';
-import { idParams, type RestTypeProvider } from './route-schema.ts';
+import { errorResponses, idParams, type RestTypeProvider } from './route-schema.ts';
 
 export function gpuTypeView(t: GpuTypeInfo) {
   return {
@@ -24,19 +24,19 @@ export function gpuTypeView(t: GpuTypeInfo) {
 export function catalogRoutes(fastify: FastifyInstance, s: Services): void {
   const app = fastify.withTypeProvider<RestTypeProvider>();
   const tags = ['catalog'];
-  app.get('/v2/catalog/gpus', { config: { scope: 'read' }, schema: { tags, summary: 'GPU types in the fleet, with prices and stock' } }, async () => ({
+  app.get('/v2/catalog/gpus', { config: { scope: 'read' }, schema: { tags, summary: 'GPU types in the fleet, with prices and stock', response: { 200: gpuTypeListViewSchema, ...errorResponses(401, 429) } } }, async () => ({
     gpus: (await s.offers.gpuTypes()).map(gpuTypeView),
   }));
-  app.get('/v2/catalog/gpus/:id', { config: { scope: 'read' }, schema: { tags, summary: 'One GPU type', params: idParams } }, async (request) => {
+  app.get('/v2/catalog/gpus/:id', { config: { scope: 'read' }, schema: { tags, summary: 'One GPU type', params: idParams, response: { 200: gpuTypeViewSchema, ...errorResponses(401, 404, 429) } } }, async (request) => {
     const id = request.params.id;
     const t = (await s.offers.gpuTypes()).find((g) => g.entry.id === id);
     if (!t) throw new GpufleetError('NOT_FOUND', `No GPU of type "${id}" is in the fleet.`);
     return gpuTypeView(t);
   });
-  app.get('/v2/catalog/cpus', { config: { scope: 'read' }, schema: { tags, summary: 'CPU flavors' } }, async () => ({
+  app.get('/v2/catalog/cpus', { config: { scope: 'read' }, schema: { tags, summary: 'CPU flavors', response: { 200: cpuFlavorListViewSchema, ...errorResponses(401, 429) } } }, async () => ({
     cpus: s.offers.cpuFlavors(),
   }));
-  app.get('/v2/catalog/datacenters', { config: { scope: 'read' }, schema: { tags, summary: 'Data centers in the fleet' } }, async () => ({
+  app.get('/v2/catalog/datacenters', { config: { scope: 'read' }, schema: { tags, summary: 'Data centers in the fleet', response: { 200: dataCenterListViewSchema, ...errorResponses(401, 429) } } }, async () => ({
     dataCenters: await s.offers.dataCenters(),
   }));
 }

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { gpuHealth, incidentLiveSince, type HostRecord, type PodRecord } from '../../model/index.ts';
 import { hostDrainSchema, hostEnrollSchema, hostListViewSchema, hostViewSchema, type HostDrainInput, type HostEnrollInput } from '../../model/index.ts';
-import { gpuUuidParams, hostDiagnoseSchema, hostGpuClearSchema, userActor, type HostDiagnoseInput, type HostGpuClearInput } from '../../model/index.ts';
+import { gpuUuidParams, hostDiagnoseResultSchema, hostDiagnoseSchema, hostGpuClearSchema, userActor, type HostDiagnoseInput, type HostGpuClearInput } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { check, compile } from '../../model/index.ts';
 import { parseSshAddress } from '../../core/index.ts';
@@ -73,7 +73,7 @@ export function hostRoutes(fastify: FastifyInstance, s: Services): void {
     hostView(await s.fleet.get(r.params.id), await s.store.list('pods', { hostId: r.params.id })),
   );
   // returning a GPU to service (docs/gpu-health.md): a diagnostic whose pass clears it, or an operator's clear
-  app.post('/v2/hosts/:id/diagnose', { config, schema: { tags, summary: 'Run a GPU diagnostic (dcgmi diag, or the driver check) on one GPU or all; a pass returns a GPU to service', params: idParams, body: docSchema(hostDiagnoseSchema), response: errorResponses(401, 403, 404, 409, 422, 429) } }, async (r) => {
+  app.post('/v2/hosts/:id/diagnose', { config, schema: { tags, summary: 'Run a GPU diagnostic (dcgmi diag, or the driver check) on one GPU or all; a pass returns a GPU to service', params: idParams, body: docSchema(hostDiagnoseSchema), response: { 200: hostDiagnoseResultSchema, ...errorResponses(401, 403, 404, 409, 422, 429) } } }, async (r) => {
     const body = check(validateDiagnose, r.body ?? {}, 'diagnose request');
     const res = await s.gpuDiagnostics.diagnose(r.params.id, { ...(body.gpu !== undefined ? { gpu: body.gpu } : {}), ...(body.level !== undefined ? { level: body.level as 1 | 2 } : {}) }, userActor(principalOf(r).keyId));
     return { ...res, host: hostView(res.host) };

@@ -8,6 +8,8 @@ import { errorResponses, queryByHand, type RestTypeProvider } from './route-sche
 
 // a key of no object is a 404 and a bad signature a 403, from MediaService.open: nothing here refuses
 const params = { type: 'object', required: ['key'], properties: { key: { type: 'string', description: 'at most 64 characters' } } } as const;
+/** the object's bytes, in its own content type: no JSON, so no serializer runs */
+const bytes = (description: string) => ({ description, content: { '*/*': { schema: { type: 'string', format: 'binary' } } } }) as const;
 const query = queryByHand({ type: 'object', properties: { signature: { type: 'string' } } });
 
 export function mediaRoutes(fastify: FastifyInstance, media: MediaService): void {
@@ -18,7 +20,7 @@ export function mediaRoutes(fastify: FastifyInstance, media: MediaService): void
       config: { public: true },
       // a HEAD would open the object and never read it
       exposeHeadRoute: false,
-      schema: { tags: ['media'], summary: 'A media output, by its signed URL', params, querystring: query, response: errorResponses(403, 404, 410, 416, 429) },
+      schema: { tags: ['media'], summary: 'A media output, by its signed URL', params, querystring: query, response: { 200: bytes('the whole object'), 206: bytes('the byte range asked for (content-range says which)'), ...errorResponses(403, 404, 410, 416, 429) } },
     },
     async (request, reply) => {
       const m = await media.open(request.params.key, request.query.signature, request.headers.range);

@@ -3,7 +3,7 @@
 // (`{"endpoints": []}`), create answers 201, delete 204 (and cancels the endpoint's jobs).
 // `GET /v2/serverless/{id}/workers` lists the endpoint's workers (core/workers/worker-service.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { endpointMetricsQuerySchema, endpointMetricsSchema, endpointV2CreateSchema, endpointV2UpdateSchema, endpointV2ViewSchema, GpufleetError } from '../../model/index.ts';
+import { workerListViewSchema, endpointMetricsQuerySchema, endpointMetricsSchema, endpointV2CreateSchema, endpointV2UpdateSchema, endpointV2ViewSchema, GpufleetError } from '../../model/index.ts';
 import { createEndpointV2, endpointV2Containers, toEndpointV2View, updateEndpointV2, type EndpointService, type WorkerService } from '../../core/index.ts';
 import { parseMetricsWindow, type EndpointHistory } from '../../core/index.ts';
 import type { EndpointRecord } from '../../model/index.ts';
@@ -75,7 +75,7 @@ export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointServ
 
   app.get(
     '/v2/serverless/:id/workers',
-    { config: { scope: 'read' }, schema: { tags, summary: "List a serverless endpoint's workers with their state", params: idParams, response: errorResponses(401, 404, 422, 429) } },
+    { config: { scope: 'read' }, schema: { tags, summary: "List a serverless endpoint's workers with their state", params: idParams, response: { 200: workerListViewSchema, ...errorResponses(401, 404, 422, 429) } } },
     async (request) => {
       noQuery(request);
       return { workers: await workers.list(principalOf(request), idOf(request)) };

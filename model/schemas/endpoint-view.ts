@@ -2,6 +2,7 @@
 // answers from them, so each names every field): the v1 `Endpoint` (core/endpoints/endpoint-service.ts
 // toEndpointView, with what api/rest/endpoints.ts adds) and the `requestUrls` both versions answer.
 import { templateViewSchema } from './template.ts';
+import { workerPodViewSchema } from './worker-view.ts';
 
 export const stringArray = { type: 'array', items: { type: 'string' } } as const;
 export const stringMap = { type: 'object', additionalProperties: { type: 'string' } } as const;
@@ -14,8 +15,7 @@ export const requestUrlsSchema = {
 
 /**
  * The v1 `Endpoint` as `/v1/endpoints` answers it. `template` (includeTemplate) is the template's
- * view or null; `workers` (includeWorkers) lists the workers as v1 pods, written as JSON.stringify
- * writes them (no fixture of the on/off test has workers); `warnings` comes with create and update.
+ * view or null; `workers` (includeWorkers) lists the workers as v1 pods (workerPodViewSchema); `warnings` comes with create and update.
  */
 export const endpointViewSchema = {
   type: 'object',
@@ -47,7 +47,7 @@ export const endpointViewSchema = {
     updatedAt: { type: 'string' },
     requestUrls: requestUrlsSchema,
     template: { ...templateViewSchema, type: ['object', 'null'] },
-    workers: { type: 'array', items: {} },
+    workers: { type: 'array', items: workerPodViewSchema },
     statusReason: { type: ['string', 'null'] },
     warnings: stringArray,
   },

@@ -214,6 +214,18 @@ export const gpuUuidParams = {
 export type HostDiagnoseInput = InputOf<typeof hostDiagnoseSchema>;
 export type HostGpuClearInput = InputOf<typeof hostGpuClearSchema>;
 
-
-
-
+/** POST /v2/hosts/{id}/diagnose's answer (core/hosts/gpu-diagnostics.ts DiagnoseResult, with the host's view) */
+export const hostDiagnoseResultSchema = {
+  type: 'object',
+  properties: {
+    hostId: { type: 'string' },
+    method: { type: 'string', enum: ['dcgmi', 'driver-check'] },
+    level: { type: 'integer', description: "dcgmi's run level; 0 for the driver check" },
+    passed: { type: 'boolean', description: 'every GPU judged passed' },
+    gpus: {
+      type: 'array',
+      items: { type: 'object', properties: { index: { type: 'integer' }, uuid: { type: 'string' }, passed: { type: 'boolean' }, summary: { type: 'string' }, health: { type: 'string' } } },
+    },
+    host: hostViewSchema,
+  },
+} as const;

@@ -4,8 +4,11 @@
 // written both ways and compared as JSON values. The fixtures below drive each route that has a
 // response schema, with views as full as the suite makes them (a running pod with ports, GPUs, SSH,
 // a network volume, tags, an interruptible pod, a drained host with an incident, …), through both
-// its success and its refusals. Routes with no response schema (endpoint workers, host diagnose, the worker protocol, GraphQL: docs/validation.md) answer through
-// JSON.stringify in both modes. Then:
+// its success and its refusals: the catalog, health and `/`, a console session, an endpoint's
+// workers, the worker protocol as a worker calls it (its own token), and a host diagnose whose
+// diagnostic answers from a recorded dcgmi run (the real GpuDiagnostics service, its SSH pool replaced
+// by the recording). GraphQL, the only route with no response schema, writes its answers by its own
+// type system (docs/validation.md). Then:
 //   - no answer differed (a view's field its schema lacks fails here, with the route and the field);
 //   - every route and 2xx status that has a response schema was answered at least once: a new route
 //     with a response schema fails the test until it is driven here (add it to `drive` below).
@@ -17,18 +20,27 @@ import { buildServer } from '../../../api/server.ts';
 import type { SerializerMismatch } from '../../../api/schemas/response-serializers.ts';
 import { startTestControlPlane, type TestControlPlane } from '../../harness/control-plane.ts';
 import { seedHosts } from '../../harness/fake-hosts.ts';
+import { GpuDiagnostics } from '../../../core/index.ts';
+import type { SshPool } from '../../../fleet/index.ts';
+import { StoreWorkerDirectory } from '../jobs/store-worker-directory.ts';
 
 let cp: TestControlPlane;
 let app: FastifyInstance;
+let directory: StoreWorkerDirectory;
 const mismatches: SerializerMismatch[] = [];
 const declared = new Set<string>();
 const answered = new Set<string>();
 
 beforeAll(async () => {
-  cp = await startTestControlPlane({ config: { proxyDomain: 'pods.example.net' } as never });
+  cp = await startTestControlPlane({ config: { proxyDomain: 'pods.example.net', workerPollMs: 300 } as never });
   await seedHosts(cp.services.store, [{ id: 'gpu-1', gpus: 8 }, { id: 'gpu-2', gpus: 8 }, { id: 'cpu-host', gpus: 0 }]);
+  directory = new StoreWorkerDirectory(cp.services.store);
+  cp.services.workerPorts.register(directory);
+  const s = cp.services;
   app = await buildServer({
-    services: cp.services,
+    // the diagnostic's command answers what dcgmi diag printed on a host: GPU 0 passes, GPU 1 fails
+    // (the seeded hosts have no real key, so no SSH target is made for them)
+    services: { ...s, gpuDiagnostics: new GpuDiagnostics(s.store, recordedDiagnostic as SshPool, Object.assign(Object.create(s.fleet) as typeof s.fleet, { target: () => ({}) }), s.gpuHealthSignal) },
     serializers: {
       mismatch: (m) => mismatches.push(m),
       declared: (route, status) => void declared.add(`${route} ${status}`),
@@ -44,19 +56,24 @@ afterAll(async () => {
 
 type Json = Record<string, unknown>;
 
-async function call(method: InjectOptions['method'], url: string, body?: unknown, key: string | null = cp.adminKey): Promise<{ status: number; body: Json }> {
+/** dcgmi diag's JSON as the host printed it (fleet/gpu-diagnostic.ts reads it) */
+const DCGMI_RUN = `@@method dcgmi\n${JSON.stringify({ 'DCGM GPU Diagnostic': { test_categories: [{ category: 'Hardware', tests: [{ name: 'GPU Memory', results: [{ gpu_id: '0', status: 'Pass' }, { gpu_id: '1', status: 'Fail', warnings: [{ warning: 'DBE detected' }] }] }] }] } })}\n@@rc 226`;
+const recordedDiagnostic: Pick<SshPool, 'exec'> = { exec: async () => ({ stdout: DCGMI_RUN, stderr: '', code: 226 }) };
+
+/** `headers` as sent: a Bearer key (or none), a worker's raw token, a console cookie */
+async function call(method: InjectOptions['method'], url: string, body?: unknown, key: string | null = cp.adminKey, headers: Record<string, string> = {}): Promise<{ status: number; body: Json; headers: Record<string, unknown> }> {
   const res = await app.inject({
     method,
     url,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
     ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
   });
   const text = res.body;
-  return { status: res.statusCode, body: text ? (JSON.parse(text) as Json) : {} };
+  return { status: res.statusCode, body: text ? (JSON.parse(text) as Json) : {}, headers: res.headers };
 }
 
-async function ok(method: InjectOptions['method'], url: string, body?: unknown, key?: string | null): Promise<Json> {
-  const r = await call(method, url, body, key);
+async function ok(method: InjectOptions['method'], url: string, body?: unknown, key?: string | null, headers?: Record<string, string>): Promise<Json> {
+  const r = await call(method, url, body, key, headers);
   expect(r.status, `${method} ${url}: ${JSON.stringify(r.body)}`).toBeLessThan(300);
   return r.body;
 }
@@ -173,6 +190,10 @@ test('every route with a response schema answers the same with serializers on an
   await ok('GET', '/v2/hosts/gpu-1');
   await ok('POST', '/v2/hosts/cpu-host/lost', undefined);
   await ok('GET', '/v2/hosts');
+  const diagnosed = await ok('POST', '/v2/hosts/gpu-1/diagnose', {});
+  expect((diagnosed.gpus as Json[]).map((g) => g.passed)).toEqual([true, false, true, true, true, true, true, true]);
+  await ok('POST', `/v2/hosts/gpu-1/diagnose`, { gpu: GPU_UUID, level: 2 });
+  expect((await call('POST', '/v2/hosts/nope/diagnose', {})).status).toBe(404);
 
   // registries, stack locks, public endpoints
   const reg = await ok('POST', '/v2/registries', { name: 'ghcr', username: 'me', password: 'secret' }, user.key);
@@ -199,6 +220,10 @@ test('every route with a response schema answers the same with serializers on an
   await driveKeysAndLimits(user.accountId);
   await driveAccounts(user);
   await driveJobs(String(ep.id));
+  await driveWorkers(String(ep.id), user);
+  await driveWorkerProtocol(String(ep.id));
+  await driveCatalogAndHealth(gpu.id);
+  await driveConsoleSession(user.key);
   await driveBilling(user, String(full.id), String(volume.id), String(ep.id));
   await call('POST', '/v2/public-endpoints', { slug: 'test-model', endpointId: ep.id, name: 'Test model', description: 'a fixture', pricing: { unit: 'image', usdPerUnit: 0.0031, maxUnitsPerJob: 20 } });
   await ok('GET', '/v2/public-endpoints', undefined, user.key);
@@ -336,6 +361,81 @@ async function driveJobs(ep: string): Promise<void> {
   expect((await call('GET', `/v2/serverless/${ep}/jobs?limit=0`)).status).toBe(400);
 }
 
+/** the catalog, the health routes and `/` */
+async function driveCatalogAndHealth(gpuId: string): Promise<void> {
+  await ok('GET', '/v2/catalog/gpus');
+  await ok('GET', `/v2/catalog/gpus/${encodeURIComponent(gpuId)}`);
+  expect((await call('GET', '/v2/catalog/gpus/nope')).status).toBe(404);
+  await ok('GET', '/v2/catalog/cpus');
+  await ok('GET', '/v2/catalog/datacenters');
+  await ok('GET', '/healthz', undefined, null);
+  await ok('GET', '/readyz', undefined, null);
+  await ok('GET', '/', undefined, null);
+}
+
+/** the console: signed in with a key (204), who the session is, signed out (204) */
+async function driveConsoleSession(key: string): Promise<void> {
+  const signIn = await call('POST', '/console/session', { apiKey: key }, null);
+  expect(signIn.status).toBe(204);
+  const cookie = String(signIn.headers['set-cookie']).split(';')[0]!;
+  const who = await ok('GET', '/console/session', undefined, null, { cookie });
+  expect((await call('GET', '/console/session', undefined, key)).status).toBe(401);
+  expect((await call('DELETE', '/console/session', undefined, null, { cookie, 'x-csrf-token': String(who.csrfToken) })).status).toBe(204);
+}
+
+/** an endpoint's workers: one serving a job (RUNNING, on a host), one starting (no host yet), one stale */
+async function driveWorkers(endpointId: string, user: { key: string }): Promise<void> {
+  const now = new Date().toISOString();
+  await cp.services.store.transact(async (tx) => {
+    const base = (await tx.list('pods', {})).find((p) => p.status === 'RUNNING' && p.gpu)!;
+    const worker = (id: string, version: number, running: boolean) => ({
+      ...base, id, name: `worker ${id}`, endpointId, hostId: running ? base.hostId : null, status: running ? 'RUNNING' as const : 'PROVISIONING' as const, startedAt: running ? now : null,
+      worker: { version, tokenHash: 'f'.repeat(64), tokenSealed: 'sealed', readyAt: running ? now : null, retiredReason: null, failed: false },
+    });
+    tx.put('pods', worker('wk-run', 1, true));
+    tx.put('pods', worker('wk-start', 1, false));
+    tx.put('pods', worker('wk-stale', 0, true));
+  });
+  const listed = await ok('GET', `/v2/serverless/${endpointId}/workers`);
+  expect((listed.workers as Json[]).length).toBeGreaterThanOrEqual(3);
+  await ok('GET', `/v1/endpoints/${endpointId}?includeWorkers=true`);
+  await ok('GET', '/v1/endpoints?includeWorkers=true&includeTemplate=true');
+  expect((await call('GET', `/v2/serverless/${endpointId}/workers`, undefined, user.key)).status).toBe(404);
+}
+
+/** the worker protocol as a runpod-python worker calls it: its raw token, JSON labelled as a form */
+async function driveWorkerProtocol(endpointId: string): Promise<void> {
+  const w = await directory.issue(endpointId);
+  const P = `/v2/${endpointId}`;
+  const worker = (method: 'GET' | 'POST', path: string, body?: unknown) =>
+    app.inject({ method, url: P + path, headers: { authorization: w.token, 'content-type': 'application/x-www-form-urlencoded' }, ...(body !== undefined ? { payload: JSON.stringify(body) } : {}) });
+  const s3Config = { accessId: 'AKIA', accessSecret: 'secret', bucketName: 'out', endpointUrl: 'https://s3.example.net', objectPath: 'jobs/' };
+  await ok('POST', `${P}/purge-queue`);
+  const a = await ok('POST', `${P}/run`, { input: { prompt: 'a', list: [1, null] }, s3Config });
+  const taken = await worker('GET', `/job-take/${w.workerId}?gpu=x&job_in_progress=0`);
+  expect([taken.statusCode, taken.body]).toEqual([200, JSON.stringify({ id: a.id, input: { prompt: 'a', list: [1, null] }, s3Config })]);
+  for (const input of ['text', 7, [1, 2]]) await ok('POST', `${P}/run`, { input });
+  const batch = await worker('GET', `/job-take-batch/${w.workerId}?gpu=x&batch_size=2&job_in_progress=1`);
+  expect(batch.statusCode).toBe(200);
+  const ids = (JSON.parse(batch.body) as Json[]).map((j) => j.id);
+  const rest = await worker('GET', `/job-take-batch/${w.workerId}?batch_size=5`);
+  ids.push(...(JSON.parse(rest.body) as Json[]).map((j) => j.id));
+  expect(ids).toHaveLength(3);
+  expect((await worker('GET', `/job-take/${w.workerId}?gpu=x`)).statusCode).toBe(204);
+  expect((await worker('POST', `/job-stream/${w.workerId}/${ids[0]}`, { output: { token: 'x' } })).body).toBe('{}');
+  expect((await worker('GET', `/ping/${w.workerId}?job_id=${ids.join(',')}`)).body).toBe('{}');
+  expect((await worker('POST', `/job-done/${w.workerId}/${ids[0]}`, { status: 'IN_PROGRESS', output: { pct: 5 } })).body).toBe(JSON.stringify({ id: ids[0], status: 'IN_PROGRESS' }));
+  expect((await worker('POST', `/job-done/${w.workerId}/${ids[0]}?isStream=false`, { output: 'done' })).body).toBe(JSON.stringify({ id: ids[0], status: 'COMPLETED' }));
+  expect((await worker('POST', `/job-done/${w.workerId}/${a.id}`, { error: 'boom' })).body).toBe(JSON.stringify({ id: a.id, status: 'FAILED' }));
+  await ok('POST', `${P}/cancel/${ids[1]}`);
+  const stop = await worker('GET', `/job-stop/${w.workerId}`);
+  expect([stop.statusCode, stop.body]).toEqual([200, JSON.stringify({ jobsToStop: [ids[1]] })]);
+  expect((await worker('POST', `/job-done/${w.workerId}/${ids[1]}`, { output: 'late' })).statusCode).toBe(409);
+  await worker('POST', `/job-done/${w.workerId}/${ids[2]}`, { output: null });
+  expect((await worker('GET', `/job-stop/${w.workerId}`)).statusCode).toBe(204);
+  expect((await worker('GET', `/ping/${w.workerId}?status=unhealthy&check=disk&reason=full`)).body).toBe('{}');
+}
+
 /**
  * Routes and statuses answered with no JSON body, or only as a stream, so no serializer runs (a 204,
  * an SSE stream), or that need what this test has not (an exec runner): named, so any other is driven.
@@ -345,8 +445,17 @@ const UNDRIVEN = new Set([
   'POST /v2/pods/:id/action 204',
   'DELETE /v2/stack-locks/:stack 204',
   'DELETE /v2/public-endpoints/:slug 204',
+  'POST /console/session 204',
+  'DELETE /console/session 204',
+  // a long poll that ended with nothing (driven above: the 204s come)
+  'GET /v2/:endpointId/job-take/:workerId 204',
+  'GET /v2/:endpointId/job-take-batch/:workerId 204',
+  'GET /v2/:endpointId/job-stop/:workerId 204',
   'GET /v2/pods/:id/logs 200',
   'GET /v2/serverless/:id/workers/:workerId/logs 200',
+  // bytes in the object's own content type: no serializer runs (test/api/media*.test.ts drive it)
+  'GET /v2/media/:key 200',
+  'GET /v2/media/:key 206',
   // the provisioner runs commands: this control plane has none (test/api/pods-exec*.test.ts drive them)
   'POST /v2/pods/:id/exec 200',
   'POST /v2/pods/:id/exec/ticket 201',
