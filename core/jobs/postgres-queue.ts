@@ -97,7 +97,7 @@ export class PostgresJobQueue implements JobQueue {
       await rows.joinReplicas(q.replicaId, q.now(), q.leaseMs);
     } catch (e) {
       await q.close().catch(() => undefined);
-      throw rows.describeError(e);
+      throw rows.failure(e).error;
     }
     const every = opts.sweepIntervalMs ?? 100;
     if (every > 0) {

@@ -5,7 +5,7 @@
 // pass in flight; under it, it takes free or expired leases, a random pick of them (replicas racing
 // for them mostly ask for different ones) written in host order (two such writes never wait on each
 // other in a cycle); and it renews or takes the fleet leadership (the serverless autoscaler).
-import type { HostLeaseTable } from '../../store/index.ts';
+import type { HostLeaseRound, HostLeaseTable } from '../../store/index.ts';
 import type { HostLeases, LeaseSync } from './host-leases.ts';
 
 export interface SharedHostLeasesOptions {
@@ -32,8 +32,13 @@ export class SharedHostLeases implements HostLeases {
     this.ttlMs = opts.ttlMs ?? DEFAULT_LEASE_TTL_MS;
   }
 
-  async sync(hostIds: readonly string[], busy: ReadonlySet<string>): Promise<LeaseSync> {
-    const { table, replicaId: me, ttlMs: ttl } = this;
+  /** one round on one connection of the database (HostLeaseTable.round) */
+  sync(hostIds: readonly string[], busy: ReadonlySet<string>): Promise<LeaseSync> {
+    return this.table.round((r) => this.syncOn(r, hostIds, busy));
+  }
+
+  private async syncOn(table: HostLeaseRound, hostIds: readonly string[], busy: ReadonlySet<string>): Promise<LeaseSync> {
+    const { replicaId: me, ttlMs: ttl } = this;
     // alive: this replica's row, refreshed; the others whose rows are younger than a lease
     const replicas = await table.heartbeat(me, ttl);
     if (++this.syncs % FORGET_EVERY === 1) await table.forgetOldReplicas();

@@ -111,6 +111,19 @@ export interface JobRowsTx {
   takePendingWebhooks(owner: string, now: number, own: boolean): Promise<PendingWebhookRow[]>;
 }
 
+/**
+ * A failure of the database as the queue's callers see it (`error`: 503 STORE_UNAVAILABLE while the
+ * database is unreachable, cannot write or is short of resources; anything else as it is), and what
+ * it says of the database until something proves otherwise (for /readyz): `unreachable` (until a
+ * statement succeeds) or `unwritable` (until a write probe succeeds), with why. A server short of
+ * memory or connections is neither: the next call may pass.
+ */
+export interface JobRowsFailure {
+  error: unknown;
+  unreachable?: string;
+  unwritable?: string;
+}
+
 export interface JobRows {
   /** refuses (an error naming the fix) when the database lacks the queue's tables: `gpufleet db migrate` makes them */
   checkSchema(): Promise<void>;
@@ -151,8 +164,8 @@ export interface JobRows {
   listen(onMessage: (payload: string) => void, onResume: () => void): Promise<{ close(): Promise<void> }>;
   /** a write that learns whether the database takes writes again (store/pg/write-probe.ts) */
   probeWrite(): Promise<void>;
-  /** the database's failures, as callers see them (503 while it is unreachable or cannot write) */
-  describeError(e: unknown): unknown;
+  /** a failure of the database: what callers see, and what it says of the database now */
+  failure(e: unknown): JobRowsFailure;
   /** a connection lost by an idle client must not end the process: held while the queue is open */
   holdErrors(): () => void;
 }

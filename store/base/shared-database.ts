@@ -5,11 +5,11 @@
 import type { JobRows } from './job-rows.ts';
 
 /**
- * The host leases' rows (gf_replicas, gf_host_leases, the `fleet` leadership): each call is one
- * atomic statement on the database's clock. Which hosts to renew, shed and take is core's
- * (core/replicas/shared-host-leases.ts).
+ * The host leases' rows (gf_replicas, gf_host_leases, the `fleet` leadership) as one sync round sees
+ * them: each call is one atomic statement on the database's clock. Which hosts to renew, shed and
+ * take is core's (core/replicas/shared-host-leases.ts).
  */
-export interface HostLeaseTable {
+export interface HostLeaseRound {
   /** refreshes `replicaId`'s row; answers the live replicas, itself included (others seen within `aliveMs`) */
   heartbeat(replicaId: string, aliveMs: number): Promise<number>;
   /** deletes replica rows not seen for an hour */
@@ -24,10 +24,20 @@ export interface HostLeaseTable {
   free(hostIds: readonly string[]): Promise<string[]>;
   /** takes the leases of `hostIds` (in that order) that are still free when written; answers those taken */
   take(replicaId: string, hostIds: readonly string[], ttlMs: number): Promise<string[]>;
-  /** one round trip: `replicaId` still holds `hostId`, and the lease is renewed */
-  confirm(replicaId: string, hostId: string, ttlMs: number): Promise<boolean>;
   /** renews the leadership `name` for `holder`, or takes it if it is free or has run out; true when `holder` has it */
   lead(name: string, holder: string, ttlMs: number): Promise<boolean>;
+}
+
+/** The host leases' rows: a sync round on one connection, the create path's check, a clean stop. */
+export interface HostLeaseTable {
+  /**
+   * runs `fn`'s statements on one connection (one checkout of the pool per round, not one per
+   * statement); each statement still commits by itself, so a round holds no row lock across
+   * statements and two replicas' rounds never wait on each other in a cycle
+   */
+  round<T>(fn: (r: HostLeaseRound) => Promise<T>): Promise<T>;
+  /** one round trip: `replicaId` still holds `hostId`, and the lease is renewed */
+  confirm(replicaId: string, hostId: string, ttlMs: number): Promise<boolean>;
   /** every lease, the leadership `name` and the replica row of `replicaId`, given up (a clean stop) */
   leave(replicaId: string, leadership: string): Promise<void>;
 }

@@ -7,7 +7,7 @@
 import { open, rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { GpufleetError } from '../../model/index.ts';
-import { cutBack, GroupCommit, type LogSegment } from '../log/group-commit.ts';
+import { cutBack, GroupCommit, removeSegments, type LogSegment } from '../log/group-commit.ts';
 import { LOG_FILE_MODE, writeAll } from '../log/log-files.ts';
 import { encodeEntry, type JournalEntry } from './journal-format.ts';
 import { scanJournal, type JournalDamage } from './journal-scan.ts';
@@ -134,16 +134,12 @@ export class Journal {
       const i = this.segments.indexOf(s as Segment);
       return i >= 0 && i < this.segments.length - 1 && this.segments[i + 1]!.startSeq - 1 <= seq;
     };
-    while (this.gc && (this.gc.hasPending(covered) || this.segments.some((s) => covered(s) && s.busy > 0))) {
-      if (this.gc.hasPending(covered)) await this.gc.sync().catch(() => undefined);
-      else await new Promise((r) => setTimeout(r, 1)); // the fdatasync in flight returns soon
-    }
+    // (a failed write is the store's to handle, not this deletion's)
+    const gc = this.gc;
+    if (gc) await gc.drain(() => this.segments, covered, () => gc.sync().catch(() => undefined));
     const dropped: Segment[] = [];
     while (this.segments.length > 1 && covered(this.segments[0]!)) dropped.push(this.segments.shift()!);
-    for (const seg of dropped) {
-      await seg.fh?.close();
-      await rm(seg.file, { force: true });
-    }
+    await removeSegments(dropped);
   }
 
   async close(): Promise<void> {

@@ -13,7 +13,7 @@ import { Journal, type JournalOp, type ReplayResult } from './journal.ts';
 import { PendingLayer, layered, type PendingTx } from './pending-layer.ts';
 import { SnapshotFile, secureDataDir } from './data-dir.ts';
 import { pausePoint } from '../base/pause-point.ts';
-import { fsyncDir } from '../log/log-files.ts';
+import { fsyncPath } from '../log/log-files.ts';
 import { Table, deepFreeze, type AnyRecord } from '../base/memory-table.ts';
 import { RecordCodec, type StoredRecord } from '../base/record-codec.ts';
 import { SECRET_KEY_FILE, SecretBox } from '../base/secret-box.ts';
@@ -360,7 +360,7 @@ export class LowdbStore implements Store {
       await this.db.write();
       // the journal lines this snapshot covers are deleted next, so it must be on disk first: the
       // adapter flushed the file before its rename, the folder's entry is flushed here
-      if (this.fsync) await fsyncDir(path.dirname(this.snapshotFile));
+      if (this.fsync) await fsyncPath(path.dirname(this.snapshotFile));
       this.snapshotSeq = seq;
       await this.journal.dropThrough(seq);
       this.snapshotCostMs = performance.now() - started;

@@ -11,6 +11,7 @@ import { PRIVATE_FILE_MODE } from './data-dir.ts';
 import { scanJournal, type JournalDamage } from './journal-scan.ts';
 import { JOURNAL_DIR, SNAPSHOT_FILE, type SnapshotData } from './lowdb-store.ts';
 import { RecordCodec, type StoredRecord } from '../base/record-codec.ts';
+import { fsyncPath } from '../log/log-files.ts';
 import { SECRET_KEY_FILE, SecretBox } from '../base/secret-box.ts';
 
 /** clean: start opens it as it is; torn-tail: start cuts the last record itself; damaged: start refuses */
@@ -159,15 +160,6 @@ export async function checkStore(dataDir: string): Promise<StoreReport> {
     problems,
     looseModes: await looseModes(dataDir, journalDir),
   };
-}
-
-async function fsyncPath(p: string): Promise<void> {
-  const fh = await open(p, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
 }
 
 /**

@@ -12,9 +12,9 @@
 // holds until its owner has cut the files back and rebuilt its state from them (the job queue), or
 // it goes on at once, numbering from the last durable record, and cuts the files back before its
 // next write (the store's journal).
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, rm, type FileHandle } from 'node:fs/promises';
 import type { GpufleetError } from '../../model/index.ts';
-import { fsyncDir, LOG_FILE_MODE, writeAll } from './log-files.ts';
+import { fsyncPath, LOG_FILE_MODE, writeAll } from './log-files.ts';
 
 /** one file records are appended to */
 export interface LogSegment {
@@ -68,6 +68,15 @@ export async function cutBack(segments: readonly LogSegment[], fsync: boolean): 
     if (!seg.fh) continue;
     await seg.fh.truncate(seg.size);
     if (fsync) await seg.fh.datasync();
+  }
+}
+
+/** Closes each segment's file and deletes it, with the files `beside` names (a generation's snapshot). */
+export async function removeSegments<S extends LogSegment>(segments: readonly S[], beside: (s: S) => string[] = () => []): Promise<void> {
+  for (const s of segments) {
+    await s.fh?.close();
+    await rm(s.file, { force: true });
+    for (const f of beside(s)) await rm(f, { force: true });
   }
 }
 
@@ -145,6 +154,20 @@ export class GroupCommit {
   /** whether a record of a segment matching `pred` is queued and not yet written */
   hasPending(pred: (s: LogSegment) => boolean): boolean {
     return this.pending.some((p) => pred(p.seg));
+  }
+
+  /**
+   * Resolves once no record for a segment `pick` chooses is queued or being written to its file, so
+   * those segments may be closed: their owner appends nothing to them any more (a snapshot covers
+   * them, or a rotation left them behind). Queued ones are written first through `flush` (the owner's
+   * sync: whether a failed write throws here is the owner's choice); a write in flight is waited for.
+   * `segments` is read again on each turn, as the owner's list may change meanwhile.
+   */
+  async drain(segments: () => readonly LogSegment[], pick: (s: LogSegment) => boolean, flush: () => Promise<void> = () => this.sync()): Promise<void> {
+    while (this.hasPending(pick) || segments().some((s) => pick(s) && s.busy > 0)) {
+      if (this.hasPending(pick)) await flush();
+      else await new Promise((r) => setTimeout(r, 1)); // the fdatasync in flight returns soon
+    }
   }
 
   /**
@@ -249,7 +272,7 @@ export class GroupCommit {
             const fh = await open(seg.file, 'a', LOG_FILE_MODE);
             seg.fh = fh;
             seg.size = (await fh.stat()).size;
-            if (this.opts.fsync) await fsyncDir(this.opts.dir); // the new file's name survives a power loss
+            if (this.opts.fsync) await fsyncPath(this.opts.dir); // the new file's name survives a power loss
           }
           await writeAll(seg.fh, buf);
         }

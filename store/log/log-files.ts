@@ -18,9 +18,12 @@ export async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
   }
 }
 
-/** flushes a folder's entries (a created, renamed or deleted name survives a power loss) */
-export async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
+/**
+ * flushes a folder's entries (a created, renamed or deleted name survives a power loss), or a file's
+ * bytes and size (a file cut back by `truncate`)
+ */
+export async function fsyncPath(p: string): Promise<void> {
+  const fh = await open(p, 'r');
   try {
     await fh.sync();
   } finally {
@@ -68,6 +71,6 @@ export async function writeLinesAtomically(file: string, values: Iterable<unknow
     throw e;
   }
   await rename(tmp, file);
-  if (fsync) await fsyncDir(path.dirname(file));
+  if (fsync) await fsyncPath(path.dirname(file));
   return size;
 }

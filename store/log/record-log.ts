@@ -2,11 +2,10 @@
 // commit of store/log/. Records go to write-ahead generations (`wal-<gen>.log`); compaction rotates
 // to a new generation (new records go there at once), writes a snapshot of the live state beside it
 // (`snap-<gen>.log`, the same line format) and then deletes the older generations.
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { GpufleetError } from '../../model/index.ts';
 import type { LogReplay, RecordLog, RecordLogOptions } from '../base/record-log.ts';
-import { cutBack, GroupCommit, type LogSegment } from './group-commit.ts';
+import { cutBack, GroupCommit, removeSegments, type LogSegment } from './group-commit.ts';
 import { encodeLine } from './line-format.ts';
 import { writeLinesAtomically } from './log-files.ts';
 import { replayRecordLog, segmentName } from './record-log-replay.ts';
@@ -108,17 +107,10 @@ class FileRecordLog<R> implements RecordLog<R> {
     // No new record goes to an older generation after `rotate`; wait only until the ones queued
     // before it are written (not for the log to go idle, which under load it never does).
     const old = (s: LogSegment): boolean => (s as Generation).gen < gen;
-    while (this.gc.hasPending(old) || this.segments.some((s) => old(s) && s.busy > 0)) {
-      if (this.gc.hasPending(old)) await this.sync();
-      else await new Promise((r) => setTimeout(r, 1)); // the fdatasync in flight returns soon
-    }
+    await this.gc.drain(() => this.segments, old);
     const dropped = this.segments.filter(old);
     this.segments = this.segments.filter((s) => !old(s));
-    for (const s of dropped) {
-      await s.fh?.close();
-      await rm(s.file, { force: true });
-      await rm(path.join(this.opts.dir, segmentName('snap', s.gen)), { force: true });
-    }
+    await removeSegments(dropped, (s) => [path.join(this.opts.dir, segmentName('snap', s.gen))]);
   }
 
   async close(): Promise<void> {

@@ -58,10 +58,7 @@ export function isUnreachable(e: unknown): boolean {
   return e instanceof Error;
 }
 
-export function unavailable(e: unknown, detail: string): GpufleetError {
-  return new GpufleetError('STORE_UNAVAILABLE', detail, {
-    cause: e,
-    headers: { 'retry-after': '1' },
-    fields: { reason: e instanceof Error ? e.message : String(e) },
-  });
+/** 503 STORE_UNAVAILABLE with Retry-After: 1; `reason` (the cause's message by default) is the answer's `reason` */
+export function unavailable(e: unknown, detail: string, reason: string = e instanceof Error ? e.message : String(e)): GpufleetError {
+  return new GpufleetError('STORE_UNAVAILABLE', detail, { cause: e, headers: { 'retry-after': '1' }, fields: { reason } });
 }

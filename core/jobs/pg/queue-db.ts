@@ -6,7 +6,7 @@
 // onRecycle listeners. Every part of the queue (postgres-queue.ts, worker-calls.ts,
 // deadline-sweeper.ts) changes jobs through this.
 import { GpufleetError } from '../../../model/index.ts';
-import { cannotWrite, describeDatabaseError, isServerShort, type JobRow, type JobRows, type JobRowsTx, type RowsToLock, type RowWrite } from '../../../store/index.ts';
+import { type JobRow, type JobRows, type JobRowsTx, type RowsToLock, type RowWrite } from '../../../store/index.ts';
 import { isFinal, type Job } from '../../../model/index.ts';
 import type { TableOptions } from '../job-table.ts';
 import type { RecycleEvent } from '../job-queue.ts';
@@ -71,14 +71,10 @@ export class QueueDb {
    * written nothing, so it proves nothing)
    */
   private failed(e: unknown): unknown {
-    const out = this.rows.describeError(e);
-    if (out instanceof GpufleetError && out.code === 'STORE_UNAVAILABLE') {
-      // a transaction's failure comes here already as STORE_UNAVAILABLE (transaction.ts): its cause decides
-      const cause = out.cause ?? e;
-      if (cannotWrite(cause)) this.unwritable = describeDatabaseError(cause);
-      else if (!isServerShort(cause)) this.unreachable = String(out.fields.reason ?? out.message);
-    }
-    return out;
+    const f = this.rows.failure(e);
+    if (f.unwritable !== undefined) this.unwritable = f.unwritable;
+    if (f.unreachable !== undefined) this.unreachable = f.unreachable;
+    return f.error;
   }
 
   /** why the queue cannot make changes durable now (its database unreachable, or it is closed), for /readyz */

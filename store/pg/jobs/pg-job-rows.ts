@@ -5,12 +5,12 @@
 import type pg from 'pg';
 import { GpufleetError, type Job, type Retention } from '../../../model/index.ts';
 import type {
-  FinalReport, JobCountsRow, JobDepthRow, JobListFilter, JobRow, JobRows, JobRowsTx, JobStop, PendingWebhookRow, RowsToLock, RowWrite, StreamChunks,
+  FinalReport, JobCountsRow, JobDepthRow, JobListFilter, JobRow, JobRows, JobRowsFailure, JobRowsTx, JobStop, PendingWebhookRow, RowsToLock, RowWrite, StreamChunks,
 } from '../../base/job-rows.ts';
 import { probeDatabaseWrite } from '../write-probe.ts';
 import { fromRow, INSERT_JOB, insertParams, JOB_COLUMNS, writeJobs, type JobRowData } from './job-row-sql.ts';
 import { JOB_CHANNEL, Notifier } from './notifier.ts';
-import { queueError } from './queue-errors.ts';
+import { queueFailure } from './queue-errors.ts';
 import { joinReplicas, leaveReplicas, refreshReplica } from './replicas.ts';
 import { appendChunk, claimJobs, completedAfter, countJobs, depthOf, finishHeldJob, listJobs, readChunks, renewLeases, type Query } from './statements.ts';
 import { inTransaction } from './transaction.ts';
@@ -205,8 +205,8 @@ export class PgJobRows implements JobRows {
     return probeDatabaseWrite(this.pool);
   }
 
-  describeError(e: unknown): unknown {
-    return queueError(e);
+  failure(e: unknown): JobRowsFailure {
+    return queueFailure(e);
   }
 
   holdErrors(): () => void {

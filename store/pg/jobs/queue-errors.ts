@@ -1,8 +1,10 @@
 // The job queue's database failures as its callers see them, as the PostgreSQL store answers: 503
 // (STORE_UNAVAILABLE, retry) while the database is unreachable, cannot write or is short of memory or
-// connections; anything else as it is.
+// connections; anything else as it is. And what a failure says of the database (JobRowsFailure), so
+// core/jobs keeps /readyz's answer without reading PostgreSQL's error codes itself.
 import { GpufleetError } from '../../../model/index.ts';
-import { cannotWrite, describeDatabaseError, isServerShort } from '../pg-errors.ts';
+import type { JobRowsFailure } from '../../base/job-rows.ts';
+import { cannotWrite, describeDatabaseError, isServerShort, unavailable } from '../pg-errors.ts';
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P02', '57P03']);
 
@@ -22,15 +24,17 @@ export function isConnectionError(e: unknown): boolean {
 export function queueError(e: unknown): unknown {
   if (e instanceof GpufleetError) return e;
   if (cannotWrite(e) || isServerShort(e))
-    return new GpufleetError('STORE_UNAVAILABLE', `the job queue's database cannot take this change now (${describeDatabaseError(e)}); it was not applied; retry`, {
-      cause: e,
-      headers: { 'retry-after': '1' },
-      fields: { reason: describeDatabaseError(e) },
-    });
+    return unavailable(e, `the job queue's database cannot take this change now (${describeDatabaseError(e)}); it was not applied; retry`, describeDatabaseError(e));
   if (!isConnectionError(e)) return e;
-  return new GpufleetError('STORE_UNAVAILABLE', "the job queue's database is unavailable (this request may not have been applied); retry", {
-    cause: e,
-    headers: { 'retry-after': '1' },
-    fields: { reason: (e as Error).message },
-  });
+  return unavailable(e, "the job queue's database is unavailable (this request may not have been applied); retry");
+}
+
+/** queueError's answer, and whether the database is unreachable or cannot write (a transaction's failure comes already as STORE_UNAVAILABLE: its cause decides) */
+export function queueFailure(e: unknown): JobRowsFailure {
+  const error = queueError(e);
+  if (!(error instanceof GpufleetError) || error.code !== 'STORE_UNAVAILABLE') return { error };
+  const cause = error.cause ?? e;
+  if (cannotWrite(cause)) return { error, unwritable: describeDatabaseError(cause) };
+  if (isServerShort(cause)) return { error };
+  return { error, unreachable: String(error.fields.reason ?? error.message) };
 }

@@ -104,3 +104,24 @@ test('replicas racing for the same free hosts never both get one', async () => {
   const rows = await pools[0]!.query<{ n: number }>('SELECT count(*)::int AS n FROM gf_host_leases');
   expect(rows.rows[0]!.n).toBe(taken.length);
 });
+
+test('a sync is one checkout of the pool, whatever it does (renew, shed, take, lead)', async () => {
+  const url = await database();
+  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  pools.push(pool);
+  let checkouts = 0;
+  pool.on('acquire', () => void checkouts++);
+  const a = new SharedHostLeases(new PgHostLeaseTable(pool), 'a', { ttlMs: 5000 });
+  const counted = async (run: () => Promise<unknown>): Promise<number> => {
+    checkouts = 0;
+    await run();
+    return checkouts;
+  };
+  // takes all 6, then renews them; b joins and a sheds 3; a host gone is dropped
+  expect(await counted(() => a.sync(hosts(6), none))).toBe(1);
+  expect(await counted(() => a.sync(hosts(6), none))).toBe(1);
+  await replica(url, 'b', 5000).sync([], none);
+  const shed = await a.sync(hosts(6), none);
+  expect(shed.released).toHaveLength(3);
+  expect(await counted(() => a.sync(hosts(5), none))).toBe(1);
+});
