@@ -1,69 +1,14 @@
 // A serverless endpoint's page: tabs Playground, Requests, Metrics, Logs, Workers.
 import { useCallback, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import type { JobStatus, PodLogEvent } from '../../../client/index.ts';
+import type { PodLogEvent } from '../../../client/index.ts';
 import { useApi } from '../api.ts';
-import { useConfirm } from '../ui/confirm.tsx';
 import { useInterval, useLoad } from '../ui/hooks.ts';
 import { LogView } from '../ui/log-view.tsx';
 import { ErrorAlert, Loading, PageTitle, Status, TabPanel, Tabs } from '../ui/widgets.tsx';
 import { Playground } from './playground.tsx';
 import { EndpointMetrics } from './endpoint-metrics.tsx';
-
-export interface SentJob {
-  job: JobStatus;
-  sentAt: number;
-}
-
-function Requests({ endpointId, jobs, onChange }: { endpointId: string; jobs: SentJob[]; onChange: (j: JobStatus) => void }) {
-  const api = useApi();
-  const confirm = useConfirm();
-  if (!jobs.length) return <p>Jobs sent from the Playground in this session appear here, with Cancel and Retry.</p>;
-  return (
-    <table class="list" aria-label="Requests">
-      <thead>
-        <tr>
-          <th scope="col">Job</th>
-          <th scope="col">Status</th>
-          <th scope="col">Delay</th>
-          <th scope="col">Execution</th>
-          <th scope="col">Actions</th>
-        </tr>
-      </thead>
-      <tbody>
-        {jobs.map(({ job }) => (
-          <tr key={job.id}>
-            <td class="mono">{job.id}</td>
-            <td>
-              <Status word={job.status} />
-            </td>
-            <td>{typeof job.delayTime === 'number' ? `${job.delayTime} ms` : '—'}</td>
-            <td>{typeof job.executionTime === 'number' ? `${job.executionTime} ms` : '—'}</td>
-            <td>
-              <button type="button" class="small" onClick={async () => onChange(await api.jobs.status(endpointId, job.id))}>
-                Refresh
-              </button>
-              {api.write && (job.status === 'IN_QUEUE' || job.status === 'IN_PROGRESS') ? (
-                <button
-                  type="button"
-                  class="small danger"
-                  onClick={() => confirm({ label: 'Cancel job', question: `Cancel job ${job.id}?`, danger: true, run: async () => onChange(await api.jobs.cancel(endpointId, job.id)) })}
-                >
-                  Cancel job
-                </button>
-              ) : null}
-              {api.write && (job.status === 'FAILED' || job.status === 'TIMED_OUT') ? (
-                <button type="button" class="small" onClick={async () => onChange(await api.jobs.retry(endpointId, job.id))}>
-                  Retry
-                </button>
-              ) : null}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
+import { Requests } from './endpoint-requests.tsx';
 
 function Workers({ endpointId }: { endpointId: string }) {
   const api = useApi();
@@ -134,9 +79,6 @@ export function EndpointPage() {
   const id = params.id!;
   const ep = useLoad(() => api.endpoints.get(id), [id]);
   const [tab, setTab] = useState('playground');
-  const [jobs, setJobs] = useState<SentJob[]>([]);
-  const track = (job: JobStatus) =>
-    setJobs((old) => (old.some((j) => j.job.id === job.id) ? old.map((j) => (j.job.id === job.id ? { ...j, job: { ...j.job, ...job } } : j)) : [{ job, sentAt: Date.now() }, ...old].slice(0, 50)));
   if (!ep.data) return ep.error ? <ErrorAlert error={ep.error} /> : <Loading what="the endpoint" />;
   const e = ep.data;
   return (
@@ -158,9 +100,9 @@ export function EndpointPage() {
       />
       <TabPanel id={tab}>
         {tab === 'playground' ? (
-          <Playground endpoint={e} onJob={track} />
+          <Playground endpoint={e} />
         ) : tab === 'requests' ? (
-          <Requests endpointId={id} jobs={jobs} onChange={track} />
+          <Requests endpointId={id} />
         ) : tab === 'metrics' ? (
           <EndpointMetrics endpointId={id} />
         ) : tab === 'logs' ? (

@@ -32,7 +32,7 @@ function parseBody(text: string): { body: Record<string, unknown> | null; error:
   }
 }
 
-export function Playground({ endpoint, onJob }: { endpoint: EndpointView; onJob: (j: JobStatus) => void }) {
+export function Playground({ endpoint, onJob }: { endpoint: EndpointView; onJob?: (j: JobStatus) => void }) {
   const api = useApi();
   const gpus = useLoad(() => api.catalog.gpus(), []);
   const [text, setText] = useState(DEFAULT_BODY);
@@ -51,7 +51,7 @@ export function Playground({ endpoint, onJob }: { endpoint: EndpointView; onJob:
 
   const show = (j: JobStatus) => {
     setJob(j);
-    onJob(j);
+    onJob?.(j);
     if (typeof j.executionTime === 'number') setLastExecMs(j.executionTime);
   };
 

@@ -4,8 +4,9 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { useApi } from '../api.ts';
+import { envOf, listOf } from '../ui/form-values.ts';
 import { useLoad } from '../ui/hooks.ts';
-import { ErrorAlert, Field, fieldErrors, PageTitle, usd } from '../ui/widgets.tsx';
+import { ErrorAlert, Field, fieldErrors, OtherFieldErrors, PageTitle, usd } from '../ui/widgets.tsx';
 
 interface Form {
   templateId: string;
@@ -29,18 +30,17 @@ export function bodyOf(f: Form): Record<string, unknown> {
   if (f.args.trim()) body.args = f.args.trim();
   if (f.gpuTypeId) body.gpu = { id: f.gpuTypeId, count: Number(f.gpuCount || '1') };
   if (f.disk.trim()) body.disk = Number(f.disk);
-  const ports = f.ports.split(/[\s,]+/).filter(Boolean);
+  const ports = listOf(f.ports);
   if (ports.length) body.ports = ports;
-  const env: Record<string, string> = {};
-  for (const line of f.env.split('\n')) {
-    const at = line.indexOf('=');
-    if (line.trim() && at > 0) env[line.slice(0, at).trim()] = line.slice(at + 1);
-  }
+  const env = envOf(f.env);
   if (Object.keys(env).length) body.env = env;
   if (f.dataCenterId) body.dataCenterIds = [f.dataCenterId];
   if (f.interruptible) body.interruptible = true;
   return body;
 }
+
+/** the fields the form shows the API's messages at */
+const SHOWN = ['name', 'image', 'args', 'gpu', 'disk', 'ports', 'env', 'dataCenterIds', 'templateId', 'interruptible'];
 
 export function PodCreatePage() {
   const api = useApi();
@@ -84,20 +84,13 @@ export function PodCreatePage() {
       setBusy(false);
     }
   };
-  const other = Object.entries(errs).filter(([k]) => !['name', 'image', 'args', 'gpu', 'disk', 'ports', 'env', 'dataCenterIds', 'templateId', 'interruptible'].includes(k));
 
   return (
     <>
       <PageTitle>Create pod</PageTitle>
       <form class="card form" onSubmit={submit} noValidate>
         {error ? <ErrorAlert error={error} /> : null}
-        {other.length ? (
-          <ul class="field-error">
-            {other.map(([k, v]) => (
-              <li>{k ? `${k}: ${v}` : v}</li>
-            ))}
-          </ul>
-        ) : null}
+        <OtherFieldErrors errors={errs} shown={SHOWN} />
         <Field label="Template" error={errs.templateId} hint="Optional: start from a template; fields below override it.">
           {(a) => (
             <select {...(a as object)} value={f.templateId} onChange={set('templateId')}>

@@ -1,13 +1,13 @@
 // Teams: the account (balance, limits beside their use, spend per hour, the month's budget), API keys
 // (create with a scope, the secret shown once; revoke), billing with cost over time, and the
-// account's templates, network volumes and registries.
+// account's templates, network volumes and registries (created, edited, deleted: teams-resources.tsx).
 import { useMemo, useState } from 'preact/hooks';
-import type { ResourceView } from '../../../client/index.ts';
 import { useApi } from '../api.ts';
 import { Chart } from '../ui/chart.tsx';
 import { useConfirm } from '../ui/confirm.tsx';
 import { useLoad } from '../ui/hooks.ts';
 import { ErrorAlert, Field, fieldErrors, Loading, PageTitle, usd, when } from '../ui/widgets.tsx';
+import { RegistriesSection, TemplatesSection, VolumesSection } from './teams-resources.tsx';
 
 function text(v: unknown): string {
   if (v === null || v === undefined) return 'none';
@@ -239,31 +239,6 @@ function Billing() {
   );
 }
 
-function Resources({ title, load }: { title: string; load: () => Promise<ResourceView[]> }) {
-  const list = useLoad(load, []);
-  const id = `h-${title.toLowerCase().replace(/\W+/g, '-')}`;
-  return (
-    <section aria-labelledby={id}>
-      <h2 id={id}>{title}</h2>
-      <ErrorAlert error={list.error} />
-      {!list.data ? (
-        <Loading what={title.toLowerCase()} />
-      ) : list.data.length === 0 ? (
-        <p>None.</p>
-      ) : (
-        <ul>
-          {list.data.map((r) => (
-            <li>
-              <strong>{String(r.name ?? r.id)}</strong> <span class="muted mono">{r.id}</span> {r.image ? <span class="mono">{String(r.image)}</span> : null}
-              {typeof r.size === 'number' ? ` ${r.size} GB` : ''}
-            </li>
-          ))}
-        </ul>
-      )}
-    </section>
-  );
-}
-
 export function TeamsPage() {
   const api = useApi();
   return (
@@ -272,9 +247,9 @@ export function TeamsPage() {
       <Limits />
       {api.admin ? <Keys /> : <p class="muted">API keys are managed with an admin key.</p>}
       <Billing />
-      <Resources title="Templates" load={() => api.templates.list()} />
-      <Resources title="Network volumes" load={() => api.volumes.list()} />
-      <Resources title="Registries" load={() => api.registries.list()} />
+      <TemplatesSection />
+      <VolumesSection />
+      <RegistriesSection />
     </>
   );
 }

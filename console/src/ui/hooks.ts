@@ -48,3 +48,22 @@ export function useInterval(fn: () => void, ms: number): void {
     return () => clearInterval(t);
   }, [ms]);
 }
+
+/** a form's submit: `busy` while `run` runs, and its error kept for the form (an ApiError: the API's messages by field) */
+export function useSubmit(run: () => Promise<void>): { submit: (e: Event) => Promise<void>; busy: boolean; error: unknown } {
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      await run();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { submit, busy, error };
+}

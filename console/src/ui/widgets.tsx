@@ -130,3 +130,16 @@ export function PageTitle({ children }: { children: ComponentChildren }) {
 
 export const usd = (n: unknown, digits = 4): string => (typeof n === 'number' ? `$${n.toFixed(digits)}` : '—');
 export const when = (iso: unknown): string => (typeof iso === 'string' ? new Date(iso).toLocaleString() : '—');
+
+/** the API's validation messages for no field the form shows (a form-wide one has no field), listed above the form */
+export function OtherFieldErrors({ errors, shown }: { errors: Record<string, string>; shown: readonly string[] }) {
+  const other = Object.entries(errors).filter(([k]) => !shown.includes(k));
+  if (!other.length) return null;
+  return (
+    <ul class="field-error">
+      {other.map(([k, v]) => (
+        <li>{k ? `${k}: ${v}` : v}</li>
+      ))}
+    </ul>
+  );
+}
