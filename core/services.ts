@@ -213,7 +213,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     billing: new BillingService(s),
     stackLocks: new StackLockService(s),
     workers,
-    endpointHistory: new EndpointHistory({ endpointIds: async () => (await s.list('endpoints')).map((e) => e.id), queue: jobQueue, workers }),
+    endpointHistory: new EndpointHistory({ endpointIds: async () => (await s.list('endpoints')).map((e) => e.id), queue: jobQueue, workers, store: s }),
     jobQueue,
     workerRelay: new WorkerRelayDoor(),
     jobs: new JobService(jobQueue, s, credits, workerPorts, { webhookAllowPrivate: config.webhookAllowPrivate ?? false, secretBox }),
@@ -269,7 +269,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
 
 /** Stops what the services run beside the store (webhook retries, the job queue); the caller closes the store. */
 export async function closeServices(services: Services): Promise<void> {
-  services.endpointHistory.stop();
+  await services.endpointHistory.stop();
   await services.spendGuard.stop();
   await services.publicCharges.close();
   await services.media.close();

@@ -6,6 +6,7 @@ export * from './base/errors.ts';
 export * from './records/account.ts';
 export * from './records/collections.ts';
 export * from './records/condition.ts';
+export * from './records/endpoint-metrics.ts';
 export * from './records/event.ts';
 export * from './records/host.ts';
 export * from './records/job.ts';

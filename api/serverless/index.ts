@@ -102,7 +102,7 @@ export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointServ
         from: new Date(w.from).toISOString(),
         to: new Date(w.to).toISOString(),
         step: w.step / 1000,
-        buckets: history.query(e.id, w.from, w.to, w.step),
+        buckets: await history.query(e.id, w.from, w.to, w.step),
       };
     },
   );

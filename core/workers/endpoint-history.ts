@@ -1,13 +1,18 @@
 // Serverless endpoints' metrics over time (GET /v2/serverless/{id}/metrics; docs/serverless.md,
 // "Metrics over time"). What happens is recorded in 10-second slots per endpoint and kept 24 hours, in
-// this process's memory: jobs finished by status, each job's delay (in the slot it was taken) and
+// this process's memory and, where a store is given, in the store (endpoint-history-store.ts: each
+// process writes its slots every 10 s, and a query adds every other writer's, so a restart or
+// another replica leaves no gap): jobs finished by status, each job's delay (in the slot it was taken) and
 // execution time (in the slot it finished), from the queue's onFinal; each worker's cold start (from
 // its record to its first contact), from WorkerService.onReady; and, sampled every 10 s, workers by
 // state and the queue's depth, or a load balancer's requests held and in flight (kept only when they
 // change, and carried forward). A query sums the
 // slots into buckets of its step.
-import type { FinalStatus, Job } from '../../model/index.ts';
+import { randomBytes } from 'node:crypto';
+import type { EndpointMetricSlotRecord, FinalStatus, Job } from '../../model/index.ts';
+import type { Store } from '../../store/index.ts';
 import type { JobQueue, WorkerCountsSource, WorkerStateCounts } from '../jobs/index.ts';
+import { hourOf, slotRecordId, StoredSlots } from './endpoint-history-store.ts';
 import { LogHistogram } from './log-histogram.ts';
 
 export const HISTORY_SLOT_MS = 10_000;
@@ -70,7 +75,14 @@ export interface HistoryDeps {
   clock?: () => number;
   /** between samples of workers and queue depth; default HISTORY_SLOT_MS */
   sampleEveryMs?: number;
+  /** where the slots are kept beyond this process (none: memory only) */
+  store?: Store;
+  /** this process's name in the stored slots; default a random one per process */
+  writer?: string;
 }
+
+/** the sweep of stored slots past retention runs every this many samples (10 minutes) */
+const SWEEP_EVERY = 60;
 
 const slotOf = (t: number): number => Math.floor(t / HISTORY_SLOT_MS) * HISTORY_SLOT_MS;
 
@@ -80,9 +92,14 @@ export class EndpointHistory {
   private readonly clock: () => number;
   private timer: NodeJS.Timeout | null = null;
   private readonly unsubscribe: (() => void)[] = [];
+  private readonly stored: StoredSlots | null;
+  /** `<endpoint id>\n<slot start>`: slots changed since they were last written */
+  private readonly dirty = new Set<string>();
+  private samplesTaken = 0;
 
   constructor(private readonly deps: HistoryDeps) {
     this.clock = deps.clock ?? Date.now;
+    this.stored = deps.store ? new StoredSlots(deps.store, deps.writer ?? `p${process.pid}-${randomBytes(6).toString('hex')}`) : null;
   }
 
   start(): void {
@@ -96,10 +113,12 @@ export class EndpointHistory {
     tick();
   }
 
-  stop(): void {
+  /** stops sampling and writes what is not written yet */
+  async stop(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     for (const u of this.unsubscribe.splice(0)) u();
+    await this.flush().catch(() => undefined);
   }
 
   recordJob(job: Job): void {
@@ -122,22 +141,52 @@ export class EndpointHistory {
       this.addSample(id, { at: now, workers: gauges(w), inQueue: q.inQueue + r.inQueue, inProgress: q.inProgress + r.inProgress });
     }
     this.prune(now);
+    await this.flush();
+    if (this.stored && this.samplesTaken++ % SWEEP_EVERY === 0) await this.stored.sweep(now - HISTORY_RETENTION_MS, this.samplesTaken === 1);
+  }
+
+  /** writes the slots changed since the last write (one transaction); those not written stay to write */
+  async flush(): Promise<void> {
+    if (!this.stored || !this.dirty.size) return;
+    const keys = [...this.dirty];
+    this.dirty.clear();
+    try {
+      await this.stored.write(keys.map((k) => this.recordOf(k)).filter((r): r is EndpointMetricSlotRecord => r !== null));
+    } catch (e) {
+      for (const k of keys) this.dirty.add(k);
+      throw e;
+    }
   }
 
   forget(endpointId: string): void {
     this.slots.delete(endpointId);
     this.samples.delete(endpointId);
+    for (const k of [...this.dirty]) if (k.startsWith(`${endpointId}\n`)) this.dirty.delete(k);
+    this.stored?.forget(endpointId).catch(() => undefined);
   }
 
-  /** The buckets [from, to) of `step` ms (all three multiples of HISTORY_SLOT_MS). */
-  query(endpointId: string, from: number, to: number, step: number): MetricsBucket[] {
-    const slots = this.slots.get(endpointId);
-    const samples = this.samples.get(endpointId) ?? [];
+  /** The buckets [from, to) of `step` ms (all three multiples of HISTORY_SLOT_MS): this process's slots and every other writer's stored ones. */
+  async query(endpointId: string, from: number, to: number, step: number): Promise<MetricsBucket[]> {
+    const own = this.slots.get(endpointId);
+    const ownSamples = this.samples.get(endpointId) ?? [];
+    if (!this.stored) return this.buckets(own, ownSamples, from, to, step);
+    const [others, carried] = await Promise.all([
+      this.stored.others(endpointId, from, to),
+      this.stored.carried(endpointId, from, this.clock() - HISTORY_RETENTION_MS),
+    ]);
+    const slots = new Map<number, Slot>();
+    for (const [at, s] of own ?? []) slots.set(at, mergeSlot(emptySlot(), s));
+    for (const r of others) slots.set(r.at, mergeSlot(slots.get(r.at) ?? emptySlot(), slotFromRecord(r)));
+    const samples = [...ownSamples, ...others.flatMap((r) => r.samples), ...(carried ? [carried] : [])].sort((a, b) => a.at - b.at);
+    return this.buckets(slots, samples, from, to, step);
+  }
+
+  private buckets(slots: Map<number, Slot> | undefined, samples: GaugeSample[], from: number, to: number, step: number): MetricsBucket[] {
     const out: MetricsBucket[] = [];
     let k = 0; // samples before the current bucket's end
     for (let start = from; start < to; start += step) {
       const end = Math.min(start + step, to);
-      const acc = { jobs: emptyJobs(), delay: new LogHistogram(), execution: new LogHistogram(), coldStart: new LogHistogram() };
+      const acc = emptySlot();
       for (let t = start; t < end; t += HISTORY_SLOT_MS) {
         const s = slots?.get(t);
         if (!s) continue;
@@ -170,8 +219,33 @@ export class EndpointHistory {
     if (!m) this.slots.set(endpointId, (m = new Map()));
     const at = slotOf(t);
     let s = m.get(at);
-    if (!s) m.set(at, (s = { jobs: emptyJobs(), delay: new LogHistogram(), execution: new LogHistogram(), coldStart: new LogHistogram() }));
+    if (!s) m.set(at, (s = emptySlot()));
+    if (this.stored) this.dirty.add(`${endpointId}\n${at}`);
     return s;
+  }
+
+  /** the stored record of one of this process's slots: its counts and the samples taken in it */
+  private recordOf(key: string): EndpointMetricSlotRecord | null {
+    const [endpointId, atText] = key.split('\n') as [string, string];
+    const at = Number(atText);
+    const samples = (this.samples.get(endpointId) ?? []).filter((x) => slotOf(x.at) === at);
+    const kept = this.slots.get(endpointId)?.get(at);
+    // past retention (pruned from memory before it was written): nothing to write
+    if (!kept && !samples.length) return null;
+    const s = kept ?? emptySlot();
+    const writer = this.stored!.writer;
+    return {
+      id: slotRecordId(endpointId, at, writer),
+      endpointId,
+      at,
+      hour: hourOf(at),
+      writer,
+      jobs: { ...s.jobs },
+      delay: s.delay.toStored(),
+      execution: s.execution.toStored(),
+      coldStart: s.coldStart.toStored(),
+      samples: samples.map((x) => ({ ...x, workers: { ...x.workers } })),
+    };
   }
 
   /** kept when it differs from the last one (a quiet endpoint costs one sample a day) */
@@ -181,6 +255,7 @@ export class EndpointHistory {
     const last = list.at(-1);
     if (last && sameGauges(last, s)) return;
     list.push(s);
+    if (this.stored) this.dirty.add(`${endpointId}\n${slotOf(s.at)}`);
   }
 
   private prune(now: number): void {
@@ -196,6 +271,24 @@ export class EndpointHistory {
 }
 
 const emptyJobs = (): Record<FinalStatus, number> => ({ COMPLETED: 0, FAILED: 0, CANCELLED: 0, TIMED_OUT: 0 });
+
+const emptySlot = (): Slot => ({ jobs: emptyJobs(), delay: new LogHistogram(), execution: new LogHistogram(), coldStart: new LogHistogram() });
+
+/** adds `b` into `a` (a fresh slot: this process's own are never changed by a query) */
+function mergeSlot(a: Slot, b: Slot): Slot {
+  for (const st of Object.keys(b.jobs) as FinalStatus[]) a.jobs[st] = (a.jobs[st] ?? 0) + b.jobs[st];
+  a.delay.merge(b.delay);
+  a.execution.merge(b.execution);
+  a.coldStart.merge(b.coldStart);
+  return a;
+}
+
+const slotFromRecord = (r: EndpointMetricSlotRecord): Slot => ({
+  jobs: { ...emptyJobs(), ...r.jobs },
+  delay: LogHistogram.fromStored(r.delay),
+  execution: LogHistogram.fromStored(r.execution),
+  coldStart: LogHistogram.fromStored(r.coldStart),
+});
 
 const gauges = (c: WorkerStateCounts): WorkerGauges => ({ idle: c.idle, running: c.running, initializing: c.initializing, throttled: c.throttled, unhealthy: c.unhealthy });
 

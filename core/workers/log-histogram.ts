@@ -2,6 +2,8 @@
 // number of observations in a few dozen counters, mergeable across time slots. A percentile is the
 // middle of its bucket, kept within the smallest and largest value seen, so it is within ~2.2 % of
 // the exact nearest-rank percentile (docs/serverless.md, "Metrics over time").
+import type { StoredHistogram } from '../../model/index.ts';
+
 const STEPS_PER_DOUBLING = 16;
 
 export class LogHistogram {
@@ -39,5 +41,19 @@ export class LogHistogram {
       }
     }
     return this.max;
+  }
+
+  /** as the store keeps it (model/records/endpoint-metrics.ts) */
+  toStored(): StoredHistogram {
+    return { buckets: [...this.counts], count: this.count, min: this.count ? this.min : null, max: this.count ? this.max : null };
+  }
+
+  static fromStored(s: StoredHistogram): LogHistogram {
+    const h = new LogHistogram();
+    for (const [i, n] of s.buckets) h.counts.set(i, n);
+    h.count = s.count;
+    h.min = s.min ?? Infinity;
+    h.max = s.max ?? -Infinity;
+    return h;
   }
 }

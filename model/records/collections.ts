@@ -1,5 +1,6 @@
 // Every stored collection, its record type, and the fields the embedded store indexes.
 import type { AccountRecord, ApiKeyRecord, ConsoleSessionRecord } from './account.ts';
+import type { EndpointMetricSlotRecord } from './endpoint-metrics.ts';
 import type { HostRecord } from './host.ts';
 import type { PodRecord } from './pod.ts';
 import type {
@@ -32,6 +33,8 @@ export interface Collections {
   creditHolds: CreditHoldRecord;
   /** web console sessions, keyed by the sha256 of their cookie (core/accounts/console-sessions.ts) */
   consoleSessions: ConsoleSessionRecord;
+  /** serverless endpoints' metrics, a 10-second slot per record and writer, kept 24 h (core/workers/endpoint-history.ts) */
+  endpointMetricSlots: EndpointMetricSlotRecord;
 }
 
 export const COLLECTION_NAMES = [
@@ -49,6 +52,7 @@ export const COLLECTION_NAMES = [
   'publicEndpoints',
   'creditHolds',
   'consoleSessions',
+  'endpointMetricSlots',
 ] as const satisfies readonly (keyof Collections)[];
 
 export const INDEXED_FIELDS: Partial<Record<keyof Collections, readonly string[]>> = {
@@ -71,4 +75,6 @@ export const INDEXED_FIELDS: Partial<Record<keyof Collections, readonly string[]
   creditHolds: ['accountId', 'jobId'],
   // keyId: revoking a key ends its sessions; accountId: a sign-in sweeps the account's expired ones
   consoleSessions: ['keyId', 'accountId'],
+  // endpointId: a deleted endpoint's slots go; hour: a query reads its window's hours, the sweep the expired ones
+  endpointMetricSlots: ['endpointId', 'hour'],
 };
