@@ -1,5 +1,6 @@
-// The web console's bundle (docs/console.md): console/src with esbuild into <outDir>/console — one
-// JavaScript file and one stylesheet, named by their content's hash, and an index.html naming them.
+// The web console's bundle (docs/console.md): console/src with esbuild into <outDir>/console — the
+// entry script and one stylesheet, named by their content's hash, and an index.html naming them; what
+// the console loads on first use (the terminal's xterm.js, `import()`) is a chunk of its own beside them.
 // bin/build.js runs it after tsc (so `npm ci`'s prepare builds it); the browser tests build their own
 // copy elsewhere with buildConsole(dir). Nothing from another origin: every byte is served by /console.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,13 +25,16 @@ export async function buildConsole(dir, { minify = true } = {}) {
     sourcemap: false,
     legalComments: 'linked',
     entryNames: '[name]-[hash]',
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
     outdir: dir,
     metafile: true,
     logLevel: 'warning',
     define: { 'process.env.NODE_ENV': '"production"' },
   });
   const outputs = Object.keys(result.metafile.outputs).map((f) => path.basename(f));
-  const js = outputs.find((f) => f.endsWith('.js'));
+  const entry = Object.entries(result.metafile.outputs).find(([f, o]) => o.entryPoint && f.endsWith('.js'));
+  const js = entry && path.basename(entry[0]);
   const css = outputs.find((f) => f.endsWith('.css'));
   if (!js || !css) throw new Error(`the console build made no ${js ? 'stylesheet' : 'script'}: ${outputs.join(', ')}`);
   const html = readFileSync(path.join(root, 'console/index.html'), 'utf8').replace('%CSS%', `/console/${css}`).replace('%JS%', `/console/${js}`);

@@ -11,10 +11,7 @@
 import { Command } from 'commander';
 import { openSshTunnel } from './pod-ssh-tunnel.ts';
 import { pipeline } from 'node:stream/promises';
-import { ApiClient } from '../client/index.ts';
-
-/** a login shell: bash where the image has it, else sh */
-const LOGIN_SHELL = 'if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi';
+import { ApiClient, LOGIN_SHELL } from '../client/index.ts';
 
 export function podSshCommand(execSession: (id: string, argv: string[]) => Promise<number>): Command {
   return new Command('ssh')
@@ -31,7 +28,7 @@ export function podSshCommand(execSession: (id: string, argv: string[]) => Promi
         await proxy(id);
         return;
       }
-      process.exitCode = await execSession(id, ['sh', '-c', command.length ? command.join(' ') : LOGIN_SHELL]);
+      process.exitCode = await execSession(id, ['sh', '-c', command.length ? command.join(' ') : LOGIN_SHELL[2]]);
     });
 }
 

@@ -2,8 +2,9 @@
 // GPUFLEET_API_KEY). Problem+json answers become ApiError with the server's status, code, detail
 // and errors. Browser-safe: nothing here imports Node's modules (fetch, URLSearchParams, TextDecoder
 // are in both; test/architecture/client-browser.test.ts bundles client/ for the browser). WebSockets
-// come from a factory: Node 20 has no WebSocket client of its own and a browser's cannot send an
-// Authorization header, so the CLI registers one over `ws` (cli/node-websocket.ts).
+// come from a factory: Node 20 has no WebSocket client of its own, so the CLI registers one over `ws`
+// (cli/node-websocket.ts); a browser's own, used by default, cannot send an Authorization header, so
+// exec sessions go by a single-use ticket (pod-exec-socket.ts).
 
 /** the part of a WebSocket the client uses: the standard API, which `ws` and browsers both have */
 export interface WebSocketLike {
@@ -16,6 +17,12 @@ export interface WebSocketLike {
 
 /** opens a WebSocket to `url` sending `headers` (the key) on the upgrade */
 export type WebSocketFactory = (url: string, headers: Record<string, string>) => WebSocketLike;
+
+/** the platform's own WebSocket (browsers; Node 22 and later), which sends no headers: opens only paths with their own credentials */
+function platformWebSocket(): WebSocketFactory | null {
+  const Native = (globalThis as { WebSocket?: new (url: string) => WebSocketLike }).WebSocket;
+  return Native ? (url) => new Native(url) : null;
+}
 
 /** the environment where there is one (Node), none in a browser */
 const env = (): Record<string, string | undefined> => (typeof process === 'undefined' ? {} : process.env);
@@ -59,7 +66,7 @@ export interface ApiClientOptions {
    * (same origin) and these headers (the CSRF token) go on every request
    */
   session?: { headers: Record<string, string> };
-  /** how webSocket() opens sockets; default ApiClient.webSocketFactory */
+  /** how webSocket() opens sockets; default ApiClient.webSocketFactory, else the platform's WebSocket (a browser's) */
   webSocket?: WebSocketFactory;
 }
 
@@ -145,11 +152,15 @@ export class ApiClient {
     }
   }
 
-  /** a WebSocket to `path` with the key in the Authorization header (interactive exec, pod-exec-socket.ts) */
-  webSocket(path: string): WebSocketLike {
-    const open = this.openWebSocket ?? ApiClient.webSocketFactory;
+  /**
+   * a WebSocket to `path`, with the client's credentials on the upgrade (the key's Authorization
+   * header: a factory over `ws`; `pods ssh --proxy`'s tunnel) or, `credentials: false`, none: a path
+   * that carries its own (an exec ticket, pod-exec-socket.ts), which any WebSocket can open
+   */
+  webSocket(path: string, { credentials = true }: { credentials?: boolean } = {}): WebSocketLike {
+    const open = this.openWebSocket ?? ApiClient.webSocketFactory ?? platformWebSocket();
     if (!open) throw new Error('no WebSocket factory: pass ApiClientOptions.webSocket, or set ApiClient.webSocketFactory (the CLI sets one over `ws`)');
-    return open(this.url.replace(/^http/, 'ws') + path, { ...this.auth });
+    return open(this.url.replace(/^http/, 'ws') + path, credentials ? { ...this.auth } : {});
   }
 
   /** a plain fetch of `path` with the credentials added: for answers read as they come (NDJSON progress) */

@@ -1,76 +1,102 @@
-// A terminal on the pod's exec WebSocket (GET /v2/pods/{id}/exec/ws): `sh` in the container, a line
-// at a time. The browser's socket carries the session cookie and the page's Origin (the server checks
-// that Origin is the console's own).
+// A terminal in the pod (docs/console.md, "Terminal"): xterm.js (loaded on first use) on an exec
+// session with a TTY (client/'s PodExecSocket: a single-use ticket, then the WebSocket), running a
+// login shell. The size follows the element (each change is a resize of the pod's terminal), keys go
+// to the shell (Ctrl-C included), the exit code shows when it ends, and Reconnect opens a new one.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { PodExecSocket } from '../../../client/index.ts';
+import { LOGIN_SHELL, type PodExecSocket } from '../../../client/index.ts';
 import { useApi } from '../api.ts';
 import { messageOf } from '../ui/widgets.tsx';
+import type { TerminalView } from '../terminal/xterm-view.ts';
+
+const HINT_ID = 'terminal-keys';
+
+type Phase = 'idle' | 'opening' | 'open' | 'ended';
 
 export function Terminal({ podId }: { podId: string }) {
   const api = useApi();
-  const [out, setOut] = useState('');
-  const [state, setState] = useState<'closed' | 'opening' | 'open'>('closed');
+  const screen = useRef<HTMLDivElement>(null);
+  const view = useRef<TerminalView | null>(null);
   const sock = useRef<PodExecSocket | null>(null);
-  const input = useRef<HTMLInputElement>(null);
-  const box = useRef<HTMLPreElement>(null);
-  const decoder = useRef(new TextDecoder());
-  const append = (s: string) => setOut((o) => (o + s).slice(-200_000));
-  useEffect(() => () => sock.current?.close(), []);
-  useEffect(() => {
-    if (box.current) box.current.scrollTop = box.current.scrollHeight;
-  }, [out]);
+  const [phase, setPhase] = useState<Phase>('idle');
+  const [status, setStatus] = useState('');
+  const [size, setSize] = useState<{ cols: number; rows: number } | null>(null);
+  useEffect(
+    () => () => {
+      sock.current?.close();
+      view.current?.dispose();
+    },
+    [],
+  );
 
-  const open = async () => {
-    setState('opening');
+  const screenView = async (): Promise<TerminalView> => {
+    if (view.current) {
+      view.current.reset();
+      return view.current;
+    }
+    const { openTerminalView } = await import('../terminal/xterm-view.ts');
+    const v = openTerminalView(screen.current!, HINT_ID);
+    v.onData((keys) => sock.current?.write(keys));
+    v.onResize((s) => {
+      setSize(s);
+      sock.current?.resize(s.cols, s.rows);
+    });
+    view.current = v;
+    return v;
+  };
+
+  const connect = async () => {
+    setPhase('opening');
+    setStatus('Opening a shell…');
     try {
-      const session = await api.pods.execSession(podId, ['sh'], {}, {
-        stdout: (d) => append(decoder.current.decode(d, { stream: true })),
-        stderr: (d) => append(decoder.current.decode(d, { stream: true })),
-      });
+      const v = await screenView();
+      const asked = { cols: v.cols, rows: v.rows };
+      setSize(asked);
+      const session = await api.pods.execSession(podId, LOGIN_SHELL, { tty: true, ...asked }, { stdout: (d) => v.write(d), stderr: (d) => v.write(d) });
       sock.current = session;
-      setState('open');
-      append(`connected: sh in pod ${podId}\n`);
-      input.current?.focus();
-      session.ended.then(
-        (end) => append(`\n[session ended: ${end.reason}${end.code === null ? '' : `, exit ${end.code}`}]\n`),
-        (e: unknown) => append(`\n[session ended: ${messageOf(e)}]\n`),
-      ).finally(() => {
-        sock.current = null;
-        setState('closed');
-      });
+      // resized while it opened
+      if (v.cols !== asked.cols || v.rows !== asked.rows) session.resize(v.cols, v.rows);
+      setPhase('open');
+      setStatus(`Connected: a shell in pod ${podId}.`);
+      v.focus();
+      const said = await session.ended.then(
+        (end) => (end.code === null ? `Session ended: ${end.reason}.` : `Session ended: exit code ${end.code}.`),
+        (e: unknown) => `Session ended: ${messageOf(e)}`,
+      );
+      if (sock.current === session) sock.current = null;
+      v.write(`\r\n[${said}]\r\n`);
+      setStatus(said);
+      setPhase('ended');
     } catch (e) {
-      append(`could not open the terminal: ${messageOf(e)}\n`);
-      setState('closed');
+      setStatus(`Could not open the terminal: ${messageOf(e)}`);
+      setPhase('ended');
     }
   };
 
-  const send = (e: Event) => {
-    e.preventDefault();
-    const line = input.current!.value;
-    input.current!.value = '';
-    append(`$ ${line}\n`);
-    sock.current?.write(`${line}\n`);
-  };
-
   return (
-    <section aria-label="Terminal">
-      <pre ref={box} class="log terminal" role="log" aria-label="Terminal output" tabIndex={0}>
-        {out}
-      </pre>
-      {state === 'open' ? (
-        <form class="row" onSubmit={send}>
-          <label for="term-input">Command</label>
-          <input id="term-input" ref={input} autocomplete="off" spellcheck={false} class="mono grow" />
-          <button type="submit">Send</button>
+    <section aria-label="Terminal" class="terminal-panel">
+      <p id={HINT_ID} class="hint">
+        Keys go to the shell, Tab and Ctrl-C included. To leave the terminal with the keyboard, press Escape, then Tab.
+      </p>
+      <div ref={screen} class="terminal-screen" hidden={phase === 'idle'} />
+      <div class="row">
+        <p role="status" class="grow">
+          {status}
+        </p>
+        {size ? (
+          <span class="muted">
+            {size.cols} columns × {size.rows} rows
+          </span>
+        ) : null}
+        {phase === 'open' ? (
           <button type="button" onClick={() => sock.current?.close()}>
             Close terminal
           </button>
-        </form>
-      ) : (
-        <button type="button" class="primary" disabled={state === 'opening'} onClick={open}>
-          {state === 'opening' ? 'Opening…' : 'Open terminal'}
-        </button>
-      )}
+        ) : (
+          <button type="button" class="primary" disabled={phase === 'opening'} onClick={connect}>
+            {phase === 'opening' ? 'Opening…' : phase === 'ended' ? 'Reconnect' : 'Open terminal'}
+          </button>
+        )}
+      </div>
     </section>
   );
 }
