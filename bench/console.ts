@@ -11,21 +11,30 @@
 //   - a state change visible: a pod stopped through the API (another client) until its row in the open
 //     list shows the new status word; floor ≤ 2 s (the page follows GET /v2/events)
 // Each is the median of ROUNDS runs.
+//   - keystroke to echo in a pod's terminal (bench/terminal-echo.ts: a real pod on an sshd test host,
+//     BENCH_TERMINAL_KEYS keystrokes, default 200), p50 and p99, printed beside the same echo through
+//     client/ in Node as the baseline of the run; no floor (the issue names none)
 //   npx tsx bench/console.ts
 import { startTestControlPlane } from '../test/harness/control-plane.ts';
 import { seedHosts } from '../test/harness/fake-hosts.ts';
 import { builtConsole, launchChromium, newPage, signIn } from '../test/harness/console-browser.ts';
 import { checkTarget } from './target.ts';
+import { terminalEchoLatency } from './terminal-echo.ts';
 
 const PODS = Number(process.env.BENCH_PODS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
+const TERMINAL_KEYS = Number(process.env.BENCH_TERMINAL_KEYS ?? 200);
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
 
 async function main(): Promise<void> {
   const consoleDir = await builtConsole();
   const cp = await startTestControlPlane({ rateLimits: 'minute=100000000,hour=100000000,day=100000000', config: { consoleDir } });
   const browser = await launchChromium();
+  let closing: Promise<void> | null = null;
+  const closeCp = () => (closing ??= cp.close());
   try {
     await seedHosts(cp.services.store, Array.from({ length: Math.ceil(PODS / 8) + 1 }, (_, i) => ({ id: `bench-host-${i}`, gpus: 8 })));
     const { key } = await cp.newAccount('read_write', 1_000_000);
@@ -127,9 +136,15 @@ async function main(): Promise<void> {
     checkTarget({ name: `console ${PODS} pods list rendered`, value: median(render) / 1000, op: '<=', floor: 0.5, unit: ' s' });
     checkTarget({ name: 'console state change visible after the API shows it', value: median(visible) / 1000, op: '<=', floor: 2, unit: ' s' });
     console.log(`baseline: the list's API share ${median(api).toFixed(0)} ms of ${median(render).toFixed(0)} ms (${(median(api) / median(render)).toFixed(2)}×)`);
+    await closeCp();
+    // the terminal: a control plane of its own, with a real host and pod
+    const echo = await terminalEchoLatency(browser, consoleDir, TERMINAL_KEYS);
+    const ms = (xs: number[]) => `p50 ${percentile(xs, 50).toFixed(1)} ms, p99 ${percentile(xs, 99).toFixed(1)} ms`;
+    console.log(`terminal keystroke to echo, in Chromium (keydown → painted), ${echo.browser.length} keys: ${ms(echo.browser)}`);
+    console.log(`baseline: the same echo through client/ in Node (write → echoed byte), ${echo.node.length} keys: ${ms(echo.node)}`);
   } finally {
     await browser.close();
-    await cp.close();
+    await closeCp();
   }
 }
 
