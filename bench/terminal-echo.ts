@@ -71,7 +71,8 @@ export async function terminalEchoLatency(browser: Browser, consoleDir: string, 
         await page.evaluate(`window.__echo.expect = ${JSON.stringify(expect)}`);
         await page.keyboard.press(text[i]!);
         done++;
-        await page.waitForFunction(`window.__echo.samples.length === ${done}`, undefined, { timeout: 10_000, polling: 5 });
+        // a function, not a string: the console's CSP (rightly) refuses eval
+        await page.waitForFunction((n) => (globalThis as unknown as { __echo: { samples: unknown[] } }).__echo.samples.length === n, done, { timeout: 10_000, polling: 5 });
       }
       await page.keyboard.press('Enter');
     }
