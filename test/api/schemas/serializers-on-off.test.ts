@@ -388,8 +388,10 @@ async function driveWorkers(endpointId: string, user: { key: string }): Promise<
   const now = new Date().toISOString();
   await cp.services.store.transact(async (tx) => {
     const base = (await tx.list('pods', {})).find((p) => p.status === 'RUNNING' && p.gpu)!;
+    // on a host, but holding none of its GPUs (the PostgreSQL store counts and claims what a pod holds)
     const worker = (id: string, version: number, running: boolean) => ({
-      ...base, id, name: `worker ${id}`, endpointId, hostId: running ? base.hostId : null, status: running ? 'RUNNING' as const : 'PROVISIONING' as const, startedAt: running ? now : null,
+      ...base, id, name: `worker ${id}`, endpointId, gpu: { ...base.gpu!, count: 1 }, status: running ? 'RUNNING' as const : 'PROVISIONING' as const, startedAt: running ? now : null,
+      gpuUuids: [], allocated: false, ...(running ? {} : { hostId: null }),
       worker: { version, tokenHash: 'f'.repeat(64), tokenSealed: 'sealed', readyAt: running ? now : null, retiredReason: null, failed: false },
     });
     tx.put('pods', worker('wk-run', 1, true));
