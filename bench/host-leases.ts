@@ -8,7 +8,7 @@
 // checkout waits its turn. No floor: printed as `info:` lines.
 //   npx tsx bench/host-leases.ts
 import pg from 'pg';
-import { SharedHostLeases } from '../core/replicas/index.ts';
+import { SharedHostLeases } from '../core/index.ts';
 import { migrate, PgHostLeaseTable, type HostLeaseRound, type HostLeaseTable } from '../store/index.ts';
 import { startPostgres } from '../test/harness/postgres.ts';
 

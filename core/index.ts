@@ -105,7 +105,7 @@ export {
   sniffMime,
   wavSeconds,
 } from './public-models/index.ts';
-export { type HostLeases } from './replicas/index.ts';
+export { type HostLeases, SharedHostLeases } from './replicas/index.ts';
 export { StackLockService } from './stacks/index.ts';
 export { NetworkVolumeService, toNetworkVolumeView } from './volumes/index.ts';
 export { Autoscaler, EndpointHistory, inService, parseMetricsWindow, type MetricsBucket, type RelayConnectionHandler, WorkerRelayDoor, WorkerService } from './workers/index.ts';
