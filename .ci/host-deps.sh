@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepares a CI / dev machine (Debian 12, root) to act as gpufleet test hosts:
-#   - installs docker.io, openssh-server, busybox-static, iproute2 (+ jq for the JSON merge), dnsmasq-base, iperf3
+#   - installs docker.io, openssh-server, busybox-static, iproute2 (+ jq for the JSON merge), dnsmasq-base, iperf3,
+#     wireguard-go and wireguard-tools
 #   - installs docker-registry and apache2-utils (htpasswd) for the private-registry tests (not started)
 #   - installs the python3 packages runpod-python needs and unpacks that client (../shared/peers/),
 #     which test/api/graphql drives unmodified
@@ -33,8 +34,10 @@ need=()
 #   openssh-server also makes the sshd test image (test/harness/sshd-image.ts), openssh-client runs ssh/scp there
 # dnsmasq-base: the overlay's internal DNS (each globally-networked pod's resolver; docs/networking.md), which the
 #   namespace test hosts run; iperf3: bench/overlay.ts (throughput of the overlay against plain routes)
+# wireguard-go + wireguard-tools: the overlay's tunnel between data centers (docs/networking.md, "Between data
+#   centers"); these VMs have no WireGuard kernel module, so the namespace test hosts run Debian's userspace one
 for pkg in docker.io openssh-server openssh-client busybox-static iproute2 iptables jq docker-registry apache2-utils debootstrap \
-  postgresql espeak-ng chromium dnsmasq-base iperf3; do
+  postgresql espeak-ng chromium dnsmasq-base iperf3 wireguard-go wireguard-tools; do
   installed "$pkg" || need+=("$pkg")
 done
 # runpod-python's dependencies from Debian: test/api/graphql runs the unmodified client with /usr/bin/python3

@@ -118,7 +118,8 @@ export interface ServerConfig {
   overlayVerifyMs?: number;
   /**
    * GPUFLEET_OVERLAY_CIDR (default 10.200.0.0/13), GPUFLEET_INTERNAL_DOMAIN (runpod.internal),
-   * GPUFLEET_GLOBAL_NETWORK_EXCLUDE=DC1,DC2: the pods' private network across hosts (docs/networking.md)
+   * GPUFLEET_GLOBAL_NETWORK_EXCLUDE=DC1,DC2, GPUFLEET_OVERLAY_MTU (derived from the hosts when unset):
+   * the pods' private network across hosts (docs/networking.md)
    */
   globalNetwork?: GlobalNetworkSettings;
   /** GPUFLEET_CONSOLE_SESSION_TTL: a console session ends this long after sign-in (default 12h; docs/console.md) */
@@ -190,6 +191,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
       overlayCidr: env.GPUFLEET_OVERLAY_CIDR,
       internalDomain: env.GPUFLEET_INTERNAL_DOMAIN,
       exclude: env.GPUFLEET_GLOBAL_NETWORK_EXCLUDE,
+      overlayMtu: env.GPUFLEET_OVERLAY_MTU,
     }),
   };
 }

@@ -163,7 +163,17 @@ export interface HostRecord {
   lost?: HostLost | null;
   /** containers that did not exit within 30 s of SIGKILL when their pod moved (an operator looks) */
   stuckContainers?: HostStuckContainer[];
+  /** what the host's overlay script reported (docs/networking.md); absent until it first ran there */
+  overlay?: HostOverlayFacts;
   createdAt: string;
+}
+
+/** What a host's overlay script reports back (docs/networking.md, "Between data centers"). */
+export interface HostOverlayFacts {
+  /** the MTU of the interface holding the host's address (the underlay); null: the address is not on one of its interfaces (NAT) */
+  underlayMtu: number | null;
+  /** the public half of the host's WireGuard key, made on the host (the private half never leaves it); null until it has one */
+  wireguardPublicKey: string | null;
 }
 
 /** A drain that moves the host's pods off it before a deadline (docs/gpu-health.md, "Acting on it"). */

@@ -102,12 +102,30 @@ export interface GlobalNetworkSettings {
   internalDomain: string;
   /** GPUFLEET_GLOBAL_NETWORK_EXCLUDE */
   excludedDataCenters: string[];
+  /** GPUFLEET_OVERLAY_MTU: podnet1's MTU on every host; absent: derived from the hosts' underlay (overlay-plan.ts overlayMtu) */
+  overlayMtu?: number;
 }
 
-export function globalNetworkSettings(env: { overlayCidr?: string; internalDomain?: string; exclude?: string } = {}): GlobalNetworkSettings {
+/** the MTUs podnet1 may have: IPv4's 576 floor (every host must take it) to a jumbo frame's 9000 */
+export const OVERLAY_MTU_MIN = 576;
+export const OVERLAY_MTU_MAX = 9000;
+
+/** GPUFLEET_OVERLAY_MTU: a whole number of bytes within OVERLAY_MTU_MIN..OVERLAY_MTU_MAX, or unset */
+export function parseOverlayMtu(text: string | undefined): number | undefined {
+  const value = text?.trim();
+  if (!value) return undefined;
+  const n = /^[0-9]{1,5}$/.test(value) ? Number(value) : NaN;
+  if (!(n >= OVERLAY_MTU_MIN && n <= OVERLAY_MTU_MAX))
+    throw new Error(`GPUFLEET_OVERLAY_MTU=${text} is not an MTU in bytes from ${OVERLAY_MTU_MIN} to ${OVERLAY_MTU_MAX}`);
+  return n;
+}
+
+export function globalNetworkSettings(env: { overlayCidr?: string; internalDomain?: string; exclude?: string; overlayMtu?: string } = {}): GlobalNetworkSettings {
+  const overlayMtu = parseOverlayMtu(env.overlayMtu);
   return {
     range: parseOverlayCidr(env.overlayCidr),
     internalDomain: parseInternalDomain(env.internalDomain),
     excludedDataCenters: parseExcludedDataCenters(env.exclude),
+    ...(overlayMtu === undefined ? {} : { overlayMtu }),
   };
 }

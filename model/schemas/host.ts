@@ -172,6 +172,11 @@ export const hostViewSchema = {
         counters: { type: 'object', additionalProperties: { type: 'object', additionalProperties: { type: 'number' } } },
       },
     },
+    /** what the overlay script reported (model/records/host.ts HostOverlayFacts; docs/networking.md) */
+    overlay: {
+      type: 'object',
+      properties: { underlayMtu: { type: ['integer', 'null'] }, wireguardPublicKey: nullableString },
+    },
     createdAt: { type: 'string', format: 'date-time' },
   },
 } as const;

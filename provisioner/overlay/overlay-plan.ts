@@ -2,16 +2,24 @@
 // account with a globally-networked pod running here, a network namespace of the account's own on
 // the host holding a VXLAN device (the account's VXLAN id), one veth per local pod (its other end is
 // `podnet1` in the pod), and a static route, neighbour and forwarding entry per pod of the account on
-// another host. Pure: the store's records and the containers observed in, the plan out. Every name
-// is derived (hashes of ids), every value a validated address, MAC or number; nothing a user wrote.
+// another host; and, when the global network spans data centers, the host's WireGuard tunnel to the
+// other data centers' hosts (overlay-wireguard.ts) and podnet1's MTU for the whole fleet (overlayMtu).
+// Pure: the store's records and the containers observed in, the plan out. Every name is derived
+// (hashes of ids), every value a validated address, MAC, key or number; nothing a user wrote.
 import { createHash } from 'node:crypto';
 import type { GlobalNetworkSettings, HostRecord, PodRecord } from '../../model/index.ts';
-import { ipv4ToNumber, numberToIpv4, resolverAddress } from '../../model/index.ts';
+import { ipv4ToNumber, numberToIpv4, OVERLAY_MTU_MAX, OVERLAY_MTU_MIN, resolverAddress } from '../../model/index.ts';
 
 /** the overlay's UDP port (IANA's VXLAN port); hosts open it to each other, pods never reach it */
 export const VXLAN_PORT = 4789;
-/** a 1500-byte underlay less VXLAN's 50 bytes; podnet1 and the VXLAN devices use it */
-export const OVERLAY_MTU = 1450;
+/** WireGuard's port between data centers (its usual one); hosts of different data centers open it to each other */
+export const WIREGUARD_PORT = 51820;
+/** what VXLAN adds to a frame (outer IPv4 20, UDP 8, VXLAN 8, inner Ethernet 14) */
+export const VXLAN_OVERHEAD = 50;
+/** what WireGuard adds to a packet, as wg-quick counts it (outer IPv6 40, UDP 8, WireGuard 32) */
+export const WIREGUARD_OVERHEAD = 80;
+/** the underlay MTU assumed for a host that did not report its own yet */
+export const DEFAULT_UNDERLAY_MTU = 1500;
 /** the name of the overlay interface inside every pod (as on the public cloud: NCCL_SOCKET_IFNAME=podnet1) */
 export const POD_INTERFACE = 'podnet1';
 
@@ -50,6 +58,18 @@ export interface AccountOverlayPlan {
   remote: RemotePodPlan[];
 }
 
+/** The host's WireGuard tunnel to the hosts of the other data centers (overlay-wireguard.ts). */
+export interface TunnelPlan {
+  /** its UDP port */
+  port: number;
+  /** the device's MTU: a VXLAN packet of a full podnet1 frame fits (podnet1's MTU + VXLAN_OVERHEAD) */
+  mtu: number;
+  /** the other data centers' hosts whose public key is known: each a peer, endpoint and allowed address its own */
+  peers: { address: string; publicKey: string }[];
+  /** every other data center's host: VXLAN to it goes through the tunnel or nowhere, and none comes in from it around the tunnel */
+  closed: string[];
+}
+
 export interface HostOverlayPlan {
   /** namespaces of this host start with it (what is stale is found by it) */
   nsPrefix: string;
@@ -62,6 +82,10 @@ export interface HostOverlayPlan {
   port: number;
   /** GPUFLEET_INTERNAL_DOMAIN: every pod of an account here resolves `<pod id>.<domain>` of the account's pods */
   domain: string;
+  /** the host's WireGuard device (`wgf` + 12 hex; not `gf…`: the VXLAN guard drops UDP 4789 from `gf+` interfaces): the tunnel's, or the one to remove when there is none */
+  tunnelDevice: string;
+  /** null: no other data center in the global network, or no overlay pod here (a tunnel in place is removed) */
+  tunnel: TunnelPlan | null;
   accounts: AccountOverlayPlan[];
 }
 
@@ -77,6 +101,8 @@ export const vtepMac = (hostId: string, accountId: string) => mac('02', hex('vte
 export const podMac = (podId: string) => mac('0a', hex('pod', podId));
 export const podVeth = (podId: string) => `gfp${hex('veth', podId).slice(0, 12)}`;
 export const podPeer = (podId: string) => `gfq${hex('veth', podId).slice(0, 12)}`;
+/** the host's WireGuard device: one per host, `wgf` + 12 hex */
+export const wireguardDevice = (hostId: string) => `wgf${hex('wireguard', hostId).slice(0, 12)}`;
 
 /** the pods that are on the overlay: turned on, addressed, meant to run, placed */
 export const onOverlay = (p: PodRecord): boolean =>
@@ -88,6 +114,40 @@ const canonical = (addr: string | null | undefined): string | null => {
   return n === null ? null : numberToIpv4(n);
 };
 
+/** a host of the global network: it has an IPv4 address the others reach and its data center is not taken out */
+export const inGlobalNetwork = (h: HostRecord, settings: GlobalNetworkSettings): boolean =>
+  canonical(h.address) !== null && !settings.excludedDataCenters.includes(h.dataCenterId);
+
+/**
+ * podnet1's MTU, the same on every host (docs/networking.md, "MTU"): GPUFLEET_OVERLAY_MTU, or the
+ * smallest underlay MTU of the global network's hosts (DEFAULT_UNDERLAY_MTU for one that did not
+ * report it) less VXLAN's overhead, and less WireGuard's too once the global network spans more than
+ * one data center. One value for the fleet: a pod's packets fit every path it may take, within its data
+ * center or across, today or after a move, so a full-size packet with DF set is never lost on the way.
+ */
+export function overlayMtu(settings: GlobalNetworkSettings, hosts: Iterable<HostRecord>): number {
+  if (settings.overlayMtu !== undefined) return settings.overlayMtu;
+  const members = [...hosts].filter((h) => inGlobalNetwork(h, settings));
+  const underlays = members.map((h) => h.overlay?.underlayMtu ?? DEFAULT_UNDERLAY_MTU);
+  const underlay = underlays.length === 0 ? DEFAULT_UNDERLAY_MTU : Math.min(...underlays);
+  const spans = new Set(members.map((h) => h.dataCenterId)).size > 1;
+  const mtu = underlay - VXLAN_OVERHEAD - (spans ? WIREGUARD_OVERHEAD : 0);
+  return Math.min(OVERLAY_MTU_MAX, Math.max(OVERLAY_MTU_MIN, mtu));
+}
+
+/** the tunnel of `host` to the other data centers' hosts of the global network, or null when there are none */
+export function planTunnel(host: HostRecord, settings: GlobalNetworkSettings, hosts: Iterable<HostRecord>, mtu: number): TunnelPlan | null {
+  const others = [...hosts].filter((h) => h.id !== host.id && h.dataCenterId !== host.dataCenterId && inGlobalNetwork(h, settings));
+  if (others.length === 0 || !inGlobalNetwork(host, settings)) return null;
+  const byAddress = (a: { address: string }, b: { address: string }) => ipv4ToNumber(a.address)! - ipv4ToNumber(b.address)!;
+  const peers = others
+    .filter((h) => !!h.overlay?.wireguardPublicKey)
+    .map((h) => ({ address: canonical(h.address)!, publicKey: h.overlay!.wireguardPublicKey! }))
+    .sort(byAddress);
+  const closed = [...new Set(others.map((h) => canonical(h.address)!))].sort((a, b) => byAddress({ address: a }, { address: b }));
+  return { port: WIREGUARD_PORT, mtu: mtu + VXLAN_OVERHEAD, peers, closed };
+}
+
 export interface PlanInput {
   host: HostRecord;
   settings: GlobalNetworkSettings;
@@ -95,7 +155,7 @@ export interface PlanInput {
   pods: PodRecord[];
   /** VXLAN ids of those accounts */
   vnis: ReadonlyMap<string, number>;
-  /** the fleet's hosts by id (their underlay addresses) */
+  /** the fleet's hosts by id (their underlay addresses, MTUs, data centers and WireGuard keys) */
   hosts: ReadonlyMap<string, HostRecord>;
   /** running containers here: pod id → main process id */
   pids: ReadonlyMap<string, number>;
@@ -105,14 +165,16 @@ export interface PlanInput {
 
 export function planHostOverlay({ host, settings, pods, vnis, hosts, pids, resolvConfs }: PlanInput): HostOverlayPlan | null {
   const underlay = canonical(host.address);
+  const mtu = overlayMtu(settings, hosts.values());
   const base = {
     nsPrefix: namespacePrefix(host.id),
     underlay: underlay ?? '',
     cidr: settings.range.cidr,
     gateway: resolverAddress(settings.range),
-    mtu: OVERLAY_MTU,
+    mtu,
     port: VXLAN_PORT,
     domain: settings.internalDomain,
+    tunnelDevice: wireguardDevice(host.id),
   };
   // a host enrolled by name: no overlay here until it has an address the others reach (docs/networking.md)
   if (!underlay) return null;
@@ -156,5 +218,7 @@ export function planHostOverlay({ host, settings, pods, vnis, hosts, pids, resol
       remote,
     });
   }
-  return { ...base, accounts };
+  // the tunnel only while this host has overlay pods: a host without them neither sends nor takes VXLAN
+  const tunnel = accounts.length === 0 ? null : planTunnel(host, settings, hosts.values(), mtu);
+  return { ...base, tunnel, accounts };
 }

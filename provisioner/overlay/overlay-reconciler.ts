@@ -5,13 +5,14 @@
 // Before it, on its own path and whatever the plan (none, empty or unchanged), every enrolled host gets
 // the guard that keeps pods from sending VXLAN (overlay-guard.ts), checked again every `verifyMs`.
 import type { Logger } from 'pino';
-import type { HostRecord, PodRecord } from '../../model/index.ts';
+import { PROVISIONER_ACTOR, type HostOverlayFacts, type HostRecord, type PodRecord } from '../../model/index.ts';
 import type { Services } from '../../core/index.ts';
 import { planHostOverlay, onOverlay, type HostOverlayPlan } from './overlay-plan.ts';
 import { FAILED, MADE, overlayScript } from './overlay-script.ts';
 import { GUARD_FAILED, GUARD_MADE, guardScript } from './overlay-guard.ts';
 import { VXLAN_PORT } from './overlay-plan.ts';
 import { DNS_MISSING } from './overlay-dns.ts';
+import { readReport, WIREGUARD_MISSING } from './overlay-wireguard.ts';
 
 /** what the overlay needs of a container the pass observed (host-docker.ts's ObservedContainer has it) */
 export interface OverlayContainer {
@@ -50,8 +51,8 @@ export class OverlayReconciler {
     this.guarded.delete(hostId);
   }
 
-  /** runs a script (`sh -s`) on the host and reads its made/failed lines; true when it exited 0. Throws when the host is not reached */
-  private async run(host: HostRecord, script: string, tags: { made: string; failed: string }, what: string, into: Map<string, OverlayRun>): Promise<boolean> {
+  /** runs a script (`sh -s`) on the host and reads its made/failed lines; ok when it exited 0. Throws when the host is not reached */
+  private async run(host: HostRecord, script: string, tags: { made: string; failed: string }, what: string, into: Map<string, OverlayRun>): Promise<{ ok: boolean; stdout: string }> {
     const res = await this.s.sshPool.exec(this.s.fleet.target(host), 'sh -s', { stdin: script, allowFailure: true });
     const lines = (text: string, tag: string) => text.split('\n').filter((l) => l.startsWith(`${tag} `)).map((l) => l.slice(tag.length + 1));
     const made = lines(res.stdout, tags.made);
@@ -59,9 +60,24 @@ export class OverlayReconciler {
     into.set(host.id, { made, failed });
     if (made.length > 0) this.logger?.info({ hostId: host.id, made }, `${what}: made on the host`);
     if (res.stderr.includes(DNS_MISSING)) this.logger?.warn({ hostId: host.id }, 'the host has no dnsmasq: internal DNS names do not resolve in its pods (docs/networking.md)');
+    if (res.stderr.includes(WIREGUARD_MISSING)) this.logger?.warn({ hostId: host.id }, 'the host has neither the kernel\'s WireGuard nor wireguard-go: its pods do not reach other data centers (docs/networking.md)');
     if (res.code !== 0) this.logger?.warn({ hostId: host.id, failed, code: res.code, stderr: res.stderr.slice(0, 2000) }, `${what} failed on the host; retrying next pass`);
     else if (failed.length > 0) this.logger?.warn({ hostId: host.id, failed, stderr: res.stderr.slice(0, 2000) }, `${what}: some steps failed on the host; retrying at the next verify`);
-    return res.code === 0;
+    return { ok: res.code === 0, stdout: res.stdout };
+  }
+
+  /** what the overlay script reported about the host (its underlay MTU, its WireGuard public key), stored when it changed */
+  private async record(host: HostRecord, stdout: string): Promise<void> {
+    const seen = readReport(stdout);
+    const before = host.overlay;
+    // a run without a tunnel prints no key: the one stored stays (the host keeps its key file)
+    const next: HostOverlayFacts = { underlayMtu: seen.underlayMtu, wireguardPublicKey: seen.wireguardPublicKey ?? before?.wireguardPublicKey ?? null };
+    if (before && before.underlayMtu === next.underlayMtu && before.wireguardPublicKey === next.wireguardPublicKey) return;
+    await this.s.store.transact(async (tx) => {
+      const h = await tx.get('hosts', host.id);
+      if (h) tx.put('hosts', { ...h, overlay: next });
+    }, { actor: PROVISIONER_ACTOR });
+    this.logger?.info({ hostId: host.id, overlay: next }, 'overlay: the host reported its underlay MTU and WireGuard key');
   }
 
   /** puts the guard in place on the host when it was not checked within `verifyMs`; never throws */
@@ -70,7 +86,7 @@ export class OverlayReconciler {
     if (at !== undefined && Date.now() - at < this.verifyMs) return;
     this.guarded.delete(host.id);
     try {
-      if (await this.run(host, guardScript(VXLAN_PORT), { made: GUARD_MADE, failed: GUARD_FAILED }, 'VXLAN guard', this.lastGuard)) this.guarded.set(host.id, Date.now());
+      if ((await this.run(host, guardScript(VXLAN_PORT), { made: GUARD_MADE, failed: GUARD_FAILED }, 'VXLAN guard', this.lastGuard)).ok) this.guarded.set(host.id, Date.now());
     } catch (err) {
       this.logger?.warn({ err, hostId: host.id }, 'VXLAN guard failed; retrying next pass');
     }
@@ -105,7 +121,9 @@ export class OverlayReconciler {
       // unchanged: nothing to do until it is time to verify (a host without overlay pods: never)
       if (last && last.key === key && (plan.accounts.length === 0 || Date.now() - last.at < this.verifyMs)) return;
       this.applied.delete(host.id);
-      if (await this.run(host, overlayScript(plan), { made: MADE, failed: FAILED }, 'overlay setup', this.lastRun)) this.applied.set(host.id, { key, at: Date.now() });
+      const res = await this.run(host, overlayScript(plan), { made: MADE, failed: FAILED }, 'overlay setup', this.lastRun);
+      await this.record(host, res.stdout);
+      if (res.ok) this.applied.set(host.id, { key, at: Date.now() });
     } catch (err) {
       this.applied.delete(host.id);
       this.logger?.warn({ err, hostId: host.id }, 'overlay reconcile failed; retrying next pass');

@@ -10,6 +10,7 @@ import { GpufleetError } from '../../model/index.ts';
 import { ipv4ToNumber, parseIpv4Range } from '../../model/index.ts';
 import type { HostOverlayPlan } from './overlay-plan.ts';
 import { accountDnsLines, dnsPrelude, staleDnsLines } from './overlay-dns.ts';
+import { tunnelLines, underlayMtuLines } from './overlay-wireguard.ts';
 
 /** printed (on stdout) for each thing the script had to make: tests and logs read them */
 export const MADE = 'gpufleet-overlay-made';
@@ -49,7 +50,7 @@ export function overlayScript(plan: HostOverlayPlan): string {
   check(cidr !== null && cidr.cidr === plan.cidr, 'range', plan.cidr);
   check(NS_PREFIX.test(plan.nsPrefix), 'namespace prefix', plan.nsPrefix);
   const gw = ip(plan.gateway);
-  const mtu = int(1280, 9000, 'MTU')(plan.mtu);
+  const mtu = int(576, 9000, 'MTU')(plan.mtu);
   const port = int(1, 65535, 'port')(plan.port);
   const lines: string[] = [
     'export LC_ALL=C',
@@ -68,6 +69,10 @@ export function overlayScript(plan: HostOverlayPlan): string {
   // the internal DNS of accounts no longer here (their pods' resolvers, resolv.conf put back)
   lines.push(...staleDnsLines(plan, wantedNs));
   if (plan.accounts.length > 0) ip(plan.underlay);
+  // the underlay's MTU for the control plane (podnet1's MTU is derived from every host's), then the tunnel
+  // between data centers, before any VXLAN entry: VXLAN to another data center never leaves in the clear
+  if (ipv4ToNumber(plan.underlay) !== null) lines.push(...underlayMtuLines(plan.underlay));
+  lines.push(...tunnelLines(plan));
   for (const a of plan.accounts) {
     const n = ns(a.ns);
     const vx = dev(a.vxlan);
@@ -95,7 +100,9 @@ export function overlayScript(plan: HostOverlayPlan): string {
           `${pod} ip link set ${q} name podnet1 address ${mac(p.mac)} && ${pod} ip link set podnet1 up && ` +
           `${pod} ip addr add ${addr}/32 dev podnet1 && ${pod} ip route add ${gw}/32 dev podnet1 scope link && ` +
           `${pod} ip route add ${plan.cidr} via ${gw} dev podnet1 && made podnet1 ${p.podId}; } || { failed podnet1 ${p.podId}; inn ${n} ip link del ${v} 2>/dev/null; }; fi`,
-        `inn ${n} ip addr replace ${gw}/32 dev ${v} && inn ${n} ip link set ${v} up && inn ${n} ip route replace ${addr}/32 dev ${v} || failed route ${p.podId}`,
+        `inn ${n} ip addr replace ${gw}/32 dev ${v} && inn ${n} ip link set ${v} mtu ${mtu} up && inn ${n} ip route replace ${addr}/32 dev ${v} || failed route ${p.podId}`,
+        // the fleet's MTU may have changed since podnet1 was made (a second data center, a host's underlay): set live
+        `${pod} ip link set podnet1 mtu ${mtu} 2>/dev/null || failed podnet1-mtu ${p.podId}`,
       );
     }
     // veths of pods that left the overlay (their podnet1 goes with them)

@@ -2,7 +2,7 @@
 // `nsenter --net`; `ip netns exec` fails here, "Devices cgroup isn't mounted"), data root, exec root,
 // socket and default bridge. Started for the first time, like an engine on a brand-new CI machine.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,6 +11,26 @@ import { waitFor } from './wait-for.ts';
 
 const execFileP = promisify(execFile);
 let counter = 0;
+
+/**
+ * Every process still in the namespace killed, as a power-off would (daemons the host's sessions
+ * started there, such as the overlay's wireguard-go): a process left would keep the deleted namespace,
+ * its LAN link and address alive. Only processes of this namespace, found by its inode.
+ */
+export async function killNamespaceProcesses(netns: string): Promise<void> {
+  const ino = await stat(`/var/run/netns/${netns}`).then((s) => s.ino, () => null);
+  if (ino === null) return;
+  for (const pid of (await readdir('/proc')).filter((d) => /^[0-9]+$/.test(d))) {
+    const ns = await readlink(`/proc/${pid}/ns/net`).catch(() => '');
+    if (ns === `net:[${ino}]` && Number(pid) !== process.pid) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+}
 
 export interface NetnsEngine {
   /** the namespace's name under /var/run/netns */
@@ -90,7 +110,7 @@ export async function startNetnsEngine(opts: NetnsEngineOptions = {}): Promise<N
     const pid = Number((await readFile(join(dir, 'dockerd.pid'), 'utf8')).trim());
     if (pid !== proc.pid) throw new Error(`dockerd's pid file says ${pid}, expected ${proc.pid}`);
   };
-  /** dockerd stopped (SIGTERM: it stops its containers, as at a host's shutdown) and the namespace deleted */
+  /** dockerd stopped (SIGTERM: it stops its containers, as at a host's shutdown), what else ran in the namespace killed, and the namespace deleted */
   const powerOff = async () => {
     // nsenter execs dockerd, so the child's pid is dockerd's
     if (child.exitCode === null && child.signalCode === null) {
@@ -98,6 +118,7 @@ export async function startNetnsEngine(opts: NetnsEngineOptions = {}): Promise<N
       await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000))]);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
+    await killNamespaceProcesses(netns);
     await execFileP('ip', ['netns', 'del', netns]).catch(() => undefined);
   };
   const stop = async () => {

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import { readdir, readFile, rm } from 'node:fs/promises';
-import { DNS_ROOT, namespacePrefix, provisioner } from '../../provisioner/index.ts';
+import { DNS_ROOT, namespacePrefix, provisioner, wireguardDevice, WIREGUARD_KEY_DIR, WIREGUARD_RUN_DIR } from '../../provisioner/index.ts';
 import { enrolTestHost } from '../../testing/index.ts';
 import { startTestControlPlane, type TestControlPlane } from './control-plane.ts';
 import { startNetnsFleet, type FleetHost, type FleetHostSpec, type NetnsFleet } from './netns-fleet.ts';
@@ -62,6 +62,18 @@ export async function removeDnsState(prefixes: string[]): Promise<void> {
   }
 }
 
+/**
+ * What the tunnel between data centers keeps on these hosts' disks (the namespace hosts share this
+ * machine's): each host's WireGuard key and wireguard-go's log. A reboot keeps the key (a disk); the
+ * end of a test removes it. The wireguard-go daemons went with their hosts' namespaces (netns-engine.ts).
+ */
+export async function removeWireguardState(hostIds: string[]): Promise<void> {
+  for (const dev of hostIds.map(wireguardDevice)) {
+    await rm(path.join(WIREGUARD_KEY_DIR, `${dev}.key`), { force: true });
+    await rm(path.join(WIREGUARD_RUN_DIR, `${dev}.log`), { force: true });
+  }
+}
+
 export interface StartedOverlayWorld {
   fleet: NetnsFleet;
   cp: TestControlPlane;
@@ -81,6 +93,7 @@ export async function startOverlayWorld(hosts: FleetHostSpec[]): Promise<Started
     await cp?.close();
     await fleet.dispose();
     await removeAccountNamespaces([...ids.values()]);
+    await removeWireguardState([...ids.values()]);
   };
   try {
     const started = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300 });
@@ -170,6 +183,10 @@ export class OverlayWorld {
   ping = async (from: { id: string }, ip: string, extra: string[] = []) => (await this.exec(from, ['ping', '-c', '1', '-W', '2', ...extra, ip])) !== null;
   tcp = async (from: { id: string }, ip: string) => ((await this.exec(from, ['sh', '-c', `nc -w 2 ${ip} ${TCP_PORT} </dev/null`])) ?? '').includes('tcp-ok');
   udp = async (from: { id: string }, ip: string) => (await this.inPod(from, [PYTHON, PROBE, 'ask', ip, String(UDP_PORT)])).trim() === 'udp-ok';
+  /** a UDP datagram of `size` bytes (as an IP packet, DF set) to the pod's UDP server: "udp-ok", "timeout" or "emsgsize" */
+  big = async (from: { id: string }, ip: string, size: number, marker: string) => (await this.inPod(from, [PYTHON, PROBE, 'big', ip, String(UDP_PORT), String(size), marker])).trim();
+  /** an ICMP echo of `size` bytes (as an IP packet, DF set): "reply <size of the reply>", "timeout" or "emsgsize" */
+  pingDf = async (from: { id: string }, ip: string, size: number) => (await this.inPod(from, [PYTHON, PROBE, 'ping-df', ip, String(size)])).trim();
 
   /**
    * `name` looked up inside the pod's container as its programs do (busybox nslookup, the resolver

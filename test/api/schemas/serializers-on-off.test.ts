@@ -80,7 +80,7 @@ async function ok(method: InjectOptions['method'], url: string, body?: unknown, 
 
 const GPU_UUID = 'GPU-8f2a6c1e-0b1d-4e55-9a3c-5d7e0f1a2b3c';
 
-/** a host as the GPU watcher and the heartbeats leave it: an incident, a watch position, a private image; cpu-host unreachable */
+/** a host as the GPU watcher, the heartbeats and the overlay leave it: an incident, a watch position, a private image, its underlay MTU and WireGuard key; cpu-host unreachable */
 async function enrichHosts(): Promise<void> {
   const now = new Date().toISOString();
   await cp.services.store.transact(async (tx) => {
@@ -102,6 +102,7 @@ async function enrichHosts(): Promise<void> {
       privateImages: [{ imageId: `sha256:${'a'.repeat(64)}`, accountIds: ['acct-1'] }],
       gpuWatch: { source: 'dmesg', cursor: null, bootId: 'b00t', monotonicUs: 123456789, linesAtMonotonic: 1, firstReadAt: now, firstReadBootId: 'b00t', firstReadMonotonicUs: 1000, counters: { [GPU_UUID]: { 'ecc.errors.uncorrected.volatile.total': 0 } } },
       stuckContainers: [{ podId: 'pod-x', since: now }],
+      overlay: { underlayMtu: 1500, wireguardPublicKey: 'wf6Ql1jN1GGfwczeA8DBWJviDKMzudwdnlXgevUE6zA=' },
     });
     const c = (await tx.get('hosts', 'cpu-host'))!;
     tx.put('hosts', { ...c, status: 'UNREACHABLE', statusReason: 'no answer', missedHeartbeats: 9, unansweredSince: now });

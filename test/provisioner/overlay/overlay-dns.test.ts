@@ -9,6 +9,8 @@ import { overlayScript } from '../../../provisioner/overlay/overlay-script.ts';
 const plan = (over: { domain?: string; resolvConf?: string | null; podId?: string } = {}): HostOverlayPlan => ({
   nsPrefix: 'gfo-0123abcd-',
   underlay: '10.0.0.5',
+  tunnelDevice: 'wgf0123abcd4567',
+  tunnel: null,
   cidr: '10.200.0.0/13',
   gateway: '10.200.0.1',
   mtu: 1450,
