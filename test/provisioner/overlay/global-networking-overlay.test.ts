@@ -49,6 +49,8 @@ beforeAll(async () => {
   // every globally-networked pod has its overlay interface
   for (const p of pods) await waitFor(`podnet1 in ${p.name}`, async () => (await w.podnet1(p)) !== null, 20_000);
   for (const p of [...pods, plain]) await w.serveUdp(p, path.join(dir, `${p.name}.udp`));
+  // across the data centers the tunnel needs both hosts' keys (each made at its host's first overlay run): up once al-1 reaches al-3
+  await waitFor('al-1 reaches al-3 across the data centers', async () => w.ping(pods[0]!, pods[4]!.ip!), 30_000);
 }, 300_000);
 
 afterAll(async () => {
