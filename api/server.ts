@@ -1,5 +1,5 @@
 // Builds the Fastify app: one origin serving REST v2, v1 endpoints, GraphQL and the docs.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawRequestDefaultExpression } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type preValidationHookHandler, type RawRequestDefaultExpression } from 'fastify';
 import type { Logger } from 'pino';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -10,6 +10,7 @@ import { validatorCompiler } from './schemas/request-validators.ts';
 import { serializerCompiler, type SerializerComparison } from './schemas/response-serializers.ts';
 import { principalOf, registerRequestGuard } from './auth/request-guard.ts';
 import { registerHeldRequests } from './auth/held-requests.ts';
+import { routeHooks } from './route-hooks.ts';
 import { relayGate } from './auth/relayed-requests.ts';
 import type { OriginMount } from './origin-mount.ts';
 import { serverLogger } from './logging.ts';
@@ -131,9 +132,13 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
     if (body.length === 0) return done(null, undefined);
     parseJson(request, body.toString(), done);
   });
-  app.addHook('preValidation', (request, _reply, done) => {
-    if (request.body === undefined && fieldsAllOptional(request.routeOptions.schema?.body)) request.body = {};
+  // (a hook of the routes whose body schema it concerns only: every other request skips it)
+  const emptyBodyIsObject: preValidationHookHandler = (request, _reply, done) => {
+    if (request.body === undefined) request.body = {};
     done();
+  };
+  app.addHook('onRoute', (route) => {
+    if (fieldsAllOptional(route.schema?.body)) route.preValidation = [emptyBodyIsObject, ...routeHooks(route.preValidation)];
   });
 
   const allowed = routeTable(app);

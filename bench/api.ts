@@ -11,7 +11,10 @@
 // machine load. The floor is on the servers' capacity ratio (1 / the server thread's CPU time per
 // request, median of the pairs): API ≥ 0.8× bare Fastify on each route; the raw throughput ratio
 // (client-bound on few cores) and the event-loop utilisation are printed beside it.
-//   npx tsx bench/api.ts    (BENCH_CPU_PROFILE=api.cpuprofile: a profile of the measured phase, bench/profile.ts)
+//   npx tsx bench/api.ts
+// BENCH_CPU_PROFILE=api.cpuprofile: after each route's measured rounds, one more run of each server
+// (ROUNDS × the requests of a run) under the profiler, written to api-api-<route>.cpuprofile and
+// api-bare-<route>.cpuprofile (bench/profile.ts): each server alone, so the two do not blur together. BENCH_ROUTE=<part of a name>: only those routes.
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -34,6 +37,9 @@ interface Scenario {
   /** the bare route: the same answer, no hooks, no schemas */
   bare(app: FastifyInstance): void;
 }
+
+const profiled = process.env.BENCH_CPU_PROFILE;
+const slug = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -113,7 +119,6 @@ async function main(): Promise<void> {
       return { perSecond: r.perSecond, elu, cpuUs, cap: 1e6 / Math.max(cpuUs, 1e-3) };
     };
 
-    const profile = await startProfile(process.env.BENCH_CPU_PROFILE);
     // BENCH_ROUTE=<part of a name>: only the routes whose name contains it (a profile of one route)
     for (const s of scenarios.filter((x) => x.name.includes(process.env.BENCH_ROUTE ?? ''))) {
       await run(bareUrl, s.request, WARMUP_PER_LANE);
@@ -143,8 +148,13 @@ async function main(): Promise<void> {
           `pair capacity ratios ${api.map((a, i) => (a.cap / base[i]!.cap).toFixed(2)).join(', ')}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} cores`,
       );
       checkTarget({ name: `api server capacity vs bare Fastify, ${s.name}`, value: capRatio, op: '>=', floor: TARGET_RATIO, unit: '×' });
+      // each server alone, after the measured rounds (one profile of both would blur them together)
+      for (const [side, url] of profiled ? ([['api', cp.url], ['bare', bareUrl]] as const) : []) {
+        const profile = await startProfile(profiled!.replace(/(\.cpuprofile)?$/, `-${side}-${slug(s.name)}.cpuprofile`));
+        await run(url, s.request, PER_LANE * ROUNDS);
+        await profile.stop();
+      }
     }
-    await profile.stop();
   } finally {
     await client.close();
     await bare.close();

@@ -3,9 +3,10 @@
 // once the guard has let it in, and gives it back when its connection is done with it: when the
 // reply closes (an SSE stream, a long poll), or the socket does (an upgraded WebSocket). Over the
 // account's limit the request is 429 HELD_REQUESTS with Retry-After, before the route runs.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, RouteOptions } from 'fastify';
 import type { HeldRequestKind, HeldRequests } from '../../core/index.ts';
 import { principalOf } from './request-guard.ts';
+import { routeHooks } from '../route-hooks.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -14,13 +15,21 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * The hook goes on the routes whose config names `held` only, first among their preHandlers (where
+ * an instance-wide preHandler would run): every other request skips it.
+ */
 export function registerHeldRequests(app: FastifyInstance, held: HeldRequests): void {
-  app.addHook('preHandler', async (request, reply) => {
+  const hook: preHandlerAsyncHookHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const config = request.routeOptions.config.held;
     const kind = typeof config === 'function' ? config(request) : config;
     if (!kind) return;
     const release = held.acquire(principalOf(request).accountId, kind);
     if (request.ws) request.raw.socket.once('close', release);
     else reply.raw.once('close', release);
+  };
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (route.config?.held === undefined) return;
+    route.preHandler = [hook, ...routeHooks(route.preHandler)];
   });
 }

@@ -32,8 +32,9 @@ export function relayHostOf(raw: IncomingMessage): string | undefined {
 
 /** Registered before every other onRequest hook: through a relay, only worker protocol routes exist. */
 export function relayGate(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request) => {
-    if (relayed.has(request.raw) && (request.is404 || request.routeOptions.config.worker !== true))
-      throw new GpufleetError('ROUTE_NOT_FOUND', RELAY_ONLY_WORKER_ROUTES);
+  // a callback hook: every request passes it, and a promise per request costs
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (relayed.has(request.raw) && (request.is404 || request.routeOptions.config.worker !== true)) done(new GpufleetError('ROUTE_NOT_FOUND', RELAY_ONLY_WORKER_ROUTES));
+    else done();
   });
 }

@@ -124,10 +124,8 @@ export function registerRequestGuard(
     const isPublic = matched && config.public === true;
     if (matched && config.worker === true) return guardWorker(request, reply, limiter, workerTokens);
     // the scrape token: on the routes that take it, and only as the whole Bearer credential
-    if (matched && config.metricsToken === true && metricsToken !== undefined && isMetricsToken(request.headers.authorization, metricsToken)) {
-      await chargeArrival(request, reply, limiter, 'metrics-token');
-      return;
-    }
+    if (matched && config.metricsToken === true && metricsToken !== undefined && isMetricsToken(request.headers.authorization, metricsToken))
+      return chargeArrival(request, reply, limiter, 'metrics-token');
     let principal: Principal | null = null;
     // built only when thrown: an error's stack capture is measurable on every authenticated request
     let authError: unknown = null;
@@ -152,11 +150,15 @@ export function registerRequestGuard(
       principal = await config.redeemTicket!(ticket, request);
       if (!principal) authError = new GpufleetError('UNAUTHENTICATED', 'This ticket is not good: tickets are good once, for their pod, for 30 s.');
     } else if (request.headers.authorization !== undefined || queryKey !== undefined) {
-      try {
-        principal = await keys.authenticate(request.headers.authorization, queryKey, { rawKey: matched && config.rawKey === true });
-      } catch (e) {
-        authError = e;
-      }
+      const opts = { rawKey: matched && config.rawKey === true };
+      // a key authenticated a moment ago answers without a promise (core/accounts/recent-keys.ts)
+      principal = keys.recentPrincipal(request.headers.authorization, queryKey, opts) ?? null;
+      if (!principal)
+        try {
+          principal = await keys.authenticate(request.headers.authorization, queryKey, opts);
+        } catch (e) {
+          authError = e;
+        }
     } else if (cookie !== undefined) {
       const opened = await consoleAuth!.sessions.open(cookie);
       if (!opened) authError = new GpufleetError('UNAUTHENTICATED', 'The console session has ended (signed out, expired, or its API key was revoked or expired): sign in again.');
@@ -167,8 +169,10 @@ export function registerRequestGuard(
       }
     }
     // limit per account; a caller without a valid key is limited per address
-    if (!(principal && matched && config.unmetered === true))
-      await chargeArrival(request, reply, limiter, principal ? `acct:${principal.accountId}` : `anon:${anonSubject(request)}`);
+    if (!(principal && matched && config.unmetered === true)) {
+      const charging = chargeArrival(request, reply, limiter, principal ? `acct:${principal.accountId}` : `anon:${anonSubject(request)}`);
+      if (charging) await charging;
+    }
     // no route: the not-found handler answers 404/405 and nothing runs
     if (!matched || isPublic) return;
     if (!principal) throw authError ?? new GpufleetError('UNAUTHENTICATED', 'An API key is required: send Authorization: Bearer <key>.');

@@ -26,12 +26,15 @@ export function auditConsoleAction(events: EventService, p: Principal, s: Consol
 
 /** Appends an audit event when a request the session authenticated has been answered. */
 export function registerConsoleAudit(app: FastifyInstance, events: EventService): void {
-  app.addHook('onResponse', async (request, reply) => {
+  // a callback hook, not an async one: it runs on every response, and a promise per response costs
+  app.addHook('onResponse', (request, reply, done) => {
     const s = consoleSessionOf(request);
-    if (!s || !audited(request)) return;
-    const path = request.url.split('?')[0]!;
-    const upgrade = request.headers.upgrade !== undefined ? ' (WebSocket)' : '';
-    auditConsoleAction(events, s.principal, s.record, 'console.action', `${request.method} ${path}${upgrade}`, reply.statusCode);
+    if (s && audited(request)) {
+      const path = request.url.split('?')[0]!;
+      const upgrade = request.headers.upgrade !== undefined ? ' (WebSocket)' : '';
+      auditConsoleAction(events, s.principal, s.record, 'console.action', `${request.method} ${path}${upgrade}`, reply.statusCode);
+    }
+    done();
   });
 }
 

@@ -9,7 +9,8 @@ import { UNMATCHED_ROUTE, type Telemetry } from '../../core/index.ts';
 export function registerHttpMetrics(app: FastifyInstance, telemetry: Telemetry): void {
   app.addHook('onRequest', (request, reply, done) => {
     const started = performance.now();
-    reply.raw.once('close', () => {
+    // `on`, not `once`: a response closes once, and once's wrapper is a closure more per request
+    reply.raw.on('close', () => {
       const route = request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE);
       telemetry.httpRequest({ method: request.method, route, status: reply.statusCode, seconds: (performance.now() - started) / 1000 });
     });

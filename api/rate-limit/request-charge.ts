@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GpufleetError } from '../../model/index.ts';
 import { rateLimitHeaders } from './headers.ts';
-import { rateLimitError, type Charge, type RequestLimiter } from './limiter.ts';
+import { rateLimitError, type Charge, type ConsumeResult, type RequestLimiter } from './limiter.ts';
 
 interface RequestCharge {
   limiter: RequestLimiter;
@@ -15,11 +15,21 @@ interface RequestCharge {
 
 const charged = new WeakMap<FastifyRequest, RequestCharge>();
 
-/** One unit for the request, the headers on the reply; 429 (nothing counted) when a window is spent. */
-export async function chargeArrival(request: FastifyRequest, reply: FastifyReply, limiter: RequestLimiter, subject: string): Promise<void> {
-  const { windows, exceeded, charge } = await limiter.consume(subject);
+/**
+ * One unit for the request, the headers on the reply; 429 (nothing counted) when a window is spent.
+ * No promise where the limiter answers at once (this process's counters): the guard runs on every
+ * request, and a promise hop per request costs.
+ */
+export function chargeArrival(request: FastifyRequest, reply: FastifyReply, limiter: RequestLimiter, subject: string): Promise<void> | undefined {
+  const result = limiter.consume(subject);
+  if (result instanceof Promise) return result.then((r) => arrived(request, reply, limiter, subject, r));
+  arrived(request, reply, limiter, subject, result);
+  return undefined;
+}
+
+function arrived(request: FastifyRequest, reply: FastifyReply, limiter: RequestLimiter, subject: string, { windows, exceeded, charge }: ConsumeResult): void {
   const headers = rateLimitHeaders(windows);
-  reply.headers(headers);
+  reply.header('ratelimit-policy', headers['ratelimit-policy']).header('ratelimit', headers.ratelimit);
   if (!charge) throw rateLimitError(exceeded, headers);
   charged.set(request, { limiter, subject, charges: [charge] });
 }

@@ -4,6 +4,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { SCOPE_RANK, type AccountRecord, type ApiKeyRecord, type ApiKeyScope, type Principal } from '../../model/index.ts';
 import { GpufleetError } from '../../model/index.ts';
 import type { Store, StoreTx } from '../../store/index.ts';
+import { RecentKeys } from './recent-keys.ts';
 
 export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
 
@@ -33,27 +34,22 @@ export class ApiKeys {
   private readonly seen = new Map<string, string>();
   /** key record id → the `lastUsedAt` write under way, so concurrent requests queue one write */
   private readonly touching = new Map<string, Promise<void>>();
+  private readonly recent: RecentKeys;
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: Store) {
+    this.recent = new RecentKeys(store);
+  }
 
   /**
    * `rawKey`: the header may also be the bare key (`Authorization: <key>`), as the public docs' curl
    * examples send it to the job interface; routes allow it with `config: { rawKey: true }`.
    */
   async authenticate(header: string | undefined, queryKey?: string, opts: { rawKey?: boolean } = {}): Promise<Principal> {
-    let key: string | undefined;
-    if (header !== undefined) {
-      const m = /^Bearer +(\S+)\s*$/i.exec(header);
-      if (m) key = m[1];
-      else if (opts.rawKey === true && KEY_SHAPE.test(header.trim())) key = header.trim();
-      else
-        throw new GpufleetError(
-          'UNAUTHENTICATED',
-          opts.rawKey === true ? 'The Authorization header must be "Bearer <API key>" or the key itself.' : 'The Authorization header must be "Bearer <API key>".',
-        );
-    } else key = queryKey;
-    if (!key) throw new GpufleetError('UNAUTHENTICATED', 'An API key is required: send Authorization: Bearer <key>.');
-    if (!KEY_SHAPE.test(key)) throw new GpufleetError('UNAUTHENTICATED', 'The API key is malformed.');
+    const key = keyOf(header, queryKey, opts.rawKey === true);
+    if (typeof key !== 'string') throw new GpufleetError('UNAUTHENTICATED', key.refused);
+    const recent = this.recent.get(key, Date.now());
+    if (recent) return recent;
+    const mark = this.recent.mark();
     const seenId = this.seen.get(key);
     let rec = seenId === undefined ? undefined : await this.store.get('apiKeys', seenId);
     if (!rec) {
@@ -68,8 +64,21 @@ export class ApiKeys {
     if (!account) throw new GpufleetError('UNAUTHENTICATED', 'The API key belongs to no account.');
     // bookkeeping, not the request: when the store cannot write (a full disk) a read still goes
     // through; the store has logged that failure itself
-    if (stale(rec.lastUsedAt, Date.now())) await this.touch(rec.id).catch(() => undefined);
-    return { accountId: account.id, keyId: rec.id, scope: rec.scope, operator: account.operator };
+    const now = Date.now();
+    const principal: Principal = { accountId: account.id, keyId: rec.id, scope: rec.scope, operator: account.operator };
+    if (stale(rec.lastUsedAt, now)) await this.touch(rec.id).catch(() => undefined);
+    // taken on trust for a moment (core/accounts/recent-keys.ts): until it expires or its use is due to be written
+    else this.recent.set(key, principal, mark, now, Math.min(rec.expiresAt ? Date.parse(rec.expiresAt) : Infinity, Date.parse(rec.lastUsedAt!) + LAST_USED_EVERY_MS));
+    return principal;
+  }
+
+  /**
+   * The principal of a key this replica authenticated a moment ago (RecentKeys), without a promise;
+   * undefined where `authenticate` must answer (not seen lately, malformed, refused).
+   */
+  recentPrincipal(header: string | undefined, queryKey?: string, opts: { rawKey?: boolean } = {}): Principal | undefined {
+    const key = keyOf(header, queryKey, opts.rawKey === true);
+    return typeof key === 'string' ? this.recent.get(key, Date.now()) : undefined;
   }
 
   /**
@@ -185,6 +194,20 @@ function newKeyRecord(accountId: string, name: string, scope: ApiKeyScope, key: 
     lastUsedAt: null,
     createdAt: new Date().toISOString(),
   };
+}
+
+/** The key a request presents (the header's, else the query's), or why it is refused. */
+function keyOf(header: string | undefined, queryKey: string | undefined, rawKey: boolean): string | { refused: string } {
+  let key: string | undefined;
+  if (header !== undefined) {
+    const m = /^Bearer +(\S+)\s*$/i.exec(header);
+    if (m) key = m[1];
+    else if (rawKey && KEY_SHAPE.test(header.trim())) key = header.trim();
+    else return { refused: rawKey ? 'The Authorization header must be "Bearer <API key>" or the key itself.' : 'The Authorization header must be "Bearer <API key>".' };
+  } else key = queryKey;
+  if (!key) return { refused: 'An API key is required: send Authorization: Bearer <key>.' };
+  if (!KEY_SHAPE.test(key)) return { refused: 'The API key is malformed.' };
+  return key;
 }
 
 // (a value that does not parse counts as stale, so it gets rewritten)
