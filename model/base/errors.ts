@@ -93,7 +93,16 @@ export class GpufleetError extends Error {
   readonly extensions: Record<string, unknown>;
 
   constructor(code: ErrorCode, detail: string, options: GpufleetErrorOptions = {}) {
-    super(detail, options.cause === undefined ? undefined : { cause: options.cause });
+    // A refusal (4xx) is an answer to the caller, not a fault: nothing reads its stack, and capturing
+    // one was measurable on every refused request (a body validation 422, a flood of 401s or 429s).
+    // Faults (5xx) keep theirs for the log.
+    const frames = Error.stackTraceLimit;
+    if (ERROR_CODES[code] < 500) Error.stackTraceLimit = 0;
+    try {
+      super(detail, options.cause === undefined ? undefined : { cause: options.cause });
+    } finally {
+      Error.stackTraceLimit = frames;
+    }
     this.name = 'GpufleetError';
     this.code = code;
     this.status = ERROR_CODES[code];
