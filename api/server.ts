@@ -10,7 +10,7 @@ import { validatorCompiler } from './schemas/request-validators.ts';
 import { serializerCompiler, type SerializerComparison } from './schemas/response-serializers.ts';
 import { principalOf, registerRequestGuard } from './auth/request-guard.ts';
 import { registerHeldRequests } from './auth/held-requests.ts';
-import { routeHooks } from './route-hooks.ts';
+import { routeHooks } from './auth/route-hooks.ts';
 import { relayGate } from './auth/relayed-requests.ts';
 import type { OriginMount } from './origin-mount.ts';
 import { serverLogger } from './logging.ts';

@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, RouteOptions } from 'fastify';
 import type { HeldRequestKind, HeldRequests } from '../../core/index.ts';
 import { principalOf } from './request-guard.ts';
-import { routeHooks } from '../route-hooks.ts';
+import { routeHooks } from './route-hooks.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
