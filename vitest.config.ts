@@ -22,6 +22,11 @@ export default defineConfig({
     hookTimeout: 120_000,
     maxWorkers: 3,
     pool: 'forks',
+    // one module registry per worker, not per file: importing the product and the harness again for each
+    // of ~240 files cost more than a third of the run (vitest's "import" 372 s of 720 s in CI). The rule
+    // that makes it safe (docs/testing.md, "One worker, many files"): a test file leaves no module state
+    // behind, and a test file imported by another is imported under a query of its own.
+    isolate: false,
     // every CLI or `serve` a test spawns runs the sources through tsx: they change between builds, and
     // dist/ is refused when older than them (docs/cli.md). test/cli/dist-cli.test.ts runs dist/ itself.
     env: { GPUFLEET_DEV: '1' },

@@ -36,8 +36,8 @@ export interface QueueFixture {
 let postgres: TestPostgres | undefined;
 let schemas = 0;
 
-/** from now on, fixtures open the PostgreSQL queue on this server */
-export function usePostgres(server: TestPostgres): void {
+/** from now on, fixtures open the PostgreSQL queue on this server (undefined: the embedded queue again) */
+export function usePostgres(server: TestPostgres | undefined): void {
   postgres = server;
 }
 
