@@ -9,8 +9,8 @@ import { problemSchema } from '../rest/route-schema.ts';
 /** /readyz: each check's answer ("ok" or why not), by name */
 const checks = { type: 'object', additionalProperties: { type: 'string' } } as const;
 const readySchema = { type: 'object', properties: { ready: { type: 'boolean' }, checks } } as const;
-/** not ready: a problem, with the names of the checks that failed and every check's answer */
-const notReadySchema = { ...problemSchema, properties: { ...problemSchema.properties, notReady: { type: 'array', items: { type: 'string' } }, checks } } as const;
+/** not ready: a problem (its detail names the checks that failed), with every check's answer */
+const notReadySchema = { ...problemSchema, properties: { ...problemSchema.properties, checks } } as const;
 /** alive: GET /healthz */
 export const aliveSchema = { type: 'object', properties: { ok: { type: 'boolean' } } } as const;
 

@@ -371,6 +371,11 @@ async function driveCatalogAndHealth(gpuId: string): Promise<void> {
   await ok('GET', '/v2/catalog/datacenters');
   await ok('GET', '/healthz', undefined, null);
   await ok('GET', '/readyz', undefined, null);
+  // not ready: the 503 problem with every check's answer
+  cp.services.readiness.set('on-off-test', () => 'held down by the test');
+  const notReady = await call('GET', '/readyz', undefined, null);
+  expect([notReady.status, (notReady.body.checks as Json)['on-off-test']]).toEqual([503, 'held down by the test']);
+  cp.services.readiness.set('on-off-test', () => null);
   await ok('GET', '/', undefined, null);
 }
 
