@@ -30,7 +30,7 @@ function costText(job: JobStatus): string {
   const out = (job.output && typeof job.output === 'object' ? job.output : {}) as { cost?: unknown; usage?: { units?: unknown; unit?: unknown } };
   const cost = typeof job.cost === 'number' ? job.cost : typeof out.cost === 'number' ? out.cost : undefined;
   if (cost === undefined) return '';
-  const usage = typeof out.usage?.units === 'number' ? ` (${out.usage.units} ${String(out.usage.unit ?? 'units')})` : '';
+  const usage = typeof out.usage?.units === 'number' ? ` (${Number(out.usage.units.toPrecision(4))} ${String(out.usage.unit ?? 'units')})` : '';
   return `cost ${usd(cost, 6)}${usage}`;
 }
 
