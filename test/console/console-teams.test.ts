@@ -6,7 +6,7 @@
 // its password rotated; a read key sees no New, Edit or Delete. Requests: the history survives a
 // reload and shows in another browser, a job sent by curl included; Cancel job on a queued job ends
 // CANCELLED; Retry on a failed job queues it again (same id, retried 1×); Run again on a cancelled job
-// sends a new job with its input; the status filter. axe-core on Teams and Requests; screenshots.
+// sends a new job with its input; the status filter; Load more pages with the cursor. axe-core on Teams and Requests; screenshots.
 import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { promisify } from 'node:util';
@@ -242,5 +242,25 @@ test('Requests for a read key: the history, no Cancel job, Retry or Run again', 
   await expect.poll(() => row(page, queued).textContent()).toContain('IN_QUEUE');
   await expect.poll(() => row(page, failed).textContent()).toContain('FAILED');
   for (const name of ['Cancel job', 'Retry', 'Run again']) expect(await page.getByRole('button', { name }).count(), name).toBe(0);
+  await context.close();
+}, 60_000);
+
+test('Requests pages with Load more (the route\'s cursor): 20 rows, then the rest, then no Load more', async () => {
+  const ep = await world.newEndpoint();
+  const ids: string[] = [];
+  for (let i = 0; i < 23; i++) {
+    const res = await world.cp.api(`/v2/${ep}/run`, { method: 'POST', key: world.user.key, json: { input: { i } } });
+    ids.push(((await res.json()) as { id: string }).id);
+  }
+  const { context, page } = await newPage(browser);
+  await signIn(page, world.cp.url, world.user.key);
+  await requests(page, ep);
+  const rows = page.getByRole('table', { name: 'Requests' }).getByRole('row');
+  await expect.poll(() => rows.count()).toBe(21); // the header and a page of 20
+  await page.getByRole('button', { name: 'Load more' }).click();
+  await expect.poll(() => rows.count()).toBe(24);
+  expect(await page.getByRole('button', { name: 'Load more' }).count()).toBe(0);
+  const shown = (await rows.allTextContents()).slice(1).map((t) => ids.find((id) => t.includes(id)));
+  expect(new Set(shown).size).toBe(23);
   await context.close();
 }, 60_000);

@@ -4,7 +4,7 @@
 // IN_QUEUE and IN_PROGRESS (/cancel), Retry for FAILED and TIMED_OUT (/retry: the same id), and Run
 // again for CANCELLED (the job interface retries only FAILED and TIMED_OUT jobs, as the public
 // platform: a new job with the same input, read from the history with include=input).
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { JobHistoryItem } from '../../../client/index.ts';
 import { useApi } from '../api.ts';
 import { useConfirm } from '../ui/confirm.tsx';
@@ -27,16 +27,20 @@ export function Requests({ endpointId }: { endpointId: string }) {
   const [actionError, setActionError] = useState<unknown>(undefined);
   const query = useCallback((limit: number, cursor?: string) => api.endpoints.jobs(endpointId, { ...(status ? { status: [status] } : {}), include: ['error'], limit, ...(cursor ? { cursor } : {}) }), [api, endpointId, status]);
 
+  /** the reads out: only the last one sent may change the list (an older one may be of the filter before) */
+  const sent = useRef(0);
   /** the pages shown so far, read again from the top (as many jobs as shown, within the route's 100) */
   const refresh = useCallback(
     async (shown: number) => {
+      const mine = ++sent.current;
       try {
         const p = await query(Math.min(100, Math.max(PAGE, shown)));
+        if (mine !== sent.current) return;
         setJobs(p.jobs);
         setNext(p.nextCursor);
         setError(undefined);
       } catch (e) {
-        setError(e);
+        if (mine === sent.current) setError(e);
       }
     },
     [query],
@@ -45,12 +49,15 @@ export function Requests({ endpointId }: { endpointId: string }) {
     setJobs(null);
     void refresh(PAGE);
   }, [refresh]);
-  useInterval(() => void refresh(jobs?.length ?? PAGE), REFRESH_MS);
+  // past the route's 100 a read from the top would cut the list short: then only Refresh reads it again
+  useInterval(() => void ((jobs?.length ?? 0) <= 100 && refresh(jobs?.length ?? PAGE)), REFRESH_MS);
 
   const more = async () => {
     if (!next) return;
+    const mine = ++sent.current;
     try {
       const p = await query(PAGE, next);
+      if (mine !== sent.current) return;
       setJobs([...(jobs ?? []), ...p.jobs]);
       setNext(p.nextCursor);
     } catch (e) {
