@@ -1,8 +1,8 @@
 // Keystroke to echo in the console's terminal (docs/console.md, "Terminal"), for bench/console.ts:
 // a real pod on an sshd test host (the provisioner, the Docker engine), its terminal opened in
-// Chromium, and KEYS keystrokes typed one at a time at the shell prompt (a comment line, `#abc…`, so
-// Enter runs nothing). Each is timed in the page from its keydown to the frame painted after the
-// character shows on the screen: the exec WebSocket, the SSH channel, `docker exec -t`, the pod's
+// Chromium, and `keys` keystrokes typed one at a time at the shell prompt (a comment line, `#abc…`,
+// so Enter runs nothing). Each is timed in the page from its keydown to the end of the frame in which
+// the character shows on the screen (xterm.js renders in animation frames): the exec WebSocket, the SSH channel, `docker exec -t`, the pod's
 // terminal echo and xterm.js's rendering. The baseline, in the same run: the same echo through
 // client/'s PodExecSocket in Node (no browser, no rendering): the API's and the host's share.
 import type { Browser } from 'playwright-core';
@@ -53,7 +53,8 @@ export async function terminalEchoLatency(browser: Browser, consoleDir: string, 
         if (e.expect === null || !rows.textContent.includes(e.expect)) return;
         const t0 = e.t0;
         e.expect = null;
-        requestAnimationFrame(() => setTimeout(() => e.samples.push(performance.now() - t0), 0));
+        // xterm.js changes the rows in an animation frame; a task queued now runs after that frame is painted
+        setTimeout(() => e.samples.push(performance.now() - t0), 0);
       }).observe(rows, { childList: true, subtree: true, characterData: true });
     })()`);
     const rowsText = () => page.locator('.xterm-rows').innerText();
