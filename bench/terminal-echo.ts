@@ -1,7 +1,7 @@
 // Keystroke to echo in the console's terminal (docs/console.md, "Terminal"), for bench/console.ts:
 // a real pod on an sshd test host (the provisioner, the Docker engine), its terminal opened in
-// Chromium, and `keys` keystrokes typed one at a time at the shell prompt (a comment line, `#abc…`,
-// so Enter runs nothing). Each is timed in the page from its keydown to the end of the frame in which
+// Chromium, and `keys` keystrokes typed one at a time at the shell prompt (comment lines,
+// `#q<n>qabc…`, so Enter runs nothing). Each is timed in the page from its keydown to the end of the frame in which
 // the character shows on the screen (xterm.js renders in animation frames): the exec WebSocket, the SSH channel, `docker exec -t`, the pod's
 // terminal echo and xterm.js's rendering. The baseline, in the same run: the same echo through
 // client/'s PodExecSocket in Node (no browser, no rendering): the API's and the host's share.
@@ -22,6 +22,19 @@ export interface EchoLatency {
 }
 
 const LINE = 40;
+
+/** types `text` until `shown()` (2 s each time, 5 times at most) */
+async function retypedUntil(text: string, shown: () => Promise<boolean>, type: (t: string) => Promise<void>): Promise<void> {
+  for (let n = 0; n < 5; n++) {
+    await type(text);
+    const until = performance.now() + 2000;
+    while (performance.now() < until) {
+      if (await shown()) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+  throw new Error(`${JSON.stringify(text)} never showed in the terminal`);
+}
 
 /** one comment line of `n` letters: `#` then the letters, each keystroke's screen text unique on a cleared screen */
 const letters = (n: number, seed: number) => Array.from({ length: n }, (_, i) => String.fromCharCode(97 + ((i * 7 + seed) % 26))).join('');
@@ -50,7 +63,8 @@ export async function terminalEchoLatency(browser: Browser, consoleDir: string, 
       document.addEventListener('keydown', () => { e.t0 = performance.now(); }, true);
       const rows = document.querySelector('.xterm-rows');
       new MutationObserver(() => {
-        if (e.expect === null || !rows.textContent.includes(e.expect)) return;
+        // t0 is 0 until this keystroke's keydown: text already there before it is not its echo
+        if (e.expect === null || e.t0 === 0 || !rows.textContent.includes(e.expect)) return;
         const t0 = e.t0;
         e.expect = null;
         // xterm.js changes the rows in an animation frame; a task queued now runs after that frame is painted
@@ -60,20 +74,19 @@ export async function terminalEchoLatency(browser: Browser, consoleDir: string, 
     const rowsText = () => page.locator('.xterm-rows').innerText();
     let done = 0;
     for (let line = 0; done < keys; line++) {
-      await page.keyboard.type('clear\n');
-      await waitFor('a cleared screen', async () => !(await rowsText()).includes('clear'), 10_000, 20);
-      const text = `#${letters(LINE, line)}`;
+      // the line's own start, typed until it shows: a shell drops what is typed while it sets up its prompt
+      const marker = `#q${line}q`;
+      await retypedUntil(marker, async () => (await rowsText()).includes(marker), (t) => page.keyboard.type(t));
+      const text = letters(LINE, line);
       for (let i = 0; i < text.length && done < keys; i++) {
-        const expect = text.slice(0, i + 1);
-        if (expect.length < 2) {
-          await page.keyboard.press(text[i]!); // "#" alone is in the prompt: not timed
-          continue;
-        }
-        await page.evaluate(`window.__echo.expect = ${JSON.stringify(expect)}`);
+        const expect = marker + text.slice(0, i + 1);
+        await page.evaluate(`window.__echo.t0 = 0; window.__echo.expect = ${JSON.stringify(expect)}`);
         await page.keyboard.press(text[i]!);
         done++;
         // a function, not a string: the console's CSP (rightly) refuses eval
-        await page.waitForFunction((n) => (globalThis as unknown as { __echo: { samples: unknown[] } }).__echo.samples.length === n, done, { timeout: 10_000, polling: 5 });
+        await page.waitForFunction((n) => (globalThis as unknown as { __echo: { samples: unknown[] } }).__echo.samples.length >= n, done, { timeout: 10_000, polling: 5 }).catch(async (err: Error) => {
+          throw new Error(`${err.message}: no echo of ${JSON.stringify(expect)}; the screen shows:\n${await rowsText()}`);
+        });
       }
       await page.keyboard.press('Enter');
     }
@@ -84,6 +97,7 @@ export async function terminalEchoLatency(browser: Browser, consoleDir: string, 
     const pods = new PodsApi(new ApiClient({ url: cp.url, apiKey: key, webSocket: (url) => new WebSocket(url) as unknown as WebSocketLike }));
     let echoed: (() => void) | null = null;
     let seen = '';
+    let want = '\u0000';
     const s = await pods.execSession(podId, ['sh'], { tty: true, cols: 200, rows: 50 }, {
       stdout: (d) => {
         seen += new TextDecoder().decode(d);
@@ -91,25 +105,27 @@ export async function terminalEchoLatency(browser: Browser, consoleDir: string, 
       },
       stderr: () => undefined,
     });
-    let want = '';
     const nodeMs: number[] = [];
-    s.write('echo ready\n');
-    await waitFor('the shell', async () => seen.includes('ready\r\n'), 10_000, 20);
     for (let line = 0; nodeMs.length < keys; line++) {
-      const text = `#${letters(LINE, line)}`;
+      const marker = `#q${line}q`;
       seen = '';
+      await retypedUntil(marker, async () => seen.includes(marker), async (t) => s.write(t));
+      const text = letters(LINE, line);
       for (let i = 0; i < text.length && nodeMs.length < keys; i++) {
-        want = text.slice(0, i + 1);
+        want = marker + text.slice(0, i + 1);
         const t = performance.now();
-        await new Promise<void>((resolve) => {
-          echoed = resolve;
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no echo of ${JSON.stringify(want)}: ${JSON.stringify(seen.slice(-200))}`)), 10_000);
+          echoed = () => {
+            clearTimeout(timer);
+            resolve();
+          };
           s.write(text[i]!);
         });
         echoed = null;
-        if (i > 0) nodeMs.push(performance.now() - t);
+        nodeMs.push(performance.now() - t);
       }
       s.write('\n');
-      await new Promise((r) => setTimeout(r, 50));
     }
     s.close();
     await s.ended.catch(() => undefined);

@@ -37,7 +37,15 @@ export async function buildConsole(dir, { minify = true } = {}) {
   const js = entry && path.basename(entry[0]);
   const css = outputs.find((f) => f.endsWith('.css'));
   if (!js || !css) throw new Error(`the console build made no ${js ? 'stylesheet' : 'script'}: ${outputs.join(', ')}`);
-  const html = readFileSync(path.join(root, 'console/index.html'), 'utf8').replace('%CSS%', `/console/${css}`).replace('%JS%', `/console/${js}`);
+  // the chunks the entry imports (code it shares with what loads on first use) are fetched beside it, not after it
+  const preloads = entry[1].imports
+    .filter((i) => i.kind === 'import-statement')
+    .map((i) => `<link rel="modulepreload" href="/console/${path.basename(i.path)}">\n`)
+    .join('');
+  const html = readFileSync(path.join(root, 'console/index.html'), 'utf8')
+    .replace('%CSS%', `/console/${css}`)
+    .replace('%JS%', `/console/${js}`)
+    .replace('</head>', `${preloads}</head>`);
   writeFileSync(path.join(dir, 'index.html'), html);
   return [...outputs, 'index.html'];
 }

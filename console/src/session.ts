@@ -65,11 +65,12 @@ export async function signOut(session: Session): Promise<void> {
 }
 
 /**
- * the public-API client of a session: the origin in the address bar, the cookie, the CSRF header; its
- * WebSockets (the exec terminal) carry the cookie and the page's Origin, which the server checks
+ * the public-API client of a session: the origin in the address bar, the cookie, the CSRF header. Its
+ * WebSockets are the browser's own (the client's default here); the exec terminal's goes by a
+ * single-use ticket asked with the session (client/pod-exec-socket.ts)
  */
 export function clientOf(session: Session): ApiClient {
-  return new ApiClient({ url: location.origin, session: { headers: session.headers }, webSocket: (url) => new WebSocket(url) });
+  return new ApiClient({ url: location.origin, session: { headers: session.headers } });
 }
 
 export const canWrite = (s: Session): boolean => s.scope !== 'read';
