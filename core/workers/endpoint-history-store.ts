@@ -44,14 +44,15 @@ export class StoredSlots {
     return null;
   }
 
-  /** deletes the records of slots before `cutoff`: those of the few hours before it, or (after a start) all */
-  async sweep(cutoff: number, all: boolean): Promise<void> {
-    const old = all
-      ? (await this.store.list('endpointMetricSlots')).filter((r) => r.at < cutoff)
-      : (await Promise.all([3, 2, 1].map((h) => this.store.list('endpointMetricSlots', { hour: hourOf(cutoff) - h * HOUR_MS })))).flat().concat(
-          (await this.store.list('endpointMetricSlots', { hour: hourOf(cutoff) })).filter((r) => r.at < cutoff),
-        );
-    await this.remove(old.map((r) => r.id));
+  /**
+   * deletes the records of slots before `cutoff`: those of the 3 hours before it, or, after a start
+   * (`afterStart`), of the 7 days before it (a fleet down longer leaves older ones, read by no query),
+   * hour by hour through the index, never the whole collection at once
+   */
+  async sweep(cutoff: number, afterStart: boolean): Promise<void> {
+    const hours = afterStart ? 7 * 24 : 3;
+    for (let h = 1; h <= hours; h++) await this.remove((await this.store.list('endpointMetricSlots', { hour: hourOf(cutoff) - h * HOUR_MS })).map((r) => r.id));
+    await this.remove((await this.store.list('endpointMetricSlots', { hour: hourOf(cutoff) })).filter((r) => r.at < cutoff).map((r) => r.id));
   }
 
   /** a deleted endpoint's records, every writer's */
