@@ -17,7 +17,7 @@ export { HostWorkerRelay, type RelayState } from './worker-relay.ts';
 export { HostGpuWatcher, type GpuWatchSettings } from './gpu-watcher.ts';
 export { runSpec, splitArgs, containerName, END_OF_OPTIONS, type RunSpec } from './container-spec.ts';
 export { accountNamespace, namespacePrefix, vtepMac, vxlanDevice, wireguardDevice } from './overlay/overlay-plan.ts';
-export { TUNNEL_GUARD_CHAIN, TUNNEL_TABLE, WIREGUARD_KEY_DIR, WIREGUARD_RUN_DIR } from './overlay/overlay-wireguard.ts';
+export { RULE_FROM_VXLAN, RULE_TO_VXLAN, TUNNEL_GUARD_CHAIN, TUNNEL_TABLE, WIREGUARD_KEY_DIR, WIREGUARD_RUN_DIR } from './overlay/overlay-wireguard.ts';
 export { DNS_ADDRESS, DNS_ROOT } from './overlay/overlay-dns.ts';
 
 export interface ProvisionerOptions {

@@ -10,7 +10,7 @@ import { expect } from 'vitest';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { DNS_ROOT, namespacePrefix, provisioner, wireguardDevice, WIREGUARD_KEY_DIR, WIREGUARD_RUN_DIR } from '../../provisioner/index.ts';
 import { enrolTestHost } from '../../testing/index.ts';
-import { startTestControlPlane, type TestControlPlane } from './control-plane.ts';
+import { startTestControlPlane, type TestControlPlane, type TestControlPlaneOptions } from './control-plane.ts';
 import { startNetnsFleet, type FleetHost, type FleetHostSpec, type NetnsFleet } from './netns-fleet.ts';
 import { waitFor } from './wait-for.ts';
 
@@ -84,8 +84,8 @@ export interface StartedOverlayWorld {
   close(): Promise<void>;
 }
 
-/** a namespace fleet of these hosts, each enrolled in its data center by a control plane whose provisioner passes every 300 ms */
-export async function startOverlayWorld(hosts: FleetHostSpec[]): Promise<StartedOverlayWorld> {
+/** a namespace fleet of these hosts, each enrolled in its data center by a control plane whose provisioner passes every 300 ms (`config`: more of its settings) */
+export async function startOverlayWorld(hosts: FleetHostSpec[], config: TestControlPlaneOptions['config'] = {}): Promise<StartedOverlayWorld> {
   const fleet = await startNetnsFleet({ hosts });
   const ids = new Map<string, string>();
   let cp: TestControlPlane | null = null;
@@ -96,7 +96,7 @@ export async function startOverlayWorld(hosts: FleetHostSpec[]): Promise<Started
     await removeWireguardState([...ids.values()]);
   };
   try {
-    const started = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300 });
+    const started = await startTestControlPlane({ background: [provisioner()], reconcileIntervalMs: 300, config });
     cp = started;
     const hostsById = new Map<string, FleetHost>();
     for (const h of fleet.hosts) {
