@@ -44,10 +44,12 @@ export class HostHealth {
     }, { actor: PROVISIONER_ACTOR });
   }
 
-  async seen(host: HostRecord): Promise<void> {
+  /** the host answered this pass; `bootId`: its kernel's boot id as the pass read it (null: not read) */
+  async seen(host: HostRecord, bootId: string | null = null): Promise<void> {
     const stale = !host.lastSeenAt || Date.now() - Date.parse(host.lastSeenAt) > SEEN_WRITE_EVERY_MS;
     const healthy = host.status !== 'UNREACHABLE' && host.missedHeartbeats === 0;
-    if (healthy && !stale) return;
+    const sameBoot = bootId === null || host.bootId === bootId;
+    if (healthy && !stale && sameBoot) return;
     await this.store.transact(async (tx) => {
       const h = await tx.get('hosts', host.id);
       if (!h) return;
@@ -60,6 +62,8 @@ export class HostHealth {
         // back after being lost: its moved pods' containers are removed by this pass (lost-hosts.ts)
         lost: null,
         lastSeenAt: new Date().toISOString(),
+        // a new one is a restart: a host.restarted event (status-events.ts) and its pods started again (pod-reconciler.ts)
+        ...(bootId !== null ? { bootId } : {}),
       }));
     }, { actor: PROVISIONER_ACTOR });
   }

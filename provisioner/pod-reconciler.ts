@@ -56,6 +56,16 @@ async function withAccountKeys(s: Services, pod: PodRecord): Promise<PodRecord> 
   return keys ? { ...pod, env: { PUBLIC_KEY: keys, ...pod.env } } : pod;
 }
 
+/**
+ * The reason of a pod whose container ended with its host: the host's boot id (read by this pass) is not
+ * the one under which its container was last seen running; null otherwise (or when either is unknown).
+ */
+export function hostRestarted(host: Pick<HostRecord, 'id'>, pod: Pick<PodRecord, 'observed'>, bootId: string | null): string | null {
+  const before = pod.observed?.hostBootId;
+  if (!before || !bootId || before === bootId) return null;
+  return `host ${host.id} restarted (its boot id changed since the pod's container was last seen running, at ${pod.observed!.observedAt}): the container ended with the host, not on its own; starting it again`;
+}
+
 /** Why a container ended by a signal gpufleet did not send, in words; null when it was not killed. */
 export function killedReason(c: Pick<ObservedContainer, 'exitCode' | 'oomKilled'>): string | null {
   if (c.oomKilled) return `container was killed by the kernel: out of memory (exit code ${c.exitCode})`;
@@ -132,7 +142,9 @@ export class PodReconciler {
       await docker.remove(container.id);
       container = null;
     }
-    if (container && !container.running && container.state !== 'created' && pod.status !== 'PROVISIONING') {
+    // its container ended with the host: the host restarted since it was seen running (docs/pods.md, "A host that restarted")
+    const restarted = hostRestarted(host, pod, docker.bootId);
+    if (container && !container.running && container.state !== 'created' && pod.status !== 'PROVISIONING' && !restarted) {
       await this.exitedOnItsOwn(docker, pod, intent, container);
       return;
     }
@@ -141,7 +153,7 @@ export class PodReconciler {
       const vanished = !container && pod.status === 'RUNNING' && pod.observed?.containerId
         ? `its container ${pod.observed.containerId.slice(0, 12)} was removed from the host outside gpufleet; starting a new one`
         : null;
-      const started = await this.bringUp(host, docker, pod, intent, container, vanished);
+      const started = await this.bringUp(host, docker, pod, intent, container, restarted ?? vanished);
       if (!started) return;
       container = started;
     } else if (pod.restartGeneration > pod.restartedGeneration) {
@@ -163,6 +175,7 @@ export class PodReconciler {
       // whether its published 22/tcp answers as an SSH server (ssh-probe.ts), known for this container
       const sshAnswers = p.observed?.containerId === c.id ? p.observed.sshAnswers : undefined;
       if (sshAnswers !== undefined) observed.sshAnswers = sshAnswers;
+      if (docker.bootId) observed.hostBootId = docker.bootId;
       const conditions = [cond.placed(host.id), cond.present(), cond.running()];
       return { status: 'RUNNING', statusReason: null, startedAt: c.startedAt, restartedGeneration: p.restartGeneration, observed, conditions };
     });
@@ -174,6 +187,8 @@ export class PodReconciler {
     let r: { ok: boolean; error: string; container: ObservedContainer | null };
     if (container) {
       await this.beforeCreate(host.id);
+      // a start with something to say (its host restarted) is STARTING with the reason while it lasts
+      if (why) await this.write(pod, intent, () => ({ status: 'STARTING', statusReason: why, conditions: [cond.starting()] }));
       r = await docker.start(pod.id);
     } else {
       // its image is being pulled beside the pass (or the pull waits out a stall's backoff)

@@ -11,6 +11,7 @@ import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile, chmod } from 'node:fs/promises';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -54,6 +55,12 @@ export interface StartTestHostOptions {
   remappedInQueryGpu?: boolean;
   /** put a `docker` wrapper first on PATH that gives this host's pod containers names of its own (docker-own-names.ts) */
   ownContainerNames?: boolean;
+  /**
+   * the host has a kernel boot id of its own: its sessions read /proc/sys/kernel/random/boot_id from a
+   * file of the host's (sshd in a mount namespace of its own with that file bound over it; every other
+   * mount, /run/netns included, is shared as before), which newBoot() renews, as a reboot does
+   */
+  bootId?: boolean;
 }
 
 export interface TestHost {
@@ -87,6 +94,10 @@ export interface TestHost {
   rotateHostKey(): Promise<void>;
   /** rewrites the fixture nvidia-smi (e.g. new utilization); [] removes it */
   setGpus(gpus: FixtureGpu[]): Promise<void>;
+  /** with `bootId`: a new boot id from now on (a reboot); answers it */
+  newBoot(): Promise<string>;
+  /** with `bootId`: the boot id its sessions read now; null without */
+  readonly bootId: string | null;
   /** sshd's own log (stderr), for debugging failed tests */
   logs(): string;
   /** stop and remove the temp dir */
@@ -118,6 +129,7 @@ export async function startTestHost(opts: StartTestHostOptions): Promise<TestHos
   if (opts.ownContainerNames && (opts.dockerRunGate || opts.dockerFaults)) throw new Error('startTestHost: ownContainerNames replaces docker on the PATH too; pick one wrapper');
   if (opts.ownContainerNames) await installDockerOwnNames(join(dir, 'bin'), opts.name);
   await host.newHostKey();
+  if (opts.bootId) await host.newBoot();
   if (opts.netns) {
     // a namespace of the test's own: the address is the host's alone, nothing else binds there
     host.port = opts.port ?? 22;
@@ -170,6 +182,16 @@ class SshdTestHost implements TestHost {
 
   get running(): boolean {
     return this.proc !== null;
+  }
+
+  bootId: string | null = null;
+
+  async newBoot(): Promise<string> {
+    if (!this.opts.bootId) throw new Error(`test host ${this.name}: started without bootId`);
+    this.bootId = randomUUID();
+    // written in place: the file bound over boot_id is this very inode
+    await writeFile(join(this.dir, 'boot_id'), `${this.bootId}\n`);
+    return this.bootId;
   }
 
   logs(): string {
@@ -238,7 +260,13 @@ class SshdTestHost implements TestHost {
     this.log = '';
     const sshd = ['/usr/sbin/sshd', '-D', '-e', '-f', join(this.dir, 'sshd_config')];
     // nsenter execs sshd: the child's pid is sshd's, as without a namespace
-    const argv = this.opts.netns ? ['nsenter', `--net=/var/run/netns/${this.opts.netns}`, ...sshd] : sshd;
+    // a boot id of its own: bound over the kernel's in a mount namespace of sshd's (private /proc, so the
+    // bind stays there; everything else keeps its propagation, so `ip netns add` in a session is seen by all)
+    const booted = this.opts.bootId
+      ? ['unshare', '--mount', '--propagation', 'unchanged', 'sh', '-c',
+        'mount --make-private /proc && mount --bind "$0" /proc/sys/kernel/random/boot_id && exec "$@"', join(this.dir, 'boot_id'), ...sshd]
+      : sshd;
+    const argv = this.opts.netns ? ['nsenter', `--net=/var/run/netns/${this.opts.netns}`, ...booted] : booted;
     const proc = spawn(argv[0]!, argv.slice(1), {
       stdio: ['ignore', 'ignore', 'pipe'],
     });

@@ -165,6 +165,8 @@ export interface HostRecord {
   stuckContainers?: HostStuckContainer[];
   /** what the host's overlay script reported (docs/networking.md); absent until it first ran there */
   overlay?: HostOverlayFacts;
+  /** the kernel's boot id as the provisioner's last pass read it: a new one is a restart (docs/pods.md, "A host that restarted"); absent until read */
+  bootId?: string | null;
   createdAt: string;
 }
 

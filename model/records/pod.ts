@@ -107,6 +107,11 @@ export interface PodObserved {
   observedAt: string;
   /** its published 22/tcp answered with an SSH server's greeting (provisioner/ssh-probe.ts); absent: not checked */
   sshAnswers?: boolean;
+  /**
+   * the host's boot id when its container was seen running (provisioner/host-docker.ts): a container
+   * found ended under another boot id ended with the host's restart (docs/pods.md, "A host that restarted")
+   */
+  hostBootId?: string;
 }
 
 export interface PodRecord extends PodSpec {

@@ -177,6 +177,8 @@ export const hostViewSchema = {
       type: 'object',
       properties: { underlayMtu: { type: ['integer', 'null'] }, wireguardPublicKey: nullableString },
     },
+    /** the kernel's boot id the last pass read (a new one: the host restarted; docs/pods.md) */
+    bootId: nullableString,
     createdAt: { type: 'string', format: 'date-time' },
   },
 } as const;

@@ -64,7 +64,7 @@ export interface FleetHost {
    * /var/run/netns and /run of the overlay is the test's to remove (overlay-world.ts), as a reboot would
    */
   powerOff(): Promise<void>;
-  /** after powerOff(), the host boots: its namespace and LAN link made again, dockerd on the same data root, sshd with the same host key */
+  /** after powerOff(), the host boots: its namespace and LAN link made again, dockerd on the same data root, sshd with the same host key and a new boot id */
   powerOn(): Promise<void>;
 }
 
@@ -171,6 +171,8 @@ export async function startNetnsFleet(opts: NetnsFleetOptions): Promise<NetnsFle
           netns,
           gpus: spec.gpus,
           sessionEnv: { DOCKER_HOST: String(engine.env.DOCKER_HOST) },
+          // a kernel boot id of its own, new at each power-on (a pass sees the reboot: docs/pods.md)
+          bootId: true,
         });
         const host: FleetHost = {
           spec,
@@ -188,6 +190,7 @@ export async function startNetnsFleet(opts: NetnsFleetOptions): Promise<NetnsFle
           async powerOn() {
             await engine.powerOn();
             await engine.inNetns(['iptables', '-w', '5', '-P', 'FORWARD', spec.forward ?? 'DROP']);
+            await ssh.newBoot();
             await ssh.start();
           },
         };

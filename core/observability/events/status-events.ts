@@ -30,6 +30,28 @@ function budgetThreshold(account: AccountRecord | undefined, commit: CommitInfo,
   });
 }
 
+/**
+ * A host whose kernel boot id changed from one the control plane had read is a `host.restarted` event
+ * (docs/pods.md, "A host that restarted"); the first id read is no event.
+ */
+function hostRestarted(h: HostRecord, actor: string, last: Map<string, string>, log: EventLog): void {
+  if (!h.bootId) return;
+  const key = `boot:${h.id}`;
+  const before = last.get(key);
+  last.set(key, h.bootId);
+  if (before === undefined || before === h.bootId) return;
+  log.append({
+    resourceType: 'host',
+    resourceId: h.id,
+    accountId: null,
+    type: 'host.restarted',
+    status: h.status,
+    previousStatus: h.status,
+    reason: `host ${h.id} restarted: its boot id is ${h.bootId} (was ${before}); its pods that were running are started again`,
+    ...actorFields(actor),
+  });
+}
+
 /** A pod's move as one string: a new one is a `pod.moved` event (model/records/pod-move.ts). */
 const moveKey = (p: PodRecord): string | null => (p.move?.toHostId ? `${p.move.fromHostId}>${p.move.toHostId}@${p.move.since}` : null);
 
@@ -52,6 +74,7 @@ export async function recordStatusEvents(store: Store, log: EventLog): Promise<(
   }
   for (const h of await store.list('hosts')) {
     if (!last.has(h.id)) last.set(h.id, h.status);
+    if (h.bootId && !last.has(`boot:${h.id}`)) last.set(`boot:${h.id}`, h.bootId);
     gpus.know(h);
   }
   for (const a of await store.list('accounts'))
@@ -74,6 +97,7 @@ function onChange(c: StoreChange, commit: CommitInfo, last: Map<string, string>,
       log.append({ resourceType: 'host', resourceId: c.id, accountId: null, type: 'host.removed', status: null, previousStatus: previous, reason: null, ...actorFields(actor) });
     return;
   }
+  if (c.collection === 'hosts') hostRestarted(c.record, actor, last, log);
   const rec: PodRecord | HostRecord = c.record;
   if (rec.status === previous) return;
   last.set(c.id, rec.status);

@@ -103,6 +103,7 @@ async function enrichHosts(): Promise<void> {
       gpuWatch: { source: 'dmesg', cursor: null, bootId: 'b00t', monotonicUs: 123456789, linesAtMonotonic: 1, firstReadAt: now, firstReadBootId: 'b00t', firstReadMonotonicUs: 1000, counters: { [GPU_UUID]: { 'ecc.errors.uncorrected.volatile.total': 0 } } },
       stuckContainers: [{ podId: 'pod-x', since: now }],
       overlay: { underlayMtu: 1500, wireguardPublicKey: 'wf6Ql1jN1GGfwczeA8DBWJviDKMzudwdnlXgevUE6zA=' },
+      bootId: '5b1c3f0e-2a4d-4c6b-9e8f-0a1b2c3d4e5f',
     });
     const c = (await tx.get('hosts', 'cpu-host'))!;
     tx.put('hosts', { ...c, status: 'UNREACHABLE', statusReason: 'no answer', missedHeartbeats: 9, unansweredSince: now });

@@ -1,11 +1,12 @@
 // Host faults under the overlay (issue 21; docs/networking.md, "Convergence"), on three namespace test
 // hosts of one data center with pods of one account on each:
 //   - a host rebooted: its namespace, LAN link, engine and sshd go down and come back (the engine on its
-//     data root, as a disk survives), and what a reboot clears goes too (the account namespaces under
-//     /var/run/netns, /run/gpufleet and the pods' resolvers). Its pod's container ended with it (EXITED,
-//     docs/pods.md); started again it runs there, and the reconcile pass restores the host's overlay
-//     from nothing: the same address and podnet1, it reaches its peer and is reached, resolves names
-//     and is resolved, and the VXLAN guard is back.
+//     data root, as a disk survives, and a new kernel boot id), and what a reboot clears goes too (the
+//     account namespaces under /var/run/netns, /run/gpufleet and the pods' resolvers). Its pod's
+//     container ended with it; with no user action the pod is started again there (docs/pods.md, "A host
+//     that restarted": never EXITED, a pod.starting event saying the host restarted, a host.restarted
+//     event), and the reconcile pass restores the host's overlay from nothing: the same address and
+//     podnet1, it reaches its peer and is reached, resolves names and is resolved, and the VXLAN guard is back.
 //   - a host that goes away for good: its pods' addresses stay theirs; a pod of it terminated is gone
 //     from the peers' routes and names at once; once the operator confirms the host lost, its other pod
 //     runs elsewhere at the same address, the peers' entries point to the new host and none to the old.
@@ -59,20 +60,35 @@ afterAll(async () => {
 }, 120_000);
 
 describe('host faults', () => {
-  test('a host rebooted (namespace, engine and /run recreated): the reconcile pass restores its overlay, the address and name the same', async () => {
+  test('a host rebooted (namespace, engine, boot id and /run recreated): its pod runs again by itself, the reconcile pass restores its overlay, the address and name the same', async () => {
     const f1 = fleet.host('f1');
     const before = await w.view(r1, alice.key);
     await f1.powerOff();
     // what a reboot clears: /var/run/netns and /run (the account namespaces, the DNS state, the pods' resolvers)
     await removeAccountNamespaces([idOf('f1')]);
     expect(await w.ping(q, r1.ip!)).toBe(false);
+    const bootBefore = ((await (await cp.api(`/v2/hosts/${idOf('f1')}`)).json()) as { bootId: string }).bootId;
+    expect(bootBefore).toBe(f1.ssh.bootId);
     await f1.powerOn();
+    expect(f1.ssh.bootId).not.toBe(bootBefore);
     await waitFor('f1 READY again', async () => ((await (await cp.api(`/v2/hosts/${idOf('f1')}`)).json()) as { status: string }).status === 'READY', 60_000);
-    // its container ended with the host (docs/pods.md: a pod whose container ended is not restarted by
-    // itself); the user starts it, and it lands on f1 again (the only host with a free GPU)
-    await waitFor('r1 EXITED', async () => (await w.view(r1, alice.key)).status === 'EXITED', 30_000);
-    expect((await cp.api(`/v2/pods/${r1.id}/action`, { method: 'POST', key: alice.key, json: { action: 'start' } })).status).toBe(200);
-    await w.running(r1.id, alice.key);
+    // its container ended with the host: with no user action the pod is started again on f1 (docs/pods.md,
+    // "A host that restarted"), the event saying why; it never says it exited
+    type Ev = { type: string; status: string | null; reason: string | null };
+    const events = async (id: string, key?: string) =>
+      ((await (await cp.api(`/v2/events?resourceId=${id}`, key ? { key } : {})).json()) as { events: Ev[] }).events;
+    const restarted = await waitFor('r1 started again after the reboot', async () => {
+      const evs = await events(r1.id, alice.key);
+      const i = evs.findIndex((e) => e.type === 'pod.starting' && /^host \S+ restarted \(its boot id changed/.test(e.reason ?? ''));
+      return i >= 0 && evs.slice(i + 1).some((e) => e.type === 'pod.running') ? evs : null;
+    }, 30_000);
+    expect(restarted.map((e) => e.type)).not.toContain('pod.exited');
+    expect(restarted.find((e) => e.type === 'pod.starting' && e.reason?.includes('restarted'))!.reason).toContain(`host ${idOf('f1')} restarted`);
+    const hostEvents = await events(idOf('f1'));
+    expect(hostEvents.filter((e) => e.type === 'host.restarted').map((e) => e.reason)).toEqual([expect.stringContaining(`was ${bootBefore}`)]);
+    expect(((await (await cp.api(`/v2/hosts/${idOf('f1')}`)).json()) as { bootId: string }).bootId).toBe(f1.ssh.bootId);
+    const view = await w.running(r1.id, alice.key);
+    expect(view.statusReason).toBeNull();
     const running = Date.now();
     expect((await w.hostOf(r1)).spec.name).toBe('f1');
     expect((await w.view(r1, alice.key)).globalNetworking).toEqual(before.globalNetworking);
