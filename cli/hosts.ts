@@ -21,7 +21,7 @@ interface HostRow {
 }
 
 /** POST /v2/hosts with progress streamed as NDJSON lines, shown on a spinner. */
-async function enroll(ssh: string, o: { identity: string; datacenter?: string; cloud?: string; json?: boolean }): Promise<void> {
+async function enroll(ssh: string, o: { identity: string; datacenter?: string; cloud?: string; overlayAddress?: string; json?: boolean }): Promise<void> {
   let privateKey: string;
   try {
     privateKey = await readFile(o.identity, 'utf8');
@@ -38,7 +38,7 @@ async function enroll(ssh: string, o: { identity: string; datacenter?: string; c
   const res = await fetch(`${client.url}/v2/hosts`, {
     method: 'POST',
     headers: { authorization: `Bearer ${process.env.GPUFLEET_API_KEY}`, 'content-type': 'application/json', accept: 'application/x-ndjson' },
-    body: JSON.stringify({ ssh, privateKey, ...(o.datacenter ? { dataCenterId: o.datacenter } : {}), ...(o.cloud ? { cloud: o.cloud } : {}) }),
+    body: JSON.stringify({ ssh, privateKey, ...(o.datacenter ? { dataCenterId: o.datacenter } : {}), ...(o.cloud ? { cloud: o.cloud } : {}), ...(o.overlayAddress ? { overlayAddress: o.overlayAddress } : {}) }),
   });
   if (!res.ok || !res.body) {
     spinner.fail();
@@ -76,8 +76,16 @@ export function hostsCommand(): Command {
     .requiredOption('--identity <file>', 'SSH private key file')
     .option('--datacenter <id>', 'data center id', undefined)
     .option('--cloud <tier>', 'SECURE | COMMUNITY')
+    .option('--overlay-address <ip>', "the host's IPv4 address for the overlay, when not the default (docs/networking.md)")
     .option('--json', 'print the host as JSON')
     .action(enroll);
+  hosts
+    .command('overlay-address <id> <ip>')
+    .description("set the host's IPv4 address for the overlay (one it has), or `default` (docs/networking.md)")
+    .action(async (id: string, ip: string) => {
+      const h = await new ApiClient().patch<HostRow & { overlayUnderlay: string | null }>(`/v2/hosts/${encodeURIComponent(id)}`, { overlayAddress: ip === 'default' ? null : ip });
+      console.log(`${h.id}: overlay address ${h.overlayUnderlay ?? 'none yet'}`);
+    });
   hosts
     .command('list')
     .option('--json', 'print JSON')

@@ -46,6 +46,7 @@ export * from './rules/pod-conditions.ts';
 export * from './rules/preemption.ts';
 export * from './rules/network-address.ts';
 export * from './rules/overlay-range.ts';
+export * from './rules/host-underlay.ts';
 export * from './rules/image-registry.ts';
 export * from './rules/pod-validation.ts';
 export { checkCreateMountRules } from './rules/mount-rules.ts';

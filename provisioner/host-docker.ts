@@ -94,23 +94,40 @@ export function envArgsInput(words: readonly string[]): string {
 
 /** the kernel's id of the host's current boot: a new one after every reboot (docs/pods.md, "A host that restarted") */
 export const BOOT_ID_FILE = '/proc/sys/kernel/random/boot_id';
-const BOOT_LINE = '@@gpufleet-boot';
+const HOST_LINE = '@@gpufleet-host';
 const BOOT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
-/** the boot id line observe() prints first, and the rest of stdout; null when the host did not say (no such file) */
-export function splitBootId(stdout: string): { bootId: string | null; rest: string } {
-  if (!stdout.startsWith(`${BOOT_LINE} `)) return { bootId: null, rest: stdout };
+/** what observe() asks the host of itself, on the first line of its output */
+export interface HostSelf {
+  /** its kernel's boot id (null: it did not say) */
+  bootId: string | null;
+  /** its own IPv4 address of this SSH connection (`SSH_CONNECTION`'s third word; null: not IPv4 or not said) */
+  connectedAddress: string | null;
+}
+
+/** the line observe() prints first, and the rest of stdout */
+export function splitHostLine(stdout: string): HostSelf & { rest: string } {
+  if (!stdout.startsWith(`${HOST_LINE} `)) return { bootId: null, connectedAddress: null, rest: stdout };
   const nl = stdout.indexOf('\n');
-  const line = nl < 0 ? stdout : stdout.slice(0, nl);
-  const id = line.slice(BOOT_LINE.length + 1).trim().toLowerCase();
-  return { bootId: BOOT_ID.test(id) ? id : null, rest: nl < 0 ? '' : stdout.slice(nl + 1) };
+  const words = (nl < 0 ? stdout : stdout.slice(0, nl)).trim().split(/\s+/);
+  const boot = (words[1] ?? '').toLowerCase();
+  const server = words[4] ?? '';
+  return {
+    bootId: BOOT_ID.test(boot) ? boot : null,
+    connectedAddress: IPV4.test(server) ? server : null,
+    rest: nl < 0 ? '' : stdout.slice(nl + 1),
+  };
 }
 
 export class HostDocker {
   /** set by observe(): why the last assertion of the isolation rules failed, or null (tenant-firewall.ts) */
   firewallError: string | null = null;
-  /** set by observe(): the host's boot id as it said it in that round trip (null: it did not) */
-  bootId: string | null = null;
+  /** set by observe(): the host's boot id and its address of this connection, as it said them in that round trip */
+  self: HostSelf = { bootId: null, connectedAddress: null };
+  get bootId(): string | null {
+    return this.self.bootId;
+  }
 
   /**
    * `spareNetworks`: the host's networks kept for accounts with no pod there now (tenant-network-gc.ts),
@@ -130,17 +147,18 @@ export class HostDocker {
    * Every container this control plane labelled for this host, with its state: one round trip. With
    * `isolate`, the same round trip first re-asserts the isolation rules for those tenant bridges
    * (tenant-firewall.ts); a failure there is `firewallError`, not a failed observation. The same
-   * round trip reads the host's boot id (`bootId`), by which a pass knows the host restarted.
+   * round trip reads the host's boot id (by which a pass knows the host restarted) and its own address
+   * of the connection (a host enrolled by name: its overlay address), in `self`.
    */
   async observe(opts: { isolate?: readonly string[] } = {}): Promise<ObservedContainer[]> {
     const filter = shellJoin(['--filter', `label=${LABEL_HOST}=${this.target.hostId}`]);
     const prelude = opts.isolate ? isolationPrelude(opts.isolate) : '';
-    const boot = `echo "${BOOT_LINE} $(cat ${BOOT_ID_FILE} 2>/dev/null)"; `;
+    const boot = `b=$(cat ${BOOT_ID_FILE} 2>/dev/null); echo "${HOST_LINE} \${b:--} \${SSH_CONNECTION:--}"; `;
     const res = await this.run(`${boot}${prelude}ids=$(docker ps -aq --no-trunc ${filter}) || exit 3; if [ -n "$ids" ]; then docker inspect $ids; else echo '[]'; fi`);
     if (res.code !== 0) throw new GpufleetError('SSH_COMMAND_FAILED', `docker on ${this.target.address} did not answer: ${res.stderr.trim().slice(0, 300)}`, { fields: { code: res.code } });
     if (opts.isolate) this.firewallError = res.stderr.includes(FIREWALL_FAILED) ? 'iptables failed while asserting the tenant isolation rules' : null;
-    const { bootId, rest } = splitBootId(res.stdout);
-    this.bootId = bootId;
+    const { rest, ...self } = splitHostLine(res.stdout);
+    this.self = self;
     return parseInspect(rest);
   }
 

@@ -2,6 +2,7 @@
 // UNREACHABLE; its pods keep their last observed status with a reason saying the host is not
 // answering (never silently terminated), and everything converges on the next good pass.
 import type { HostRecord } from '../model/index.ts';
+import type { HostSelf } from './host-docker.ts';
 import { isGpufleetError, podConditions, PROVISIONER_ACTOR, setCondition, withHostConditions } from '../model/index.ts';
 import type { Store } from '../store/index.ts';
 
@@ -44,12 +45,16 @@ export class HostHealth {
     }, { actor: PROVISIONER_ACTOR });
   }
 
-  /** the host answered this pass; `bootId`: its kernel's boot id as the pass read it (null: not read) */
-  async seen(host: HostRecord, bootId: string | null = null): Promise<void> {
+  /**
+   * the host answered this pass; `self`: its kernel's boot id and its own address of the connection as
+   * the pass read them (null: not read), kept on the record when they changed
+   */
+  async seen(host: HostRecord, self: HostSelf = { bootId: null, connectedAddress: null }): Promise<void> {
     const stale = !host.lastSeenAt || Date.now() - Date.parse(host.lastSeenAt) > SEEN_WRITE_EVERY_MS;
     const healthy = host.status !== 'UNREACHABLE' && host.missedHeartbeats === 0;
-    const sameBoot = bootId === null || host.bootId === bootId;
-    if (healthy && !stale && sameBoot) return;
+    const { bootId, connectedAddress } = self;
+    const same = (bootId === null || host.bootId === bootId) && (connectedAddress === null || host.connectedAddress === connectedAddress);
+    if (healthy && !stale && same) return;
     await this.store.transact(async (tx) => {
       const h = await tx.get('hosts', host.id);
       if (!h) return;
@@ -64,6 +69,8 @@ export class HostHealth {
         lastSeenAt: new Date().toISOString(),
         // a new one is a restart: a host.restarted event (status-events.ts) and its pods started again (pod-reconciler.ts)
         ...(bootId !== null ? { bootId } : {}),
+        // a host enrolled by name has its overlay address from it (overlay/overlay-underlay.ts)
+        ...(connectedAddress !== null ? { connectedAddress } : {}),
       }));
     }, { actor: PROVISIONER_ACTOR });
   }

@@ -243,7 +243,7 @@ export class Reconciler {
       await this.lost.check(hostId).catch((e: unknown) => this.opts.logger?.warn({ err: e, hostId }, 'moving the pods of a lost host failed'));
       return;
     }
-    await this.health.seen(host, docker.bootId);
+    await this.health.seen(host, docker.self);
     let pods = await this.s.store.list('pods', { hostId });
     const metrics = this.pods.sampleMetrics(host, docker, containers);
     const byPod = new Map(containers.map((c) => [c.podId, c]));

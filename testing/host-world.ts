@@ -8,14 +8,14 @@ type ControlPlaneLike = { url: string; adminKey: string };
 
 /**
  * POST /v2/hosts with the admin key: the test host (root over SSH, its private key), in data center
- * `dataCenterId` when given. Answers the host's id; throws unless the answer is 201.
+ * `dataCenterId` when given, by `address` (a name that resolves to it) when given. Answers the host's id; throws unless the answer is 201.
  */
-export async function enrolTestHost(cp: ControlPlaneLike, host: TestHost, opts: { dataCenterId?: string } = {}): Promise<string> {
+export async function enrolTestHost(cp: ControlPlaneLike, host: TestHost, opts: { dataCenterId?: string; address?: string } = {}): Promise<string> {
   const res = await fetch(`${cp.url}/v2/hosts`, {
     method: 'POST',
     headers: { authorization: `Bearer ${cp.adminKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({
-      ssh: `root@${host.address}:${host.port}`,
+      ssh: `root@${opts.address ?? host.address}:${host.port}`,
       privateKey: host.privateKey,
       ...(opts.dataCenterId !== undefined ? { dataCenterId: opts.dataCenterId } : {}),
     }),

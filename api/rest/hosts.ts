@@ -1,8 +1,8 @@
 // Fleet administration (operator accounts, admin scope): enroll, list, show, drain, refresh,
 // accept a changed host key, remove. docs/fleet.md describes enrollment.
 import type { FastifyInstance } from 'fastify';
-import { gpuHealth, incidentLiveSince, type HostRecord, type PodRecord } from '../../model/index.ts';
-import { hostDrainSchema, hostEnrollSchema, hostListViewSchema, hostViewSchema, type HostDrainInput, type HostEnrollInput } from '../../model/index.ts';
+import { gpuHealth, hostUnderlay, incidentLiveSince, type HostRecord, type PodRecord } from '../../model/index.ts';
+import { hostDrainSchema, hostEnrollSchema, hostListViewSchema, hostUpdateSchema, hostViewSchema, type HostDrainInput, type HostEnrollInput, type HostUpdateInput } from '../../model/index.ts';
 import { gpuUuidParams, hostDiagnoseResultSchema, hostDiagnoseSchema, hostGpuClearSchema, userActor, type HostDiagnoseInput, type HostGpuClearInput } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { check, compile } from '../../model/index.ts';
@@ -14,6 +14,7 @@ import { toProblem } from '../errors/problem.ts';
 
 const validateEnroll = compile<HostEnrollInput>(hostEnrollSchema);
 const validateDrain = compile<HostDrainInput>(hostDrainSchema);
+const validateUpdate = compile<HostUpdateInput>(hostUpdateSchema);
 const validateDiagnose = compile<HostDiagnoseInput>(hostDiagnoseSchema);
 const validateClear = compile<HostGpuClearInput>(hostGpuClearSchema);
 /** a GPU uuid in a path: checked here (route schemas are not run), 404 like any GPU the host lacks */
@@ -30,7 +31,9 @@ export function hostView(h: HostRecord, pods?: readonly PodRecord[]) {
   const remaining = pods?.filter((p) => p.desiredStatus === 'RUNNING' && p.status !== 'TERMINATED').length ?? null;
   const drain = h.drain ? { ...h.drain, remaining } : null;
   // Reachable, Schedulable, GpusHealthy, ContainersStuck (docs/fleet.md "Conditions"); none yet on a host stored before them
-  return { ...rest, facts: { ...h.facts, gpus }, drain, lost: h.lost ?? null, stuckContainers: h.stuckContainers ?? [], conditions: h.conditions ?? [] };
+  // the overlay's address of the host (docs/networking.md, "A host's overlay address")
+  const overlay = { bootId: h.bootId ?? null, connectedAddress: h.connectedAddress ?? null, overlayAddress: h.overlayAddress ?? null, overlayUnderlay: hostUnderlay(h) };
+  return { ...rest, ...overlay, facts: { ...h.facts, gpus }, drain, lost: h.lost ?? null, stuckContainers: h.stuckContainers ?? [], conditions: h.conditions ?? [] };
 }
 
 export function hostRoutes(fastify: FastifyInstance, s: Services): void {
@@ -44,7 +47,7 @@ export function hostRoutes(fastify: FastifyInstance, s: Services): void {
     async (request, reply) => {
       const input = check(validateEnroll, request.body, 'host enrollment');
       const ssh = parseSshAddress(input.ssh);
-      const enroll = { ...ssh, privateKey: input.privateKey, dataCenterId: input.dataCenterId, cloud: input.cloud };
+      const enroll = { ...ssh, privateKey: input.privateKey, dataCenterId: input.dataCenterId, cloud: input.cloud, ...(input.overlayAddress !== undefined ? { overlayAddress: input.overlayAddress } : {}) };
       if (!String(request.headers.accept ?? '').includes('application/x-ndjson')) {
         const host = await s.fleet.enroll(enroll, (step) => request.log.info({ step }, 'enroll'));
         return reply.code(201).send(hostView(host));
@@ -69,6 +72,14 @@ export function hostRoutes(fastify: FastifyInstance, s: Services): void {
   app.get('/v2/hosts', { config, schema: { tags, summary: 'List hosts', response: { 200: hostListViewSchema } } }, async () => ({
     hosts: (await s.store.list('hosts')).map((h) => hostView(h)),
   }));
+  app.patch(
+    '/v2/hosts/:id',
+    { config, schema: { tags, summary: "Set the host's address for the overlay (an IPv4 address it has; null: the default)", params: idParams, body: docSchema(hostUpdateSchema), response: { 200: hostViewSchema } } },
+    async (r) => {
+      const body = check(validateUpdate, r.body ?? {}, 'host update');
+      return hostView(await s.fleet.setOverlayAddress(r.params.id, body.overlayAddress ?? null), await s.store.list('pods', { hostId: r.params.id }));
+    },
+  );
   app.get('/v2/hosts/:id', { config, schema: { tags, summary: 'Show a host', params: idParams, response: { 200: hostViewSchema } } }, async (r) =>
     hostView(await s.fleet.get(r.params.id), await s.store.list('pods', { hostId: r.params.id })),
   );

@@ -49,6 +49,7 @@ const BODY_NAMES: Record<string, { name: string; before?: (body: unknown) => voi
   HostEnroll: { name: 'host enrollment' },
   // these services take no body as {} (the schema then names a missing field)
   HostDrain: { name: 'drain request', emptyIsObject: true },
+  HostUpdate: { name: 'host update', emptyIsObject: true },
   HostDiagnose: { name: 'diagnose request', emptyIsObject: true },
   HostGpuClear: { name: 'clear request', emptyIsObject: true },
   StackLockAcquire: { name: 'stack lock', emptyIsObject: true },

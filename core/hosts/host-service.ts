@@ -7,7 +7,8 @@ import type { CloudTier, HostDrain, HostFacts, HostRecord, Ipv4Range } from '../
 import { parseIpv4Range, rangesOverlap } from '../../model/index.ts';
 import type { Store } from '../../store/index.ts';
 import type { SecretBox } from '../../store/index.ts';
-import { probeHost, type SshPool, type SshTarget } from '../../fleet/index.ts';
+import { parseIpv4Addresses, probeHost, type SshPool, type SshTarget } from '../../fleet/index.ts';
+import { checkOverlayAddress } from './overlay-address.ts';
 
 export interface EnrollInput {
   address: string;
@@ -16,6 +17,8 @@ export interface EnrollInput {
   privateKey: string;
   dataCenterId?: string;
   cloud?: CloudTier;
+  /** the host's address for the overlay, when not the default (docs/networking.md); checked against the host's own */
+  overlayAddress?: string;
 }
 
 export type Progress = (step: string) => void;
@@ -101,6 +104,7 @@ export class HostService {
       progress('probing CPU, memory, disk, Docker and GPUs');
       const facts = await probeHost((cmd) => this.pool.exec({ ...target, pinnedFingerprint: fingerprint }, cmd, { allowFailure: true }));
       this.assertOverlayClear(facts);
+      const overlayAddress = input.overlayAddress === undefined ? undefined : checkOverlayAddress(input.overlayAddress, facts.addresses ?? [], this.overlayRange);
       progress(`found ${facts.gpus.length} GPU(s)${facts.gpus[0] ? ` (${facts.gpus[0].name})` : ''}, ${facts.cpuCount} CPUs, Docker ${facts.dockerVersion}`);
       const now = new Date().toISOString();
       const host: HostRecord = {
@@ -119,6 +123,7 @@ export class HostService {
         missedHeartbeats: 0,
         lastSeenAt: now,
         facts,
+        ...(overlayAddress !== undefined ? { overlayAddress } : {}),
         createdAt: now,
       };
       await this.store.transact((tx) => tx.put('hosts', withHostConditions(host, now)), { actor: OPERATOR_ACTOR });
@@ -188,6 +193,21 @@ export class HostService {
       tx.put('hosts', next);
       return next;
     }, { actor: OPERATOR_ACTOR });
+  }
+
+  /**
+   * Names the host's address for the overlay (null: back to the default), checked against the addresses
+   * the host has now, read over its SSH connection (docs/networking.md, "A host's overlay address")
+   */
+  async setOverlayAddress(id: string, addr: string | null): Promise<HostRecord> {
+    const host = await this.get(id);
+    let overlayAddress: string | null = null;
+    if (addr !== null) {
+      const res = await this.pool.exec(this.target(host), 'ip -o -4 addr show', { allowFailure: true });
+      if (res.code !== 0) throw new GpufleetError('SSH_COMMAND_FAILED', `ip -o -4 addr show on ${host.address} failed: ${res.stderr.trim().slice(0, 300)}`);
+      overlayAddress = checkOverlayAddress(addr, parseIpv4Addresses(res.stdout), this.overlayRange);
+    }
+    return this.update(id, (h) => ({ ...h, overlayAddress }));
   }
 
   /** Re-pins the key the host presented after a mismatch (an admin checked it out of band). */

@@ -167,6 +167,13 @@ export interface HostRecord {
   overlay?: HostOverlayFacts;
   /** the kernel's boot id as the provisioner's last pass read it: a new one is a restart (docs/pods.md, "A host that restarted"); absent until read */
   bootId?: string | null;
+  /**
+   * the host's own address of the control plane's SSH connection (its `SSH_CONNECTION`), as the last
+   * pass read it: a host enrolled by name gets its overlay address from it (docs/networking.md)
+   */
+  connectedAddress?: string | null;
+  /** the operator's address of the host for the overlay (an IPv4 address the host has); null or absent: the default (docs/networking.md) */
+  overlayAddress?: string | null;
   createdAt: string;
 }
 

@@ -2,6 +2,14 @@
 import type { InputOf } from './input-type.ts';
 import { conditionSchema } from './pod-view.ts';
 
+/** an IPv4 address the host has (checked on the host), where the other hosts send its pods' overlay packets */
+const overlayAddressInput = {
+  type: 'string',
+  minLength: 7,
+  maxLength: 15,
+  description: "the host's IPv4 address for the overlay (one it has; default: the enrolled address, or for a host enrolled by name its own address of the control plane's SSH connection)",
+} as const;
+
 export const hostEnrollSchema = {
   $id: 'HostEnroll',
   type: 'object',
@@ -12,6 +20,18 @@ export const hostEnrollSchema = {
     privateKey: { type: 'string', minLength: 32, maxLength: 16384, description: 'OpenSSH or PEM private key; stored encrypted' },
     dataCenterId: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' },
     cloud: { type: 'string', enum: ['SECURE', 'COMMUNITY'] },
+    overlayAddress: overlayAddressInput,
+  },
+} as const;
+
+/** PATCH /v2/hosts/{id}: the host's address for the overlay (null: the default; docs/networking.md) */
+export const hostUpdateSchema = {
+  $id: 'HostUpdate',
+  type: 'object',
+  additionalProperties: false,
+  required: ['overlayAddress'],
+  properties: {
+    overlayAddress: { anyOf: [overlayAddressInput, { type: 'null' }] },
   },
 } as const;
 
@@ -179,6 +199,12 @@ export const hostViewSchema = {
     },
     /** the kernel's boot id the last pass read (a new one: the host restarted; docs/pods.md) */
     bootId: nullableString,
+    /** the host's own address of the control plane's SSH connection, as the last pass read it */
+    connectedAddress: nullableString,
+    /** the operator's address for the overlay (null: the default) */
+    overlayAddress: nullableString,
+    /** the address the overlay uses for the host now: overlayAddress, else the enrolled IPv4 address, else connectedAddress; null: none yet */
+    overlayUnderlay: nullableString,
     createdAt: { type: 'string', format: 'date-time' },
   },
 } as const;
@@ -188,6 +214,7 @@ export const hostListViewSchema = { type: 'object', properties: { hosts: { type:
 
 export type HostEnrollInput = InputOf<typeof hostEnrollSchema>;
 export type HostDrainInput = InputOf<typeof hostDrainSchema>;
+export type HostUpdateInput = InputOf<typeof hostUpdateSchema>;
 
 /** a GPU's uuid as nvidia-smi prints it */
 const gpuUuid = { type: 'string', pattern: '^GPU-[0-9A-Fa-f-]{8,64}$', description: 'GPU uuid (GPU-…), as nvidia-smi prints it' } as const;

@@ -8,7 +8,7 @@
 // (hashes of ids), every value a validated address, MAC, key or number; nothing a user wrote.
 import { createHash } from 'node:crypto';
 import type { GlobalNetworkSettings, HostRecord, PodRecord } from '../../model/index.ts';
-import { ipv4ToNumber, numberToIpv4, OVERLAY_MTU_MAX, OVERLAY_MTU_MIN, resolverAddress } from '../../model/index.ts';
+import { canonicalIpv4 as canonical, hostUnderlay, ipv4ToNumber, OVERLAY_MTU_MAX, OVERLAY_MTU_MIN, resolverAddress } from '../../model/index.ts';
 
 /** the overlay's UDP port (IANA's VXLAN port); hosts open it to each other, pods never reach it */
 export const VXLAN_PORT = 4789;
@@ -108,15 +108,9 @@ export const wireguardDevice = (hostId: string) => `wgf${hex('wireguard', hostId
 export const onOverlay = (p: PodRecord): boolean =>
   p.globalNetworking === true && !!p.overlayIp && p.desiredStatus === 'RUNNING' && p.allocated && !!p.hostId && p.status !== 'TERMINATED';
 
-/** an IPv4 address written canonically, or null */
-const canonical = (addr: string | null | undefined): string | null => {
-  const n = addr ? ipv4ToNumber(addr) : null;
-  return n === null ? null : numberToIpv4(n);
-};
-
-/** a host of the global network: it has an IPv4 address the others reach and its data center is not taken out */
+/** a host of the global network: it has an overlay address the others reach (model/rules/host-underlay.ts) and its data center is not taken out */
 export const inGlobalNetwork = (h: HostRecord, settings: GlobalNetworkSettings): boolean =>
-  canonical(h.address) !== null && !settings.excludedDataCenters.includes(h.dataCenterId);
+  hostUnderlay(h) !== null && !settings.excludedDataCenters.includes(h.dataCenterId);
 
 /**
  * podnet1's MTU, the same on every host (docs/networking.md, "MTU"): GPUFLEET_OVERLAY_MTU, or the
@@ -142,9 +136,9 @@ export function planTunnel(host: HostRecord, settings: GlobalNetworkSettings, ho
   const byAddress = (a: { address: string }, b: { address: string }) => ipv4ToNumber(a.address)! - ipv4ToNumber(b.address)!;
   const peers = others
     .filter((h) => !!h.overlay?.wireguardPublicKey)
-    .map((h) => ({ address: canonical(h.address)!, publicKey: h.overlay!.wireguardPublicKey! }))
+    .map((h) => ({ address: hostUnderlay(h)!, publicKey: h.overlay!.wireguardPublicKey! }))
     .sort(byAddress);
-  const closed = [...new Set(others.map((h) => canonical(h.address)!))].sort((a, b) => byAddress({ address: a }, { address: b }));
+  const closed = [...new Set(others.map((h) => hostUnderlay(h)!))].sort((a, b) => byAddress({ address: a }, { address: b }));
   return { port: WIREGUARD_PORT, mtu: mtu + VXLAN_OVERHEAD, peers, closed };
 }
 
@@ -164,7 +158,7 @@ export interface PlanInput {
 }
 
 export function planHostOverlay({ host, settings, pods, vnis, hosts, pids, resolvConfs }: PlanInput): HostOverlayPlan | null {
-  const underlay = canonical(host.address);
+  const underlay = hostUnderlay(host);
   const mtu = overlayMtu(settings, hosts.values());
   const base = {
     nsPrefix: namespacePrefix(host.id),
@@ -176,7 +170,7 @@ export function planHostOverlay({ host, settings, pods, vnis, hosts, pids, resol
     domain: settings.internalDomain,
     tunnelDevice: wireguardDevice(host.id),
   };
-  // a host enrolled by name: no overlay here until it has an address the others reach (docs/networking.md)
+  // no address known for the overlay yet (a host enrolled by name before a pass read its own; docs/networking.md)
   if (!underlay) return null;
   const byAccount = new Map<string, PodRecord[]>();
   for (const p of pods.filter(onOverlay)) byAccount.set(p.accountId, [...(byAccount.get(p.accountId) ?? []), p]);
@@ -202,7 +196,7 @@ export function planHostOverlay({ host, settings, pods, vnis, hosts, pids, resol
     for (const p of list) {
       if (p.hostId === host.id) continue;
       const other = hosts.get(p.hostId!);
-      const addr = canonical(other?.address);
+      const addr = other ? hostUnderlay(other) : null;
       const ip = canonical(p.overlayIp);
       if (!other || !addr || !ip) continue;
       remote.push({ podId: p.id, ip, host: addr, mac: vtepMac(other.id, accountId) });

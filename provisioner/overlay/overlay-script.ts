@@ -82,6 +82,8 @@ export function overlayScript(plan: HostOverlayPlan): string {
       `if [ ! -e /var/run/netns/${n} ]; then ip netns add ${n} && made namespace ${n} || failed namespace ${n}; fi`,
       `inn ${n} ip link set lo up`,
       `inn ${n} sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward'`,
+      // a device made for another address of the host (its overlay address changed, docs/networking.md) is made again
+      `if inn ${n} ip -d link show ${vx} 2>/dev/null | grep -q ' vxlan id .* local ' && ! inn ${n} ip -d link show ${vx} | grep -q ' local ${plan.underlay} '; then inn ${n} ip link del ${vx} && made vxlan-readdressed ${vx}; fi`,
       // made in this (the host's) namespace so its UDP socket is the host's, then moved into the account's
       `if ! inn ${n} ip link show ${vx} >/dev/null 2>&1; then ip link del ${vx} 2>/dev/null; ` +
         `{ ip link add ${vx} type vxlan id ${vni} dstport ${port} local ${plan.underlay} nolearning && ip link set ${vx} netns ${n} && made vxlan ${vx}; } || failed vxlan ${vx}; fi`,

@@ -84,8 +84,16 @@ export interface StartedOverlayWorld {
   close(): Promise<void>;
 }
 
-/** a namespace fleet of these hosts, each enrolled in its data center by a control plane whose provisioner passes every 300 ms (`config`: more of its settings) */
-export async function startOverlayWorld(hosts: FleetHostSpec[], config: TestControlPlaneOptions['config'] = {}): Promise<StartedOverlayWorld> {
+/**
+ * a namespace fleet of these hosts, each enrolled in its data center by a control plane whose provisioner
+ * passes every 300 ms (`config`: more of its settings); `enrolBy` names what a host is enrolled by when
+ * not its address (a name that resolves to it)
+ */
+export async function startOverlayWorld(
+  hosts: FleetHostSpec[],
+  config: TestControlPlaneOptions['config'] = {},
+  opts: { enrolBy?: (h: FleetHost) => string | undefined } = {},
+): Promise<StartedOverlayWorld> {
   const fleet = await startNetnsFleet({ hosts });
   const ids = new Map<string, string>();
   let cp: TestControlPlane | null = null;
@@ -100,7 +108,8 @@ export async function startOverlayWorld(hosts: FleetHostSpec[], config: TestCont
     cp = started;
     const hostsById = new Map<string, FleetHost>();
     for (const h of fleet.hosts) {
-      const id = await enrolTestHost(started, h.ssh, { dataCenterId: h.dataCenterId });
+      const by = opts.enrolBy?.(h);
+      const id = await enrolTestHost(started, h.ssh, { dataCenterId: h.dataCenterId, ...(by !== undefined ? { address: by } : {}) });
       hostsById.set(id, h);
       ids.set(h.spec.name, id);
     }

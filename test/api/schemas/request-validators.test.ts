@@ -91,6 +91,7 @@ const bad = (): Bad[] => [
   { method: 'POST', url: '/v2/public-endpoints', body: { slug: 'UPPER', pricing: {} }, admin: true },
   { method: 'POST', url: '/v2/hosts', body: { ssh: 5 }, admin: true },
   { method: 'POST', url: '/v2/hosts/gpu-1/drain', body: { drained: 'yes' }, admin: true },
+  { method: 'PATCH', url: '/v2/hosts/gpu-1', body: { overlayAddress: 7, other: true }, admin: true },
   { method: 'POST', url: '/v2/hosts/gpu-1/diagnose', body: { level: 3 }, admin: true },
   { method: 'POST', url: '/v2/hosts/gpu-1/gpus/GPU-0000aaaa/clear', body: { reason: 5 }, admin: true },
 ];

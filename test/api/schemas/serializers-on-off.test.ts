@@ -104,6 +104,8 @@ async function enrichHosts(): Promise<void> {
       stuckContainers: [{ podId: 'pod-x', since: now }],
       overlay: { underlayMtu: 1500, wireguardPublicKey: 'wf6Ql1jN1GGfwczeA8DBWJviDKMzudwdnlXgevUE6zA=' },
       bootId: '5b1c3f0e-2a4d-4c6b-9e8f-0a1b2c3d4e5f',
+      connectedAddress: '192.0.2.1',
+      overlayAddress: '192.0.2.1',
     });
     const c = (await tx.get('hosts', 'cpu-host'))!;
     tx.put('hosts', { ...c, status: 'UNREACHABLE', statusReason: 'no answer', missedHeartbeats: 9, unansweredSince: now });
@@ -191,6 +193,8 @@ test('every route with a response schema answers the same with serializers on an
   await ok('POST', `/v2/hosts/gpu-1/gpus/${GPU_UUID}/clear`, { reason: 'checked by hand' });
   await ok('GET', '/v2/hosts/gpu-1');
   await ok('POST', '/v2/hosts/cpu-host/lost', undefined);
+  // back to the default overlay address (null reaches no host; an address is checked on the host over SSH)
+  await ok('PATCH', '/v2/hosts/gpu-2', { overlayAddress: null });
   await ok('GET', '/v2/hosts');
   const diagnosed = await ok('POST', '/v2/hosts/gpu-1/diagnose', {});
   expect((diagnosed.gpus as Json[]).map((g) => g.passed)).toEqual([true, false, true, true, true, true, true, true]);
