@@ -1,18 +1,18 @@
 // Internal DNS of the overlay (docs/networking.md, "Internal DNS"): the shell lines of the overlay
 // script that make `<pod id>.<domain>` of an account's globally-networked pods resolve inside each of
-// them. Per pod, a dnsmasq runs as a host process in the pod's own network namespace, listening on
-// 127.0.0.53 there only (nothing else can reach it: another pod, another account, the LAN); it answers
+// them. Per pod, a dnsmasq runs in the pod's own network namespace, in a sandbox (dns-sandbox.ts: its
+// own mount namespace, a read-only root of the system's programs and its account's names, nobody with
+// no capability), listening on 127.0.0.53 there only (nothing else can reach it: another pod, another account, the LAN); it answers
 // the internal domain from the account's hosts file on this host (never anything else under it:
 // NXDOMAIN) and forwards every other name to the nameservers the pod had before (Docker's, so names
 // resolve as they did). The pod's resolv.conf (the host file Docker bind-mounts) names it; the
 // original is kept beside and put back when the pod leaves the overlay. Every word is checked against
 // a grammar here; nothing a user wrote reaches the script.
-import { GpufleetError } from '../../model/index.ts';
-import { ipv4ToNumber } from '../../model/index.ts';
 import type { AccountOverlayPlan, HostOverlayPlan } from './overlay-plan.ts';
+import { DNS_ADDRESS, sandboxFunction } from './dns-sandbox.ts';
+import { check as checkWord, ipWord, podIdWord } from './overlay-words.ts';
 
-/** where each pod's resolver listens, inside the pod (loopback: reachable from that pod only) */
-export const DNS_ADDRESS = '127.0.0.53';
+export { DNS_ADDRESS } from './dns-sandbox.ts';
 /** the hosts' folder of the DNS state: one folder per account namespace (`<root>/<namespace>`) */
 export const DNS_ROOT = '/run/gpufleet/dns';
 /** the first line of a resolv.conf gpufleet wrote */
@@ -21,13 +21,11 @@ export const RESOLV_MARK = '# gpufleet-dns';
 export const DNS_MISSING = 'gpufleet-overlay-warn no-dnsmasq';
 
 const DOMAIN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
-const POD_ID = /^[a-z0-9_-]{1,64}$/;
 /** Docker's own file, `<data root>/containers/<container id>/resolv.conf`: absolute, no `..`, no space or shell character */
 const RESOLV_PATH = /^(\/[A-Za-z0-9_][A-Za-z0-9._-]*)*\/containers\/[0-9a-f]{64}\/resolv\.conf$/;
 
-function check(ok: boolean, what: string, value: unknown): void {
-  if (!ok) throw new GpufleetError('INTERNAL', `overlay DNS plan: not a valid ${what}: ${JSON.stringify(value)}`);
-}
+const WHERE = 'overlay DNS plan';
+const check = (ok: boolean, what: string, value: unknown) => checkWord(ok, what, value, WHERE);
 
 /** shell functions the DNS lines use (after the overlay script's `made`/`failed`); `failedTag` starts its failure lines */
 export function dnsPrelude(failedTag: string): string[] {
@@ -40,7 +38,9 @@ export function dnsPrelude(failedTag: string): string[] {
     // a pod's resolver gone: its process stopped, its resolv.conf as it was, its files removed
     `dns_drop() { if dns_alive "$1/$2.pid"; then kill "$dp"; fi; r=$(cat "$1/$2.path" 2>/dev/null); ` +
       `if [ -n "$r" ] && [ -f "$r" ] && [ -f "$1/$2.up" ] && grep -q '^${RESOLV_MARK}' "$r"; then cat "$1/$2.up" > "$r"; fi; ` +
-      `rm -f "$1/$2.pid" "$1/$2.up" "$1/$2.path" "$1/$2.err"; made removed-dns "$2"; }`,
+      `rm -f "$1/$2.pid" "$1/$2.up" "$1/$2.path" "$1/$2.err"; rm -rf "$1/$2.run"; rmdir "$1/$2.root" 2>/dev/null; made removed-dns "$2"; }`,
+    // dnsmasq in its sandbox (dns-sandbox.ts)
+    ...sandboxFunction(),
     // an account folder of this host whose namespace the plan no longer has: every resolver in it dropped
     'dns_drop_all() { for f in "$1"/*.pid; do [ -e "$f" ] || continue; p=${f##*/}; dns_drop "$1" "${p%.pid}"; done; rm -rf "$1"; }',
   ];
@@ -57,11 +57,7 @@ export function staleDnsLines(plan: HostOverlayPlan, wantedNs: string[]): string
 export function accountDnsLines(plan: HostOverlayPlan, a: AccountOverlayPlan): string[] {
   check(DOMAIN.test(plan.domain) && plan.domain.length <= 200, 'domain', plan.domain);
   const dir = `${DNS_ROOT}/${a.ns}`;
-  const names = [...a.local, ...a.remote].map((p) => {
-    check(POD_ID.test(p.podId), 'pod id', p.podId);
-    check(ipv4ToNumber(p.ip) !== null, 'IPv4 address', p.ip);
-    return `${p.ip} ${p.podId}.${plan.domain}`;
-  });
+  const names = [...a.local, ...a.remote].map((p) => `${ipWord(p.ip, WHERE)} ${podIdWord(p.podId, WHERE)}.${plan.domain}`);
   const lines = [
     `mkdir -p ${dir}/hosts.d && chmod 755 /run/gpufleet ${DNS_ROOT} ${dir} ${dir}/hosts.d || failed dns-dir ${a.ns}`,
     // the account's names, replaced whole (dnsmasq reads the folder again on the rename; a dot file it ignores)
@@ -76,13 +72,14 @@ export function accountDnsLines(plan: HostOverlayPlan, a: AccountOverlayPlan): s
     wanted.push(p.podId);
     const f = `${dir}/${p.podId}`;
     const r = p.resolvConf;
+    // in its sandbox (dns-sandbox.ts); `<pod>.pid` links to the pid file it writes there
     const dnsmasq =
-      `nsenter -t ${p.pid} -n dnsmasq --conf-file=/dev/null --no-hosts --resolv-file=${f}.up --strict-order ` +
-      `--listen-address=${DNS_ADDRESS} --bind-interfaces --hostsdir=${dir}/hosts.d --local=/${plan.domain}/ ` +
-      `--pid-file=${f}.pid --user=nobody </dev/null >/dev/null 2>${f}.err`;
+      `dns_start ${p.pid} ${f}.root ${dir}/hosts.d ${f}.up ${f}.run ${plan.domain} </dev/null >/dev/null 2>${f}.err && ` +
+      `ln -sfn ${p.podId}.run/dnsmasq.pid ${f}.pid`;
     lines.push(
       // the pod's nameservers before ours (Docker's) are the resolver's upstream; a resolv.conf Docker wrote again is read again
-      `if ! grep -q '^${RESOLV_MARK}' ${r}; then grep -v '^nameserver ${DNS_ADDRESS.replace(/\./g, '\\.')}$' ${r} > ${f}.up.new && mv -f ${f}.up.new ${f}.up || dnsfailed dns-upstream ${p.podId}; fi`,
+      // written in place (the resolver's sandbox holds this very file, read-only)
+      `if ! grep -q '^${RESOLV_MARK}' ${r}; then grep -v '^nameserver ${DNS_ADDRESS.replace(/\./g, '\\.')}$' ${r} > ${f}.up.new && cat ${f}.up.new > ${f}.up && rm -f ${f}.up.new || dnsfailed dns-upstream ${p.podId}; fi`,
       // a resolver in this container's namespace (a restarted container has a new one: the old resolver goes)
       `if ! dns_alive ${f}.pid || [ "$(readlink /proc/$dp/ns/net)" != "$(readlink /proc/${p.pid}/ns/net)" ]; then ` +
         `if dns_alive ${f}.pid; then kill "$dp"; fi; rm -f ${f}.pid; ` +

@@ -6,8 +6,8 @@
 // keeps flowing while the control plane is down. Every word that reaches the script is checked here
 // against a grammar (names, addresses, MACs, numbers) first; nothing a user wrote reaches it.
 import { createHash } from 'node:crypto';
-import { GpufleetError } from '../../model/index.ts';
-import { ipv4ToNumber, parseIpv4Range } from '../../model/index.ts';
+import { parseIpv4Range } from '../../model/index.ts';
+import { check, ipWord, podIdWord } from './overlay-words.ts';
 import type { HostOverlayPlan } from './overlay-plan.ts';
 import { accountDnsLines, dnsPrelude, staleDnsLines } from './overlay-dns.ts';
 import { tunnelLines, underlayMtuLines } from './overlay-wireguard.ts';
@@ -21,12 +21,8 @@ const NS = /^gfo-[0-9a-f]{8}-[0-9a-f]{12}$/;
 const NS_PREFIX = /^gfo-[0-9a-f]{8}-$/;
 const DEV = /^gf[xpq][0-9a-f]{12}$/;
 const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
-const POD_ID = /^[a-z0-9_-]{1,64}$/;
 
-function check(ok: boolean, what: string, value: unknown): void {
-  if (!ok) throw new GpufleetError('INTERNAL', `overlay plan: not a valid ${what}: ${JSON.stringify(value)}`);
-}
-const ip = (v: string) => (check(ipv4ToNumber(v) !== null, 'IPv4 address', v), v);
+const ip = (v: string) => ipWord(v);
 const word = (re: RegExp, what: string) => (v: string) => (check(re.test(v), what, v), v);
 const int = (min: number, max: number, what: string) => (v: number) => (check(Number.isInteger(v) && v >= min && v <= max, what, v), String(v));
 const ns = word(NS, 'namespace name');
@@ -90,7 +86,7 @@ export function overlayScript(plan: HostOverlayPlan): string {
       `inn ${n} ip link set ${vx} address ${mac(a.vtepMac)} mtu ${mtu} up || failed vxlan-up ${vx}`,
     );
     for (const p of a.local) {
-      check(POD_ID.test(p.podId), 'pod id', p.podId);
+      podIdWord(p.podId);
       const v = dev(p.veth);
       const q = dev(p.peer);
       const pid = int(1, 2 ** 22, 'pid')(p.pid);

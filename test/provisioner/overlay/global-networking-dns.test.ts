@@ -2,10 +2,14 @@
 // inside every globally-networked pod of an account, `<pod id>.<domain>` of each of the account's pods
 // resolves to its overlay address (its own too, and across hosts), the other account's names never do;
 // other names still resolve through the pod's former resolver (Docker's); another account's pod cannot
-// reach the resolver at all; names appear within 5 s of a pod becoming RUNNING and are NXDOMAIN within
+// reach the resolver at all; the resolver is contained (nobody, no capability, its own mount namespace
+// with a read-only root where the host's files and other accounts' names are not); names appear within 5 s of a pod becoming RUNNING and are NXDOMAIN within
 // 5 s of a stop or a termination; turning globalNetworking on or off live gives or takes the resolver
 // (the pod's resolv.conf back as it was); a resolver that cannot start does not hold the overlay back.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { readFile, readlink } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { accountNamespace, DNS_ROOT } from '../../../provisioner/index.ts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DNS_ADDRESS } from '../../../provisioner/overlay/overlay-dns.ts';
 import type { TestControlPlane } from '../../harness/control-plane.ts';
@@ -13,6 +17,7 @@ import { FIXTURE_GPUS, TEST_IMAGE } from '../../../testing/index.ts';
 import { waitFor } from '../../harness/wait-for.ts';
 import { PYTHON, startOverlayWorld, type OverlayWorld, type StartedOverlayWorld, type WorldPod } from '../../harness/overlay-world.ts';
 
+const execFileP = promisify(execFile);
 const H = FIXTURE_GPUS.H100_80GB_HBM3;
 const DOMAIN = 'runpod.internal';
 let world: StartedOverlayWorld;
@@ -81,6 +86,38 @@ describe('internal DNS', () => {
     expect(await w.dns(bo1, DNS_ADDRESS, name(al1))).toBe('rcode=3 a=');
     // alice's own pods do not reach another pod's resolver either (it listens on that pod's loopback only)
     expect(await w.dns(al2, al1.ip!, name(al1))).toBe('timeout');
+  }, 60_000);
+
+  test("a pod's resolver is contained: nobody with no capability, no new privileges, and from its own view only the system's programs, its account's names and its upstream, all read-only", async () => {
+    const dir = `${DNS_ROOT}/${accountNamespace(world.idOf('d1'), alice.accountId)}`;
+    const dp = Number((await readFile(`${dir}/${al1.id}.pid`, 'utf8')).trim());
+    expect(await readFile(`/proc/${dp}/comm`, 'utf8')).toBe('dnsmasq\n');
+    // in the pod's network namespace, in a mount namespace of its own
+    expect(await readlink(`/proc/${dp}/ns/net`)).toBe(await readlink(`/proc/${await w.pid(al1)}/ns/net`));
+    expect(await readlink(`/proc/${dp}/ns/mnt`)).not.toBe(await readlink('/proc/self/ns/mnt'));
+    const status = Object.fromEntries((await readFile(`/proc/${dp}/status`, 'utf8')).split('\n').map((l) => l.split(':\t')).filter((kv) => kv.length === 2));
+    expect(status.Uid).toBe('65534\t65534\t65534\t65534');
+    expect(status.Gid).toBe('65534\t65534\t65534\t65534');
+    for (const set of ['CapInh', 'CapPrm', 'CapEff', 'CapAmb']) expect({ set, caps: status[set] }).toEqual({ set, caps: '0000000000000000' });
+    // net_bind_service, setgid, setuid: what it needed to bind 53 and become nobody, nothing else ever
+    expect(status.CapBnd).toBe('00000000000004c0');
+    expect(status.NoNewPrivs).toBe('1');
+    // its view: its root, its user
+    const view = (script: string) =>
+      execFileP('nsenter', ['-t', String(dp), '-m', '-r', '-S', '65534', '-G', '65534', 'sh', '-c', script]).then((r) => r.stdout, (e: { stdout?: string; stderr?: string }) => `failed: ${e.stderr ?? ''}`);
+    expect((await view('ls -A /')).split('\n').filter(Boolean).sort()).toEqual(expect.arrayContaining(['dev', 'etc', 'hosts.d', 'run', 'usr']));
+    expect((await view('ls -A /')).split('\n').filter((f) => ['proc', 'sys', 'root', 'home', 'var', 'tmp', 'boot'].includes(f))).toEqual([]);
+    expect((await view('ls -A /etc')).split('\n').filter(Boolean).sort()).toEqual(['group', 'passwd', 'upstream']);
+    expect(await view('cat /etc/shadow')).toMatch(/^failed: .*No such file/);
+    expect(await view(`cat ${DNS_ROOT}/*/hosts.d/names`)).toMatch(/^failed: /);
+    expect(await view('ls /proc/1')).toMatch(/^failed: /);
+    const names = await view('cat /hosts.d/names');
+    expect(names).toContain(name(al1));
+    expect(names).not.toContain(name(bo1));
+    for (const f of ['/x', '/usr/x', '/hosts.d/x', '/etc/upstream', '/run/x', '/dev/x'])
+      expect({ f, wrote: await view(`echo x > ${f} && echo wrote`) }).toEqual({ f, wrote: expect.stringMatching(/^failed: .*(Read-only|Permission denied)/) });
+    // nothing of its sandbox is mounted on the host
+    expect(await readFile('/proc/self/mountinfo', 'utf8')).not.toContain(`${dir}/${al1.id}.root`);
   }, 60_000);
 
   test('a new pod resolves in the others within 5 s of RUNNING; NXDOMAIN within 5 s of its stop, and of a termination', async () => {

@@ -40,14 +40,16 @@ describe('overlay DNS lines', () => {
     const script = overlayScript(plan());
     expect(script).toContain("'10.200.3.4 pod1abc.runpod.internal' '10.200.9.9 pod2def.runpod.internal'");
     expect(script).toContain('--listen-address=127.0.0.53 --bind-interfaces');
-    expect(script).toContain('--local=/runpod.internal/');
+    expect(script).toContain('"--local=/$6/"');
+    expect(script).toMatch(/dns_start 4321 \S+\.root \S+\/hosts\.d \S+\.up \S+\.run runpod\.internal /);
+    expect(script).toContain('setpriv --no-new-privs --bounding-set=-all,+net_bind_service,+setuid,+setgid -- dnsmasq');
     expect(script).toContain('--no-hosts');
     execFileSync('sh', ['-n'], { input: script });
   });
 
   test('a pod whose resolv.conf Docker did not report gets no resolver, but its name is listed', () => {
     const script = overlayScript(plan({ resolvConf: null }));
-    expect(script).not.toContain('nsenter -t 4321 -n dnsmasq');
+    expect(script).not.toContain('dns_start 4321');
     expect(script).toContain('pod1abc.runpod.internal');
   });
 
