@@ -6,7 +6,7 @@
 // keeps flowing while the control plane is down. Every word that reaches the script is checked here
 // against a grammar (names, addresses, MACs, numbers) first; nothing a user wrote reaches it.
 import { createHash } from 'node:crypto';
-import { parseIpv4Range } from '../../model/index.ts';
+import { ipv4ToNumber, parseIpv4Range } from '../../model/index.ts';
 import { check, ipWord, podIdWord } from './overlay-words.ts';
 import type { HostOverlayPlan } from './overlay-plan.ts';
 import { accountDnsLines, dnsPrelude, staleDnsLines } from './overlay-dns.ts';

@@ -11,7 +11,7 @@
 // (userspace, over /dev/net/tun), a daemon of its own that outlives the SSH session and the control plane.
 // Every word is checked against a grammar here; nothing a user wrote reaches the script.
 import { createHash } from 'node:crypto';
-import { GpufleetError, ipv4ToNumber } from '../../model/index.ts';
+import { check as checkWord, ipWord } from './overlay-words.ts';
 import type { HostOverlayPlan } from './overlay-plan.ts';
 import { VXLAN_PORT } from './overlay-plan.ts';
 
@@ -40,10 +40,9 @@ export const isWireguardKey = (v: unknown): v is string => typeof v === 'string'
 const DEV = /^wgf[0-9a-f]{12}$/;
 const hash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
 
-function check(ok: boolean, what: string, value: unknown): void {
-  if (!ok) throw new GpufleetError('INTERNAL', `overlay tunnel plan: not a valid ${what}: ${JSON.stringify(value)}`);
-}
-const ip = (v: string) => (check(ipv4ToNumber(v) !== null, 'IPv4 address', v), v);
+const WHERE = 'overlay tunnel plan';
+const check = (ok: boolean, what: string, value: unknown) => checkWord(ok, what, value, WHERE);
+const ip = (v: string) => ipWord(v, WHERE);
 const int = (min: number, max: number, what: string, v: number) => (check(Number.isInteger(v) && v >= min && v <= max, what, v), String(v));
 
 /**
