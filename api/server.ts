@@ -20,6 +20,7 @@ import { podRoutes } from './rest/pods.ts';
 import { keyRoutes } from './rest/keys.ts';
 import { catalogRoutes } from './rest/catalog.ts';
 import { hostRoutes } from './rest/hosts.ts';
+import { hostMetricsRoutes } from './rest/host-metrics.ts';
 import { templateRoutes } from './rest/templates.ts';
 import { networkVolumeRoutes } from './rest/network-volumes.ts';
 import { registryRoutes } from './rest/registries.ts';
@@ -187,6 +188,7 @@ export async function buildServer(opts: BuildOptions): Promise<FastifyInstance> 
   keyRoutes(app, services.keys, services.store);
   catalogRoutes(app, services);
   hostRoutes(app, services);
+  hostMetricsRoutes(app, services);
   templateRoutes(app, services.templates);
   networkVolumeRoutes(app, services.networkVolumes);
   registryRoutes(app, services.registries);

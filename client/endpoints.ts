@@ -78,6 +78,11 @@ export type { JobHistoryItem, JobHistoryPage };
 
 const metricsTime = (t: Date | string | number | undefined): string | undefined => (t instanceof Date ? t.toISOString() : t === undefined ? undefined : String(t));
 
+/** `?from&to&step` of a metrics-over-time route (this one, a host's GPUs: hosts.ts) */
+export function metricsQueryString(query: EndpointMetricsQuery): string {
+  return queryString({ from: metricsTime(query.from), to: metricsTime(query.to), step: query.step === undefined ? undefined : String(query.step) });
+}
+
 /** `/v2/serverless`: list, get, create, update, delete, and each endpoint's workers, logs and metrics */
 export class EndpointsApi extends ResourceApi<EndpointView> {
   constructor(client: ApiClient) {
@@ -86,8 +91,7 @@ export class EndpointsApi extends ResourceApi<EndpointView> {
 
   /** workers by state, queue depth, delay, execution time and cold starts over time (default: the last hour in minutes) */
   metrics(id: string, query: EndpointMetricsQuery = {}): Promise<EndpointMetrics> {
-    const q = queryString({ from: metricsTime(query.from), to: metricsTime(query.to), step: query.step === undefined ? undefined : String(query.step) });
-    return this.client.get<EndpointMetrics>(this.one(id, `/metrics${q}`));
+    return this.client.get<EndpointMetrics>(this.one(id, `/metrics${metricsQueryString(query)}`));
   }
 
   /** the caller's jobs of the endpoint the queue still holds, newest first, one page */

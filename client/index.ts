@@ -8,3 +8,4 @@ export * from './exec-frames.ts';
 export * from './pod-exec-socket.ts';
 export * from './endpoints.ts';
 export * from './jobs.ts';
+export * from './hosts.ts';

@@ -27,6 +27,7 @@ export {
 export { type HeldRequestKind, HeldRequests } from './fair-share/index.ts';
 export { CUDA_VERSION, type GpuTypeInfo, HostService, parseSshAddress } from './hosts/index.ts';
 export { GpuHealthSignal, type GpuHealthListener, type GpuHealthSignalEvent, type DiagnoseInput, type DiagnoseResult, GpuDiagnostics } from './hosts/index.ts';
+export { type GpuUsage, GpuUsageHistory, type GpuUsageBucket, type HostGpuMetrics } from './hosts/index.ts';
 export { AccountLimitsService, type AccountLimitsView, quotaUsage } from './quotas/index.ts';
 export { pullRefusal, refusedRegistriesInUse, RegistryService, systemLookup } from './images/index.ts';
 export {
@@ -52,6 +53,8 @@ export {
   EVENT_LIST_MAX_LIMIT,
   type EventQuery,
   EventService,
+  type MetricsWindow,
+  parseMetricsWindow,
   type ProvisionerObserver,
   Telemetry,
   UNMATCHED_ROUTE,
@@ -108,7 +111,7 @@ export {
 export { type HostLeases, SharedHostLeases } from './replicas/index.ts';
 export { StackLockService } from './stacks/index.ts';
 export { NetworkVolumeService, toNetworkVolumeView } from './volumes/index.ts';
-export { Autoscaler, EndpointHistory, inService, parseMetricsWindow, type MetricsBucket, type RelayConnectionHandler, WorkerRelayDoor, WorkerService } from './workers/index.ts';
+export { Autoscaler, EndpointHistory, inService, type MetricsBucket, type RelayConnectionHandler, WorkerRelayDoor, WorkerService } from './workers/index.ts';
 export {
   AccountSshKeys,
   checkPubKey,

@@ -10,7 +10,7 @@ import { globalNetworkSettings } from '../model/index.ts';
 import { OfferService } from './hosts/index.ts';
 import type { SecretBox } from '../store/index.ts';
 import { openStore, secretBoxFor, sharedDatabase } from './store-wiring.ts';
-import { GpuDiagnostics, GpuHealthSignal, HostService } from './hosts/index.ts';
+import { GpuDiagnostics, GpuHealthSignal, GpuUsageHistory, HostService, registerGpuUsageGauges } from './hosts/index.ts';
 import { SshPool } from '../fleet/index.ts';
 import { TemplateService } from './endpoints/index.ts';
 import { NetworkVolumeService } from './volumes/index.ts';
@@ -118,6 +118,8 @@ export interface Services {
   gpuHealthSignal: GpuHealthSignal;
   /** POST /v2/hosts/{id}/diagnose and the operator's clear (docs/gpu-health.md, "Returning to service") */
   gpuDiagnostics: GpuDiagnostics;
+  /** each GPU's utilisation and memory over time, from this replica's GPU watcher, in memory (GET /v2/hosts/{id}/metrics) */
+  gpuUsage: GpuUsageHistory;
 }
 
 export interface CreateServicesOptions {
@@ -251,6 +253,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
     hostLeases: shared ? new SharedHostLeases(shared.hostLeaseTable(), replicaId) : new SoleHostLeases(replicaId),
     gpuHealthSignal,
     gpuDiagnostics: new GpuDiagnostics(s, sshPool, fleet, gpuHealthSignal),
+    gpuUsage: new GpuUsageHistory(),
   };
   services.spendGuard.start();
   media.start();
@@ -258,6 +261,7 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   services.publicCharges.start();
   workerPorts.register(services.workers);
   registerServerlessMetrics(telemetry.registry, { store: s, queue: jobQueue, workers: services.workers });
+  registerGpuUsageGauges(telemetry.registry, s, services.gpuUsage);
   services.endpointHistory.start();
   // deleting an endpoint cancels its queued and running jobs, then drops their history (spec 4.3)
   services.endpoints.onDeleted(async (e) => {

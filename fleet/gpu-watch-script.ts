@@ -9,7 +9,7 @@
 // Each nvidia-smi call is bounded by `timeout` (exit 124 on a hang). The watch stops when its stdin
 // closes (sshd does not signal a command): the reader and the poll loop are killed with it.
 import { shellJoin } from './shell-join.ts';
-import { HEALTH_FIELDS, ID_FIELDS, REMAPPED_FIELDS } from './smi-health.ts';
+import { HEALTH_FIELDS, ID_FIELDS, REMAPPED_FIELDS, USAGE_FIELDS } from './smi-health.ts';
 
 export interface WatchScriptOptions {
   /** journald cursor to continue after; null: from the start of the boot */
@@ -24,13 +24,13 @@ export interface WatchScriptOptions {
 export const JOURNAL_CURSOR = /^[A-Za-z0-9=;_.:-]{1,512}$/;
 
 /**
- * Shell lines that set `T` (a `timeout` prefix, where the host has one), `F` (the --query-gpu fields
- * the driver offers, from --help-query-gpu) and `G` (the --query-remapped-rows fields, or `-` when
+ * Shell lines that set `T` (a `timeout` prefix, where the host has one), `F` (the --query-gpu health
+ * and usage fields the driver offers, from --help-query-gpu) and `G` (the --query-remapped-rows fields, or `-` when
  * --query-gpu has the remapped rows), and print `F …` and `G …`.
  */
 export function fieldDiscovery(smiTimeoutSeconds: number): string[] {
   const limit = Math.max(1, Math.floor(smiTimeoutSeconds));
-  const wanted = HEALTH_FIELDS.map((f) => (f.startsWith('clocks_event_reasons.') ? `${f}:${f.replace('clocks_event_reasons.', 'clocks_throttle_reasons.')}` : `${f}:${f}`)).join(' ');
+  const wanted = [...HEALTH_FIELDS, ...USAGE_FIELDS].map((f) => (f.startsWith('clocks_event_reasons.') ? `${f}:${f.replace('clocks_event_reasons.', 'clocks_throttle_reasons.')}` : `${f}:${f}`)).join(' ');
   return [
     `T=; command -v timeout >/dev/null 2>&1 && T='timeout -k 2 ${limit}'`,
     `help=$($T nvidia-smi --help-query-gpu 2>/dev/null); F=${ID_FIELDS.join(',')}`,

@@ -17,6 +17,16 @@ export const HEALTH_FIELDS = [
   'clocks_event_reasons.hw_power_brake_slowdown',
 ] as const;
 
+/**
+ * What the GPU watcher also reads for the utilisation and memory charts (docs/gpu-metrics.md), kept
+ * like the health fields where the driver offers them; `temperature.gpu` and `power.draw` are health
+ * fields already. Parsed strictly (usageValue): a plain decimal number or no value.
+ */
+export const USAGE_FIELDS = ['utilization.gpu', 'memory.used', 'memory.total'] as const;
+
+/** the fields read as plain numbers (never Yes/No or bit masks) */
+const NUMERIC_FIELDS: ReadonlySet<string> = new Set([...USAGE_FIELDS, 'temperature.gpu', 'power.draw']);
+
 /** the fields every query starts with: they name the GPU */
 export const ID_FIELDS = ['pci.bus_id', 'uuid'] as const;
 export const REMAPPED_FIELDS = ['gpu_bus_id', 'remapped_rows.pending', 'remapped_rows.failure'] as const;
@@ -40,6 +50,16 @@ export function smiValue(raw: string | undefined): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
+/**
+ * A numeric field's value, strictly: a plain decimal number (`42`, `71.02`, `-3` for a temperature),
+ * an optional unit of that field when units were not turned off; anything else, `[N/A]` and
+ * `[Not Supported]` included, is no value (null), never 0.
+ */
+export function usageValue(raw: string | undefined): number | null {
+  const m = /^(-?\d{1,12}(?:\.\d{1,6})?)(?: ?(?:%|MiB|W|C))?$/.exec((raw ?? '').trim());
+  return m ? Number(m[1]) : null;
+}
+
 export interface GpuSample {
   busId: string;
   uuid: string | null;
@@ -59,7 +79,7 @@ export function parseHealthCsv(csv: string, fields: readonly string[]): GpuSampl
     const busId = row.get('pci.bus_id');
     if (!busId || !/^[0-9a-f]+:[0-9a-f]+:[0-9a-f]+\.[0-7]$/i.test(busId)) continue;
     const values: Record<string, number | null> = {};
-    for (const n of names) if (n !== 'pci.bus_id' && n !== 'uuid') values[n] = smiValue(row.get(n));
+    for (const n of names) if (n !== 'pci.bus_id' && n !== 'uuid') values[n] = NUMERIC_FIELDS.has(n) ? usageValue(row.get(n)) : smiValue(row.get(n));
     out.push({ busId, uuid: row.get('uuid') ?? null, values });
   }
   return out;

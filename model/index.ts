@@ -28,6 +28,7 @@ export * from './schemas/job.ts';
 export * from './schemas/endpoint-v2.ts';
 export * from './schemas/endpoint-view.ts';
 export * from './schemas/endpoint-metrics.ts';
+export * from './schemas/host-metrics.ts';
 export * from './schemas/input-type.ts';
 export * from './schemas/network-volume.ts';
 export * from './schemas/pod-view.ts';

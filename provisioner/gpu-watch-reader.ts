@@ -55,6 +55,8 @@ export class GpuWatchReader {
   /** kernel observations waiting for a poll to say which GPU their bus id is */
   private pending: Pending[] = [];
   private readonly frames = new PollFrames();
+  /** each successful poll's samples of the host's GPUs, as read (the utilisation charts: docs/gpu-metrics.md) */
+  onSamples: ((samples: GpuSample[]) => void) | null = null;
   readonly stats: WatchStats = { kernelLines: 0, driverLines: 0, polls: 0, pollFailures: 0, unmatchedLines: 0, lastSamples: [], lastRaw: [], readerExit: null, fields: null, remappedFields: null };
 
   constructor(
@@ -210,6 +212,7 @@ export class GpuWatchReader {
     if (f.rc !== 0) return this.failedRead(`nvidia-smi exited ${f.rc}${f.rc === 124 ? ' (timed out)' : ''}: ${(f.raw[0] ?? '').slice(0, 200)}`);
     const samples = f.samples;
     this.stats.lastSamples = samples;
+    this.onSamples?.(samples.filter((s) => s.uuid !== null && this.gpus.some((g) => g.uuid === s.uuid)));
     const at = this.now();
     const listed = new Set<string>();
     for (const s of samples) {

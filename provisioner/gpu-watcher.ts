@@ -52,6 +52,7 @@ export class HostGpuWatcher {
 
   start(): void {
     if (this.stopped) return;
+    this.s.gpuUsage.sampling(this.hostId, true);
     void this.open().catch((err: unknown) => {
       this.logger?.warn({ err, hostId: this.hostId }, 'GPU watch could not start; trying again');
       this.again();
@@ -60,6 +61,7 @@ export class HostGpuWatcher {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.s.gpuUsage.sampling(this.hostId, false);
     for (const t of [this.flushTimer, this.hungTimer, this.restartTimer]) if (t) clearTimeout(t);
     this.stream?.close();
     this.stream = null;
@@ -70,6 +72,8 @@ export class HostGpuWatcher {
     const host = await this.s.store.get('hosts', this.hostId);
     if (!host || this.stopped) return;
     const reader = new GpuWatchReader(host.gpuWatch, host.facts.gpus);
+    // utilisation and memory go to this replica's history as each poll ends (docs/gpu-metrics.md)
+    reader.onSamples = (samples) => this.s.gpuUsage.record(this.hostId, samples.map((x) => ({ uuid: x.uuid!, values: x.values })));
     this.reader = reader;
     this.sessions++;
     const lines = (feed: (line: string) => void) => {

@@ -12,11 +12,12 @@ import { randomBytes } from 'node:crypto';
 import type { EndpointMetricSlotRecord, FinalStatus, Job } from '../../model/index.ts';
 import type { Store } from '../../store/index.ts';
 import type { JobQueue, WorkerCountsSource, WorkerStateCounts } from '../jobs/index.ts';
+import { foldSlots, HISTORY_RETENTION_MS, HISTORY_SLOT_MS, slotOf } from '../observability/index.ts';
 import { hourOf, slotRecordId, StoredSlots } from './endpoint-history-store.ts';
 import { LogHistogram } from './log-histogram.ts';
 
-export const HISTORY_SLOT_MS = 10_000;
-export const HISTORY_RETENTION_MS = 24 * 3600_000;
+// the slots and their retention are the metrics-over-time routes' (core/observability/slot-history.ts)
+export { HISTORY_RETENTION_MS, HISTORY_SLOT_MS };
 
 interface Slot {
   jobs: Record<FinalStatus, number>;
@@ -83,8 +84,6 @@ export interface HistoryDeps {
 
 /** the sweep of stored slots past retention runs every this many samples (10 minutes) */
 const SWEEP_EVERY = 60;
-
-const slotOf = (t: number): number => Math.floor(t / HISTORY_SLOT_MS) * HISTORY_SLOT_MS;
 
 export class EndpointHistory {
   private readonly slots = new Map<string, Map<number, Slot>>();
@@ -182,26 +181,17 @@ export class EndpointHistory {
   }
 
   private buckets(slots: Map<number, Slot> | undefined, samples: GaugeSample[], from: number, to: number, step: number): MetricsBucket[] {
-    const out: MetricsBucket[] = [];
     let k = 0; // samples before the current bucket's end
-    for (let start = from; start < to; start += step) {
-      const end = Math.min(start + step, to);
+    return foldSlots(slots, from, to, step, (within, start, end) => {
       const acc = emptySlot();
-      for (let t = start; t < end; t += HISTORY_SLOT_MS) {
-        const s = slots?.get(t);
-        if (!s) continue;
-        for (const st of Object.keys(s.jobs) as FinalStatus[]) acc.jobs[st] += s.jobs[st];
-        acc.delay.merge(s.delay);
-        acc.execution.merge(s.execution);
-        acc.coldStart.merge(s.coldStart);
-      }
+      for (const s of within) mergeSlot(acc, s);
       let maxInQueue = 0;
       const firstInBucket = k;
       while (k < samples.length && samples[k]!.at < end) maxInQueue = Math.max(maxInQueue, samples[k++]!.inQueue);
       const last = k > 0 ? samples[k - 1]! : null;
       // the value carried into the bucket counts toward its maximum too
       if (last && firstInBucket > 0) maxInQueue = Math.max(maxInQueue, samples[firstInBucket - 1]!.inQueue);
-      out.push({
+      return {
         start: new Date(start).toISOString(),
         workers: last ? { ...last.workers } : null,
         queue: last ? { inQueue: last.inQueue, inProgress: last.inProgress, maxInQueue } : null,
@@ -209,9 +199,8 @@ export class EndpointHistory {
         delayMs: percentiles(acc.delay),
         executionMs: percentiles(acc.execution),
         coldStartMs: percentiles(acc.coldStart),
-      });
-    }
-    return out;
+      };
+    });
   }
 
   private slot(endpointId: string, t: number): Slot {

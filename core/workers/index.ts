@@ -6,8 +6,7 @@ export { RequestTraffic } from './request-traffic.ts';
 export { WORKER_ENV_NAMES, workerContainerEnv } from './worker-env.ts';
 export { type RelayConnectionHandler, WorkerRelayDoor } from './worker-relay-door.ts';
 export { registerServerlessMetrics } from './worker-metrics.ts';
-export { EndpointHistory, HISTORY_RETENTION_MS, HISTORY_SLOT_MS, type MetricsBucket } from './endpoint-history.ts';
-export { MAX_BUCKETS, parseMetricsWindow, type MetricsWindow } from './metrics-window.ts';
+export { EndpointHistory, type MetricsBucket } from './endpoint-history.ts';
 export {
   type EndpointWorkerStatus,
   inService,

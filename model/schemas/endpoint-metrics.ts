@@ -16,7 +16,8 @@ const workers = {
   properties: { idle: count, running: count, initializing: count, throttled: count, unhealthy: count },
 } as const;
 
-export const endpointMetricsQuerySchema = {
+/** the window of every metrics-over-time route (the serverless endpoint's, the host's GPUs') */
+export const metricsWindowQuerySchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -25,6 +26,8 @@ export const endpointMetricsQuerySchema = {
     step: { type: 'string', description: 'bucket width: a duration of at least 10s (60s, 5m, 1h) or seconds; default 60s; at most 1440 buckets' },
   },
 } as const;
+
+export const endpointMetricsQuerySchema = metricsWindowQuerySchema;
 
 export const endpointMetricsSchema = {
   type: 'object',

@@ -1,9 +1,9 @@
-// The window of GET /v2/serverless/{id}/metrics?from&to&step (docs/serverless.md, "Metrics over
-// time"): `from` and `to` are RFC 3339 times or Unix seconds, `step` a duration ("60s", "5m", or
+// The window of the metrics-over-time routes, ?from&to&step (GET /v2/serverless/{id}/metrics,
+// docs/serverless.md "Metrics over time"; GET /v2/hosts/{id}/metrics, docs/gpu-metrics.md): `from` and `to` are RFC 3339 times or Unix seconds, `step` a duration ("60s", "5m", or
 // seconds); by default the last hour in minutes. All three are aligned to the 10-second slots, `to`
 // is never past now, and a window holds at most MAX_BUCKETS buckets.
 import { GpufleetError, parseDuration } from '../../model/index.ts';
-import { HISTORY_SLOT_MS } from './endpoint-history.ts';
+import { HISTORY_SLOT_MS } from './slot-history.ts';
 
 export const MAX_BUCKETS = 1440;
 export const DEFAULT_WINDOW_MS = 3600_000;
