@@ -10,7 +10,7 @@ import { globalNetworkSettings } from '../model/index.ts';
 import { OfferService } from './hosts/index.ts';
 import type { SecretBox } from '../store/index.ts';
 import { openStore, secretBoxFor, sharedDatabase } from './store-wiring.ts';
-import { GpuDiagnostics, GpuHealthSignal, GpuUsageHistory, HostService, registerGpuUsageGauges } from './hosts/index.ts';
+import { GpuDiagnostics, GpuHealthSignal, GpuUsageHistory, HostService } from './hosts/index.ts';
 import { SshPool } from '../fleet/index.ts';
 import { TemplateService } from './endpoints/index.ts';
 import { NetworkVolumeService } from './volumes/index.ts';
@@ -261,7 +261,6 @@ export async function createServices(config: ServerConfig, store?: Store, opts: 
   services.publicCharges.start();
   workerPorts.register(services.workers);
   registerServerlessMetrics(telemetry.registry, { store: s, queue: jobQueue, workers: services.workers });
-  registerGpuUsageGauges(telemetry.registry, s, services.gpuUsage);
   services.endpointHistory.start();
   // deleting an endpoint cancels its queued and running jobs, then drops their history (spec 4.3)
   services.endpoints.onDeleted(async (e) => {

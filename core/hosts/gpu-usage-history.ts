@@ -1,7 +1,7 @@
 // Each GPU's utilisation, memory, temperature and power over time (GET /v2/hosts/{id}/metrics,
 // docs/gpu-metrics.md): what the GPU watcher's nvidia-smi polls read (provisioner/gpu-watcher.ts), in
 // 10-second slots kept 24 hours in this process's memory (the serverless metrics' SlotHistory), and
-// the last sample of each GPU for the live values and the Prometheus gauges. Only the replica that
+// the last sample of each GPU for the live values (the gauges: telemetry/gpu-utilization.ts). Only the replica that
 // watches a host (holds its reconcile lease) samples it; `sampling` says whether this one does now.
 import type { HostRecord } from '../../model/index.ts';
 import { SlotHistory, type MetricsWindow } from '../observability/index.ts';
@@ -117,11 +117,6 @@ export class GpuUsageHistory {
       }
     }
     if (at - this.lastPrune >= 60_000) this.prune(at);
-  }
-
-  /** The last poll of a GPU that this replica recorded, while it samples the host (the gauges). */
-  live(hostId: string, uuid: string): GpuUsage | null {
-    return this.sampled.has(hostId) ? (this.current.get(key(hostId, uuid))?.usage ?? null) : null;
   }
 
   /** Every GPU of the host, in index order, with its buckets of the window. */

@@ -9,4 +9,3 @@ export { type Placement, type PodPlacementRequest, type Placer } from './placer.
 export { GpuHealthSignal, type GpuHealthListener, type GpuHealthSignalEvent } from './gpu-health-signal.ts';
 export { type DiagnoseInput, type DiagnoseResult, GpuDiagnostics } from './gpu-diagnostics.ts';
 export { type GpuUsage, GpuUsageHistory, type GpuUsageBucket, type HostGpuMetrics, usageOf } from './gpu-usage-history.ts';
-export { registerGpuUsageGauges } from './gpu-usage-gauges.ts';

@@ -1,9 +1,10 @@
 // The GPU watcher's parsers, pure: bus ids, kernel lines (Xid, GPU-at, fallen off the bus; journald
-// JSON, dmesg --raw), nvidia-smi health CSV ([N/A] is no counter), on real output from an H100.
+// JSON, dmesg --raw), nvidia-smi health CSV ([N/A] is no counter), on real output from an H100; the
+// utilisation and memory fields read strictly (docs/gpu-metrics.md).
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { atOrBefore, busKey, parseDmesgLine, parseDriverLine, parseHealthCsv, parseJournalLine, sameBus, smiValue } from '../../fleet/index.ts';
+import { atOrBefore, busKey, parseDmesgLine, parseDriverLine, parseHealthCsv, parseJournalLine, sameBus, smiValue, usageValue } from '../../fleet/index.ts';
 
 const FIXTURES = resolve(import.meta.dirname, '../fixtures/gpu-health');
 
@@ -81,5 +82,22 @@ describe('nvidia-smi health CSV', () => {
     expect(parseHealthCsv('00000000:18:00.0, GPU-x, 1\nUnable to determine the device handle for GPU0000:3B:00.0: Unknown Error\n', ['pci.bus_id', 'uuid', 'ecc.errors.uncorrected.volatile.total'])).toEqual([
       { busId: '00000000:18:00.0', uuid: 'GPU-x', values: { 'ecc.errors.uncorrected.volatile.total': 1 } },
     ]);
+  });
+});
+
+describe('nvidia-smi utilisation and memory (docs/gpu-metrics.md)', () => {
+  it('reads utilization.gpu, memory.used and memory.total as plain numbers, with or without units', () => {
+    const fields = ['pci.bus_id', 'uuid', 'utilization.gpu', 'memory.used', 'memory.total', 'temperature.gpu', 'power.draw'];
+    expect(parseHealthCsv('00000000:18:00.0, GPU-a, 87, 40213, 81559, 61, 402.17\n00000000:28:00.0, GPU-b, 12 %, 1 MiB, 81559 MiB, 33, 71.02 W\n', fields)).toEqual([
+      { busId: '00000000:18:00.0', uuid: 'GPU-a', values: { 'utilization.gpu': 87, 'memory.used': 40213, 'memory.total': 81559, 'temperature.gpu': 61, 'power.draw': 402.17 } },
+      { busId: '00000000:28:00.0', uuid: 'GPU-b', values: { 'utilization.gpu': 12, 'memory.used': 1, 'memory.total': 81559, 'temperature.gpu': 33, 'power.draw': 71.02 } },
+    ]);
+  });
+  it('[N/A] and anything that is not a plain number is no value, never 0 (no Yes/No, hex or units of another field)', () => {
+    for (const v of ['[N/A]', 'N/A', '[Not Supported]', '[Unknown Error]', '', 'Yes', 'Active', '0x1', '1e3', '12 W%', '12abc', ' - ', 'Infinity', 'NaN']) expect(usageValue(v), v).toBeNull();
+    expect(usageValue('0')).toBe(0);
+    expect(usageValue(' 100 ')).toBe(100);
+    const [s] = parseHealthCsv('00000000:18:00.0, GPU-a, [N/A], [N/A], 81559, [N/A], [Not Supported]\n', ['pci.bus_id', 'uuid', 'utilization.gpu', 'memory.used', 'memory.total', 'temperature.gpu', 'power.draw']);
+    expect(s!.values).toEqual({ 'utilization.gpu': null, 'memory.used': null, 'memory.total': 81559, 'temperature.gpu': null, 'power.draw': null });
   });
 });

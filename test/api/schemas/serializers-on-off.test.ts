@@ -200,6 +200,12 @@ test('every route with a response schema answers the same with serializers on an
   expect((diagnosed.gpus as Json[]).map((g) => g.passed)).toEqual([true, false, true, true, true, true, true, true]);
   await ok('POST', `/v2/hosts/gpu-1/diagnose`, { gpu: GPU_UUID, level: 2 });
   expect((await call('POST', '/v2/hosts/nope/diagnose', {})).status).toBe(404);
+  // a host's GPU metrics (docs/gpu-metrics.md): polls with every field, one with [N/A]s (nulls), a GPU never polled
+  cp.services.gpuUsage.sampling('gpu-1', true);
+  cp.services.gpuUsage.record('gpu-1', [{ uuid: GPU_UUID, values: { 'utilization.gpu': 42, 'memory.used': 2048, 'memory.total': 81559, 'temperature.gpu': 51, 'power.draw': 312.5 } }], Date.now() - 15_000);
+  cp.services.gpuUsage.record('gpu-1', [{ uuid: GPU_UUID, values: { 'utilization.gpu': null, 'memory.used': 4096, 'memory.total': 81559, 'temperature.gpu': null, 'power.draw': null } }]);
+  await ok('GET', '/v2/hosts/gpu-1/metrics?step=10s');
+  await ok('GET', '/v2/hosts/gpu-2/metrics');
 
   // registries, stack locks, public endpoints
   const reg = await ok('POST', '/v2/registries', { name: 'ghcr', username: 'me', password: 'secret' }, user.key);
