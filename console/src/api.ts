@@ -9,6 +9,7 @@ import {
   CatalogApi,
   EndpointsApi,
   EventsApi,
+  HostsApi,
   JobsApi,
   NetworkVolumesApi,
   PodsApi,
@@ -38,6 +39,8 @@ export interface Api {
   events: EventsApi;
   account: AccountApi;
   accounts: AccountsApi;
+  /** the fleet's hosts and their GPUs' metrics (operators) */
+  hosts: HostsApi;
 }
 
 export function apiOf(session: Session, client: ApiClient = clientOf(session)): Api {
@@ -58,6 +61,7 @@ export function apiOf(session: Session, client: ApiClient = clientOf(session)): 
     events: new EventsApi(client),
     account: new AccountApi(client),
     accounts: new AccountsApi(client),
+    hosts: new HostsApi(client),
   };
 }
 

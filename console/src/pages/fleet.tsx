@@ -1,5 +1,6 @@
-// Fleet (operators): hosts with their status and GPUs (each GPU's health and incidents), drain with a
-// deadline and undrain, diagnose, refresh, and enrolment with its progress. Live from the event stream.
+// Fleet (operators): hosts with their status and GPUs (each GPU's health and incidents, its utilisation
+// and memory live: host-gpu-usage.tsx), drain with a deadline and undrain, diagnose, refresh, and
+// enrolment with its progress. Live from the event stream.
 import { useState } from 'preact/hooks';
 import { useApi } from '../api.ts';
 import { useConfirm } from '../ui/confirm.tsx';
@@ -8,6 +9,7 @@ import { useEvents } from '../ui/live.ts';
 import { ErrorAlert, Field, fieldErrors, Loading, PageTitle, Status, when } from '../ui/widgets.tsx';
 import { ApiError, responseError } from '../../../client/index.ts';
 import { DiagnosisResult, type Diagnosis } from './host-diagnosis.tsx';
+import { GpuUsageCharts, memoryText, percent, useHostMetrics } from './host-gpu-usage.tsx';
 
 interface Gpu {
   index: number;
@@ -46,6 +48,8 @@ function HostCard({ host, onChange }: { host: Host; onChange: () => void }) {
     );
   };
   const deadlineId = `deadline-${host.id}`;
+  const metrics = useHostMetrics(host.id);
+  const now = (uuid: string) => metrics.data?.gpus.find((g) => g.uuid === uuid)?.current;
   return (
     <article class="card" aria-labelledby={`host-${host.id}`}>
       <h2 id={`host-${host.id}`}>
@@ -67,6 +71,8 @@ function HostCard({ host, onChange }: { host: Host; onChange: () => void }) {
             <th scope="col">GPU</th>
             <th scope="col">Model</th>
             <th scope="col">Memory</th>
+            <th scope="col">Utilisation</th>
+            <th scope="col">Memory used</th>
             <th scope="col">Health</th>
             <th scope="col">Incidents</th>
           </tr>
@@ -77,6 +83,8 @@ function HostCard({ host, onChange }: { host: Host; onChange: () => void }) {
               <td>{g.index}</td>
               <td>{g.name}</td>
               <td>{Math.round(g.memoryMiB / 1024)} GiB</td>
+              <td>{now(g.uuid) ? percent(now(g.uuid)!.utilization) : '—'}</td>
+              <td>{now(g.uuid) ? memoryText(now(g.uuid)) : '—'}</td>
               <td>
                 <Status word={g.health ?? 'HEALTHY'} />
               </td>
@@ -85,6 +93,7 @@ function HostCard({ host, onChange }: { host: Host; onChange: () => void }) {
           ))}
         </tbody>
       </table>
+      {host.facts.gpus.length ? <GpuUsageCharts address={host.address} metrics={metrics} /> : null}
       <ErrorAlert error={error} />
       {api.admin ? (
       <div class="row">
