@@ -3,48 +3,11 @@
 import type { ApiClient } from './api-client.ts';
 import { metricsQueryString, type EndpointMetricsQuery } from './endpoints.ts';
 import type { ResourceView } from './resource-api.ts';
+import type { HostGpuMetrics, HostMetrics } from '../model/index.ts';
 
-/** mean, highest and last of the polls within a bucket */
-export interface GpuUsageStat {
-  mean: number;
-  max: number;
-  last: number;
-}
-
-/** one step of a GPU's history; a field is null where no poll in the bucket gave a value */
-export interface GpuUsageBucket {
-  /** RFC 3339; the bucket is [start, start + step) */
-  start: string;
-  /** polls within the bucket */
-  samples: number;
-  /** utilization.gpu as a ratio, 0 to 1 */
-  utilization: GpuUsageStat | null;
-  memoryUsedBytes: GpuUsageStat | null;
-  memoryTotalBytes: GpuUsageStat | null;
-  temperatureC: GpuUsageStat | null;
-  powerWatts: GpuUsageStat | null;
-}
-
-/** a GPU's last poll; a value is null where the driver gave none (`[N/A]`) */
-export interface GpuUsageNow {
-  at: string;
-  utilization: number | null;
-  memoryUsedBytes: number | null;
-  memoryTotalBytes: number | null;
-  temperatureC: number | null;
-  powerWatts: number | null;
-}
-
-export interface HostMetrics {
-  hostId: string;
-  from: string;
-  to: string;
-  /** seconds */
-  step: number;
-  /** the replica that answered polls the host now (with several replicas, history is each replica's own) */
-  sampling: boolean;
-  gpus: { index: number; uuid: string; name: string; current: GpuUsageNow | null; buckets: GpuUsageBucket[] }[];
-}
+export type { GpuUsage, GpuUsageBucket, GpuUsageStat, HostGpuMetrics, HostMetrics } from '../model/index.ts';
+/** a GPU's last poll, with its time */
+export type GpuUsageNow = NonNullable<HostGpuMetrics['current']>;
 
 export class HostsApi {
   constructor(private readonly client: ApiClient) {}

@@ -27,7 +27,7 @@ export {
 export { type HeldRequestKind, HeldRequests } from './fair-share/index.ts';
 export { CUDA_VERSION, type GpuTypeInfo, HostService, parseSshAddress } from './hosts/index.ts';
 export { GpuHealthSignal, type GpuHealthListener, type GpuHealthSignalEvent, type DiagnoseInput, type DiagnoseResult, GpuDiagnostics } from './hosts/index.ts';
-export { type GpuUsage, GpuUsageHistory, type GpuUsageBucket, type HostGpuMetrics, usageOf } from './hosts/index.ts';
+export { GpuUsageHistory, usageOf } from './hosts/index.ts';
 export { AccountLimitsService, type AccountLimitsView, quotaUsage } from './quotas/index.ts';
 export { pullRefusal, refusedRegistriesInUse, RegistryService, systemLookup } from './images/index.ts';
 export {
@@ -56,6 +56,7 @@ export {
   type MetricsWindow,
   parseMetricsWindow,
   type ProvisionerObserver,
+  windowView,
   Telemetry,
   UNMATCHED_ROUTE,
 } from './observability/index.ts';

@@ -4,7 +4,7 @@
 // is the serverless metrics' (parseMetricsWindow: 422 VALIDATION_FAILED naming the parameter).
 import type { FastifyInstance } from 'fastify';
 import { hostMetricsSchema, metricsWindowQuerySchema } from '../../model/index.ts';
-import { parseMetricsWindow, type Services } from '../../core/index.ts';
+import { parseMetricsWindow, windowView, type Services } from '../../core/index.ts';
 import { errorResponses, idParams, queryByHand, type RestTypeProvider } from './route-schema.ts';
 
 export function hostMetricsRoutes(fastify: FastifyInstance, s: Services): void {
@@ -26,9 +26,7 @@ export function hostMetricsRoutes(fastify: FastifyInstance, s: Services): void {
       const w = parseMetricsWindow((r.query ?? {}) as Record<string, unknown>, Date.now());
       return {
         hostId: host.id,
-        from: new Date(w.from).toISOString(),
-        to: new Date(w.to).toISOString(),
-        step: w.step / 1000,
+        ...windowView(w),
         sampling: s.gpuUsage.isSampling(host.id),
         gpus: s.gpuUsage.query(host, w),
       };

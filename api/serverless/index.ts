@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { workerListViewSchema, endpointMetricsQuerySchema, endpointMetricsSchema, endpointV2CreateSchema, endpointV2UpdateSchema, endpointV2ViewSchema, GpufleetError } from '../../model/index.ts';
 import { createEndpointV2, endpointV2Containers, toEndpointV2View, updateEndpointV2, type EndpointService, type WorkerService } from '../../core/index.ts';
-import { parseMetricsWindow, type EndpointHistory } from '../../core/index.ts';
+import { parseMetricsWindow, windowView, type EndpointHistory } from '../../core/index.ts';
 import type { EndpointRecord } from '../../model/index.ts';
 import { principalOf } from '../auth/request-guard.ts';
 import { docSchema, errorResponses, idParams, queryByHand } from '../rest/route-schema.ts';
@@ -99,9 +99,7 @@ export function serverlessV2Routes(app: FastifyInstance, endpoints: EndpointServ
       const w = parseMetricsWindow((request.query ?? {}) as Record<string, unknown>, Date.now());
       return {
         endpointId: e.id,
-        from: new Date(w.from).toISOString(),
-        to: new Date(w.to).toISOString(),
-        step: w.step / 1000,
+        ...windowView(w),
         buckets: await history.query(e.id, w.from, w.to, w.step),
       };
     },

@@ -3,51 +3,13 @@
 // 10-second slots kept 24 hours in this process's memory (the serverless metrics' SlotHistory), and
 // the last sample of each GPU for the live values (the gauges: telemetry/gpu-utilization.ts). Only the replica that
 // watches a host (holds its reconcile lease) samples it; `sampling` says whether this one does now.
-import type { HostRecord } from '../../model/index.ts';
+import type { GpuUsage, GpuUsageBucket, HostGpuMetrics, HostRecord } from '../../model/index.ts';
 import { SlotHistory, type MetricsWindow } from '../observability/index.ts';
 
 const MIB = 1024 * 1024;
 
-/** One poll of one GPU, in the API's units; null: the driver gave no value (`[N/A]`), never 0. */
-export interface GpuUsage {
-  /** utilization.gpu as a ratio, 0 to 1 */
-  utilization: number | null;
-  memoryUsedBytes: number | null;
-  memoryTotalBytes: number | null;
-  temperatureC: number | null;
-  powerWatts: number | null;
-}
-
 const FIELDS = ['utilization', 'memoryUsedBytes', 'memoryTotalBytes', 'temperatureC', 'powerWatts'] as const satisfies readonly (keyof GpuUsage)[];
 type Field = (typeof FIELDS)[number];
-
-/** mean, highest and last of the values polled within a bucket */
-export interface UsageStat {
-  mean: number;
-  max: number;
-  last: number;
-}
-
-export interface GpuUsageBucket {
-  /** RFC 3339: the bucket is [start, start + step) */
-  start: string;
-  /** polls of this GPU within the bucket (0: none, every field null) */
-  samples: number;
-  utilization: UsageStat | null;
-  memoryUsedBytes: UsageStat | null;
-  memoryTotalBytes: UsageStat | null;
-  temperatureC: UsageStat | null;
-  powerWatts: UsageStat | null;
-}
-
-export interface HostGpuMetrics {
-  index: number;
-  uuid: string;
-  name: string;
-  /** the last poll this replica recorded, with its time; null: none within the retention */
-  current: ({ at: string } & GpuUsage) | null;
-  buckets: GpuUsageBucket[];
-}
 
 interface Acc {
   n: number;

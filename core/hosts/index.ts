@@ -8,4 +8,4 @@ export { type GpuTypeInfo, OfferService } from './offer-service.ts';
 export { type Placement, type PodPlacementRequest, type Placer } from './placer.ts';
 export { GpuHealthSignal, type GpuHealthListener, type GpuHealthSignalEvent } from './gpu-health-signal.ts';
 export { type DiagnoseInput, type DiagnoseResult, GpuDiagnostics } from './gpu-diagnostics.ts';
-export { type GpuUsage, GpuUsageHistory, type GpuUsageBucket, type HostGpuMetrics, usageOf } from './gpu-usage-history.ts';
+export { GpuUsageHistory, usageOf } from './gpu-usage-history.ts';

@@ -6,5 +6,5 @@ export { EVENT_LIST_MAX_LIMIT, type EventQuery, EventService } from './events/ev
 export { recordStatusEvents } from './events/status-events.ts';
 export { scrapeGauge } from './telemetry/scrape-gauge.ts';
 export { type ProvisionerObserver, Telemetry, UNMATCHED_ROUTE } from './telemetry/telemetry.ts';
-export { DEFAULT_STEP_MS, DEFAULT_WINDOW_MS, MAX_BUCKETS, type MetricsWindow, parseMetricsWindow } from './metrics-window.ts';
+export { DEFAULT_STEP_MS, DEFAULT_WINDOW_MS, MAX_BUCKETS, type MetricsWindow, parseMetricsWindow, windowView } from './metrics-window.ts';
 export { foldSlots, HISTORY_RETENTION_MS, HISTORY_SLOT_MS, SlotHistory, slotOf } from './slot-history.ts';

@@ -49,3 +49,8 @@ export function parseMetricsWindow(query: Record<string, unknown>, now: number):
   if (Math.ceil((to - from) / step) > MAX_BUCKETS) throw invalid('step', `the window holds more than ${MAX_BUCKETS} steps: take a larger step or a shorter window`);
   return { from, to, step };
 }
+
+/** The window as the routes answer it: `from` and `to` in RFC 3339, `step` in seconds. */
+export function windowView(w: MetricsWindow): { from: string; to: string; step: number } {
+  return { from: new Date(w.from).toISOString(), to: new Date(w.to).toISOString(), step: w.step / 1000 };
+}

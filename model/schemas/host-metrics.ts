@@ -69,3 +69,55 @@ export const hostMetricsSchema = {
     },
   },
 } as const;
+
+/** mean, highest and last of the polls within a bucket */
+export interface GpuUsageStat {
+  mean: number;
+  max: number;
+  last: number;
+}
+
+/** one step of a GPU's history; a field is null where no poll in the bucket gave a value */
+export interface GpuUsageBucket {
+  /** RFC 3339: the bucket is [start, start + step) */
+  start: string;
+  /** polls of this GPU within the bucket (0: none, every field null) */
+  samples: number;
+  /** utilization.gpu as a ratio, 0 to 1 */
+  utilization: GpuUsageStat | null;
+  memoryUsedBytes: GpuUsageStat | null;
+  memoryTotalBytes: GpuUsageStat | null;
+  temperatureC: GpuUsageStat | null;
+  powerWatts: GpuUsageStat | null;
+}
+
+/** One poll of one GPU, in the API's units; null: the driver gave no value (`[N/A]`), never 0. */
+export interface GpuUsage {
+  /** utilization.gpu as a ratio, 0 to 1 */
+  utilization: number | null;
+  memoryUsedBytes: number | null;
+  memoryTotalBytes: number | null;
+  temperatureC: number | null;
+  powerWatts: number | null;
+}
+
+export interface HostGpuMetrics {
+  index: number;
+  uuid: string;
+  name: string;
+  /** the last poll this replica recorded, with its time; null: none within the retention */
+  current: ({ at: string } & GpuUsage) | null;
+  buckets: GpuUsageBucket[];
+}
+
+/** GET /v2/hosts/{id}/metrics */
+export interface HostMetrics {
+  hostId: string;
+  from: string;
+  to: string;
+  /** seconds */
+  step: number;
+  /** the replica that answered polls the host now (with several replicas, history is each replica's own) */
+  sampling: boolean;
+  gpus: HostGpuMetrics[];
+}
