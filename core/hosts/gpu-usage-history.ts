@@ -1,6 +1,6 @@
 // Each GPU's utilisation, memory, temperature and power over time (GET /v2/hosts/{id}/metrics,
 // docs/gpu-metrics.md): what the GPU watcher's nvidia-smi polls read (provisioner/gpu-watcher.ts), in
-// 10-second slots kept 24 hours in this process's memory (the serverless metrics' SlotHistory), and
+// 10-second slots kept 24 hours in this process's memory (SlotHistory: the slots and bucket folding the serverless metrics use too), and
 // the last sample of each GPU for the live values (the gauges: telemetry/gpu-utilization.ts). Only the replica that
 // watches a host (holds its reconcile lease) samples it; `sampling` says whether this one does now.
 import type { GpuUsage, GpuUsageBucket, HostGpuMetrics, HostRecord } from '../../model/index.ts';
