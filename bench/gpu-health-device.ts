@@ -14,7 +14,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ssh2 from 'ssh2';
-import { GpuHealthSignal, type GpuHealthSignalEvent, type Services } from '../core/index.ts';
+import { GpuHealthSignal, GpuUsageHistory, parseMetricsWindow, type GpuHealthSignalEvent, type Services } from '../core/index.ts';
 import { parseGpuCsv, SshPool, type SshTarget } from '../fleet/index.ts';
 import { withHostConditions, type HostRecord } from '../model/index.ts';
 import { HostGpuWatcher } from '../provisioner/index.ts';
@@ -92,7 +92,9 @@ async function main(): Promise<void> {
   const signal = new GpuHealthSignal();
   const signals: GpuHealthSignalEvent[] = [];
   signal.subscribe((e) => void signals.push(e));
-  const services = { store, sshPool: pool, fleet: { target: () => pinned }, gpuHealthSignal: signal } as unknown as Services;
+  // the watcher's polls also feed the utilisation and memory history (docs/gpu-metrics.md): reported below
+  const gpuUsage = new GpuUsageHistory();
+  const services = { store, sshPool: pool, fleet: { target: () => pinned }, gpuHealthSignal: signal, gpuUsage, telemetry: { provisioner: { gpusSampled: () => undefined } } } as unknown as Services;
   const watcher = new HostGpuWatcher(services, host.id, { pollSeconds: POLL_SECONDS, smiTimeoutSeconds: 10, positionWriteMs: 30_000 }, () => true);
   const watchStarted = Date.now();
   watcher.start();
@@ -120,6 +122,8 @@ async function main(): Promise<void> {
     conditions: after.conditions,
     signals,
     watch: after.gpuWatch,
+    // each GPU's last poll and its 10 s buckets of the run (GET /v2/hosts/{id}/metrics's answer)
+    usage: gpuUsage.query(after, parseMetricsWindow({ from: String(Math.floor(watchStarted / 1000)), step: '10s' }, Date.now())).map((g) => ({ index: g.index, current: g.current, buckets: g.buckets.filter((b) => b.samples > 0) })),
     stats,
   };
   const text = JSON.stringify(report, null, 2);

@@ -37,6 +37,8 @@ describe('HostGpuWatcher across a session restart', () => {
       },
       fleet: { target: () => ({}) },
       gpuHealthSignal: { publish: () => undefined },
+      gpuUsage: { sampling: () => undefined, record: () => undefined },
+      telemetry: { provisioner: { gpusSampled: () => undefined } },
       sshPool: {
         background: async (_t: unknown, _script: string, h: { stdout: (b: Buffer) => void; stderr: (b: Buffer) => void }) => {
           let end!: (v: { code: number | null }) => void;
