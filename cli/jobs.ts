@@ -1,9 +1,10 @@
-// `gpufleet jobs run|stream|status|cancel`: jobs of a serverless endpoint (runpod-compat.md 3). Exit 1 when
+// `gpufleet jobs run|stream|status|cancel|list`: jobs of a serverless endpoint (runpod-compat.md 3; `list` is
+// the job history, GET /v2/serverless/{id}/jobs, docs/serverless.md). Exit 1 when
 // the job ends FAILED or TIMED_OUT, as when the API refuses; `--sync` waits for the end, `--stream`
 // prints each stream chunk (one JSON line) as it comes.
 import { Command } from 'commander';
-import { ApiClient, FINAL_JOB_STATUSES, JobsApi, type JobStatus } from '../client/index.ts';
-import { intArg, jsonArg, printJson, withSpinner } from './output.ts';
+import { ApiClient, EndpointsApi, FINAL_JOB_STATUSES, JobsApi, type JobHistoryItem, type JobStatus } from '../client/index.ts';
+import { intArg, jsonArg, printJson, printTable, withSpinner } from './output.ts';
 
 const api = () => new JobsApi(new ApiClient());
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -98,6 +99,32 @@ export function jobsCommand(): Command {
       const job = await api().cancel(endpoint, id);
       if (o.json) printJson(job);
       else console.log(`${job.id} ${job.status}`);
+    });
+  jobs
+    .command('list')
+    .description("the endpoint's jobs kept by the queue, newest first (a page; --all walks every page)")
+    .argument('<endpoint>', 'endpoint id')
+    .option('--status <list>', 'only these statuses, comma-separated (e.g. FAILED,TIMED_OUT)')
+    .option('--limit <n>', 'jobs per page (1-100)', intArg, 20)
+    .option('--cursor <cursor>', 'the page after this one (printed after a page that has more)')
+    .option('--all', 'every page')
+    .option('--json', 'print JSON ({jobs, nextCursor}; with --all one array)')
+    .action(async (endpoint: string, o: { status?: string; limit: number; cursor?: string; all?: boolean; json?: boolean }) => {
+      const endpoints = new EndpointsApi(new ApiClient());
+      const status = o.status ? o.status.split(',') : undefined;
+      const all: JobHistoryItem[] = [];
+      let cursor = o.cursor;
+      let next: string | null;
+      do {
+        const page = await endpoints.jobs(endpoint, { ...(status ? { status } : {}), limit: o.limit, ...(cursor ? { cursor } : {}) });
+        all.push(...page.jobs);
+        next = page.nextCursor;
+        cursor = next ?? undefined;
+      } while (o.all && next);
+      if (o.json) return printJson(o.all ? all : { jobs: all, nextCursor: next });
+      const ms = (n: number | undefined) => (n === undefined ? '' : `${n} ms`);
+      printTable(['ID', 'STATUS', 'CREATED', 'DELAY', 'EXECUTION', 'RETRIES'], all.map((j) => [j.id, j.status, j.createdAt, ms(j.delayTime), ms(j.executionTime), j.retries]));
+      if (next && !o.all) console.error(`more: gpufleet jobs list ${endpoint} --cursor ${next}${o.status ? ` --status ${o.status}` : ''}`);
     });
   return jobs;
 }

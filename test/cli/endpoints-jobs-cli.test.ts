@@ -138,6 +138,31 @@ describe('gpufleet jobs', () => {
     expect((await api(`/v2/${endpointId}/status/${job.id}`)).body?.status).toBe('CANCELLED');
   }, 60_000);
 
+  test('jobs list: the history newest first, a status filter, --all over pages of --limit, a bad status exits 1 with the 400', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const id = ((await api(`/v2/${endpointId}/run`, { method: 'POST', json: { input: { sleep_ms: 20000 } } })).body as { id: string }).id;
+      await api(`/v2/${endpointId}/cancel/${id}`, { method: 'POST' });
+      ids.push(id);
+      await new Promise((r) => setTimeout(r, 3)); // distinct createdAt: newest first is the reverse of this order
+    }
+    const page = await runCli(['jobs', 'list', endpointId, '--status', 'CANCELLED', '--limit', '2', '--json'], env);
+    expect(page.code).toBe(0);
+    const first = JSON.parse(page.stdout) as { jobs: { id: string; status: string }[]; nextCursor: string | null };
+    expect(first.jobs.map((j) => j.id)).toEqual([ids[2], ids[1]]);
+    expect(first.nextCursor).toEqual(expect.any(String));
+    const every = JSON.parse((await runCli(['jobs', 'list', endpointId, '--status', 'CANCELLED', '--limit', '1', '--all', '--json'], env)).stdout) as { id: string }[];
+    expect(every.map((j) => j.id).slice(0, 3)).toEqual([...ids].reverse());
+    const table = await runCli(['jobs', 'list', endpointId, '--status', 'CANCELLED', '--limit', '1'], env);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain(ids[2]);
+    expect(table.stdout).toContain('CANCELLED');
+    expect(table.stderr).toMatch(/more: gpufleet jobs list .* --cursor \S+ --status CANCELLED/);
+    const bad = await runCli(['jobs', 'list', endpointId, '--status', 'DONE'], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/status/);
+  }, 60_000);
+
   test('--input that is not JSON exits 2 before any request', async () => {
     const r = await runCli(['jobs', 'run', endpointId, '--input', '{not json', '--sync'], env);
     expect(r.code).toBe(2);
