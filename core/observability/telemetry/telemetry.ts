@@ -8,6 +8,7 @@ import type { StoreObserver, StoreReader } from '../../../store/index.ts';
 import { registerFleetGauges } from './fleet-gauges.ts';
 import { GpuUtilization, type GpuSample } from './gpu-utilization.ts';
 import { scrapeGauge } from './scrape-gauge.ts';
+import { HttpRequestMetrics } from './http-request-metrics.ts';
 
 /** the `route` label of a request no route matched (the raw URL would be unbounded) */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -40,26 +41,14 @@ export class Telemetry {
   readonly ssh: SshObserver;
   readonly store: StoreObserver;
   readonly provisioner: ProvisionerObserver;
-  private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
-  private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  private readonly http: HttpRequestMetrics;
   private readonly gpus: GpuUtilization;
 
   constructor(opts: TelemetryOptions = {}) {
     const registers = [this.registry];
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
-    this.httpRequests = new Counter({
-      name: 'gpufleet_http_requests_total',
-      help: 'HTTP requests answered, by method, matched route pattern and status',
-      labelNames: ['method', 'route', 'status'],
-      registers,
-    });
-    this.httpDuration = new Histogram({
-      name: 'gpufleet_http_request_duration_seconds',
-      help: 'Time from a request arriving to its response ending (a stream: until it closed)',
-      labelNames: ['method', 'route', 'status'],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
-      registers,
-    });
+    // gpufleet_http_requests_total and gpufleet_http_request_duration_seconds
+    this.http = new HttpRequestMetrics(this.registry, [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120]);
     const reconcile = new Histogram({
       name: 'gpufleet_reconcile_duration_seconds',
       help: 'One reconcile pass of one host: observe its containers and close the gap to the store',
@@ -103,9 +92,7 @@ export class Telemetry {
   }
 
   httpRequest(o: HttpObservation): void {
-    const labels = { method: o.method, route: o.route, status: String(o.status) };
-    this.httpRequests.inc(labels);
-    this.httpDuration.observe(labels, o.seconds);
+    this.http.record(o.method, o.route, o.status, o.seconds);
   }
 
   /**
