@@ -27,7 +27,7 @@ const pods: WorldPod[] = [];
 let prefixes: string[] = [];
 
 const start = async () =>
-  (cp = await spawnControlPlane({ dataDir, port, env: { GPUFLEET_RECONCILE_INTERVAL_MS: '300', GPUFLEET_LOG_LEVEL: 'warn' } }));
+  (cp = await spawnControlPlane({ dataDir, port, startTimeoutMs: 120_000, env: { GPUFLEET_RECONCILE_INTERVAL_MS: '300', GPUFLEET_LOG_LEVEL: 'warn' } }));
 
 beforeAll(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-overlay-kill-'));
