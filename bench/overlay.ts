@@ -66,6 +66,16 @@ async function rtt(pid: number, ip: string): Promise<number[]> {
 }
 const gbits = (bps: number) => `${(bps / 1e9).toFixed(2)} Gbit/s`;
 
+const POD_BODY = { image: TEST_IMAGE, globalNetworking: true, args: 'sleep 1000000' };
+/** a new account's globally-networked pod on each of two hosts, with podnet1: the pods, their hosts and their processes */
+async function podPair({ fleet, cp, w }: Pick<StartedOverlayWorld, 'fleet' | 'cp' | 'w'>, [h1, h2]: [string, string]) {
+  const { key } = await cp.newAccount('read_write', 1000);
+  const a = await w.createOn(h1, key, 'acct', `bench-${h1}`, POD_BODY);
+  const b = await w.createOn(h2, key, 'acct', `bench-${h2}`, POD_BODY);
+  for (const p of [a, b]) await waitFor(`podnet1 in ${p.name}`, async () => (await w.podnet1(p)) !== null, 30_000);
+  return { key, body: POD_BODY, a, b, ha: fleet.host(h1), hb: fleet.host(h2), pa: await w.pid(a), pb: await w.pid(b) };
+}
+
 /** BENCH_OVERLAY_PARTS: `within`, `across` or both (the default), comma-separated */
 const PARTS = (process.env.BENCH_OVERLAY_PARTS ?? 'within,across').split(',');
 
@@ -78,13 +88,7 @@ async function inDataCenter(): Promise<void> {
   const { fleet, cp, w, close } = await startOverlayWorld([{ name: 'o1', dataCenterId: 'DC-A', gpus: [H, H, H, H] }, { name: 'o2', dataCenterId: 'DC-A', gpus: [H, H, H, H] }]);
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
-    const { key } = await cp.newAccount('read_write', 1000);
-    const body = { image: TEST_IMAGE, globalNetworking: true, args: 'sleep 1000000' };
-    const a = await w.createOn('o1', key, 'acct', 'bench-a', body);
-    const b = await w.createOn('o2', key, 'acct', 'bench-b', body);
-    for (const p of [a, b]) await waitFor(`podnet1 in ${p.name}`, async () => (await w.podnet1(p)) !== null, 30_000);
-    const [ha, hb] = [fleet.host('o1'), fleet.host('o2')];
-    const [pa, pb] = [await w.pid(a), await w.pid(b)];
+    const { key, body, a, b, ha, hb, pa, pb } = await podPair({ fleet, cp, w }, ['o1', 'o2']);
 
     // host-gw: a veth from each pod into its host, 10.254.0.{1,2}/32, routed over the LAN without encapsulation
     const gw = [{ h: ha, pid: pa, ip: '10.254.0.1', other: hb }, { h: hb, pid: pb, ip: '10.254.0.2', other: ha }];
@@ -166,13 +170,7 @@ async function acrossDataCenters(): Promise<void> {
   );
   const { fleet, cp, w, idOf } = world;
   try {
-    const { key } = await cp.newAccount('read_write', 1000);
-    const body = { image: TEST_IMAGE, globalNetworking: true, args: 'sleep 1000000' };
-    const a = await w.createOn('c1', key, 'acct', 'bench-x', body);
-    const b = await w.createOn('c2', key, 'acct', 'bench-y', body);
-    for (const p of [a, b]) await waitFor(`podnet1 in ${p.name}`, async () => (await w.podnet1(p)) !== null, 30_000);
-    const [ha, hb] = [fleet.host('c1'), fleet.host('c2')];
-    const [pa, pb] = [await w.pid(a), await w.pid(b)];
+    const { a, b, ha, hb, pa, pb } = await podPair({ fleet, cp, w }, ['c1', 'c2']);
     await waitFor('the tunnel up', async () => w.ping(a, b.ip!), 30_000);
     const mtu = (await inPod(pa, ['ip', '-o', 'link', 'show', 'podnet1'])).stdout.match(/ mtu (\d+) /)?.[1];
 
