@@ -221,6 +221,7 @@ export class JobService {
       ...(q.statuses ? { statuses: q.statuses } : {}),
       ...(q.after ? { after: q.after } : {}),
       limit: q.limit + 1,
+      bodies: q.include,
     });
     return jobHistoryPage(jobs, q);
   }

@@ -84,6 +84,11 @@ export interface JobListFilter {
   /** only the jobs after this place; absent: from the newest */
   after?: JobListCursor;
   limit: number;
+  /**
+   * the bodies to read (a store may leave the others out: PostgreSQL then reads no TOASTed body of a
+   * page it only lists); a job comes back with `input` null and no `output`/`error` where not asked
+   */
+  bodies?: ReadonlySet<'input' | 'output' | 'error'>;
 }
 
 export interface FinalReport {

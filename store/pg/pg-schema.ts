@@ -6,6 +6,7 @@
 // each step once. Nothing else in gpufleet makes tables.
 import pg from 'pg';
 import { COLLECTION_NAMES, INDEXED_FIELDS, GpufleetError } from '../../model/index.ts';
+import { JOB_HISTORY_INDEX_MIGRATION } from './job-history-index-migration.ts';
 import { JOB_TABLES_MIGRATION } from './job-tables-migration.ts';
 import type { AfterStatement, Migration } from './migration.ts';
 
@@ -104,6 +105,8 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   // the job queue's tables (gpufleet_* made at start until this version), renamed with their rows
   JOB_TABLES_MIGRATION,
+  // the job history's page in index order (GET /v2/serverless/{id}/jobs)
+  JOB_HISTORY_INDEX_MIGRATION,
 ];
 
 /** The table a collection lives in: `gf_` and its name in snake case (apiKeys → gf_api_keys). */

@@ -74,7 +74,7 @@ describe.skipIf(!present)(`replicas of ${OLDER} and the job tables' migration`, 
     } finally {
       await running.kill('SIGTERM');
     }
-    expect(await migrateDatabase(url)).toEqual({ applied: [4], version: 4 });
+    expect(await migrateDatabase(url)).toEqual({ applied: [4, 5], version: 5 });
   });
 
   test('a replica of 87b9f54 SIGKILLed: the migration refuses while its leases have not run out, and goes through once they have', async () => {
@@ -87,7 +87,7 @@ describe.skipIf(!present)(`replicas of ${OLDER} and the job tables' migration`, 
     await expect(migrateDatabase(db)).rejects.toThrow(/Stop all replicas, then start the new version \(a replica that was killed: wait until its leases run out/);
     expect(await one(db, 'SELECT max(version) AS v FROM gf_schema_migrations')).toEqual({ v: 3 });
     const done = await waitFor('the migration once the leases ran out', () => migrateDatabase(db).catch(() => undefined), 30_000, 500);
-    expect(done).toEqual({ applied: [4], version: 4 });
+    expect(done).toEqual({ applied: [4, 5], version: 5 });
     // the job queue replica counts as alive for 5 s after its last refresh, host leases last 5 s
     expect(Date.now() - at).toBeGreaterThan(2_000);
   });
@@ -98,7 +98,7 @@ describe.skipIf(!present)(`replicas of ${OLDER} and the job tables' migration`, 
     const started = await olderServer(url).catch((e: unknown) => e);
     if (!(started instanceof Error)) await (started as SpawnedControlPlane).kill('SIGKILL');
     expect(started).toBeInstanceOf(Error);
-    expect((started as Error).message).toMatch(/the database's schema is at version 4, newer than this gpufleet knows \(3\): upgrade gpufleet/);
+    expect((started as Error).message).toMatch(/the database's schema is at version 5, newer than this gpufleet knows \(3\): upgrade gpufleet/);
     expect(await relations(url)).toEqual(before);
     for (const t of OLD_TABLES) expect(await one(url, `SELECT to_regclass('${t}')::text AS t`)).toEqual({ t: null });
 

@@ -62,8 +62,8 @@ test('the new control plane started on a database of 87b9f54 migrates it and ans
       const res = await cp!.api(p, { key });
       return { status: res.status, body: (await res.json()) as any };
     };
-    // one migration system: migration 4 applied at start, the job tables under gf_, the old ones gone
-    expect(await one(url, 'SELECT max(version) AS v FROM gf_schema_migrations')).toEqual({ v: 4 });
+    // one migration system: migrations 4 and 5 applied at start, the job tables under gf_, the old ones gone
+    expect(await one(url, 'SELECT max(version) AS v FROM gf_schema_migrations')).toEqual({ v: 5 });
     for (const t of OLD_TABLES) expect(await one(url, `SELECT to_regclass('${t}')::text AS t`)).toEqual({ t: null });
     expect(await one(url, 'SELECT version FROM gpufleet_job_schema')).toEqual({ version: 2 });
 
@@ -132,9 +132,9 @@ test('gpufleet db migrate SIGKILLed inside migration 4 leaves the database as it
   expect(await rowsOf(url, OLD_TABLES)).toEqual(before);
 
   // the rerun migrates: every row of every job table, unchanged, under its new name
-  expect(await migrateDatabase(url)).toEqual({ applied: [4], version: 4 });
+  expect(await migrateDatabase(url)).toEqual({ applied: [4, 5], version: 5 });
   const after = await rowsOf(url, OLD_TABLES.map(newName));
   for (const t of OLD_TABLES) expect(after[newName(t)], t).toEqual(before[t]);
   // and a second run has nothing to do
-  expect(await migrateDatabase(url)).toEqual({ applied: [], version: 4 });
+  expect(await migrateDatabase(url)).toEqual({ applied: [], version: 5 });
 });

@@ -105,14 +105,24 @@ export async function completedAfter(q: Query, endpointId: string, after: { fini
   return rows.map((r) => fromRow(r).job);
 }
 
+/** JOB_COLUMNS with the bodies not in `bodies` read as nothing (input JSON null, output and error SQL NULL) */
+export function listColumns(bodies: JobListFilter['bodies']): string {
+  let cols = JOB_COLUMNS;
+  if (!bodies?.has('input')) cols = cols.replace('input::text AS input', `'null' AS input`);
+  if (!bodies?.has('output')) cols = cols.replace('output::text AS output', 'NULL::text AS output');
+  if (!bodies?.has('error')) cols = cols.replace('error::text AS error', 'NULL::text AS error');
+  return cols;
+}
+
 /**
  * `listJobs`: a page of the account's jobs of the endpoint still held (queued, running, or final and
  * not yet past its retention: what `find` shows), newest first by (created_at, id). The endpoint's
- * index narrows the rows; an endpoint holds only its retained jobs, so the sort stays small.
+ * history index (migration 5: endpoint_id, account_id, created_at DESC, id DESC) gives the rows in
+ * page order, so a page reads `limit` rows, and only the bodies asked for.
  */
 export async function listJobs(q: Query, f: JobListFilter, now: number): Promise<Job[]> {
   const { rows } = await q<JobRowData>(
-    `SELECT ${JOB_COLUMNS} FROM gf_jobs
+    `SELECT ${listColumns(f.bodies)} FROM gf_jobs
      WHERE endpoint_id = $1 AND account_id = $2 AND (status = 'IN_PROGRESS' OR expires_at IS NULL OR expires_at > $3)
        AND ($4::text[] IS NULL OR status = ANY($4::text[]))
        AND ($5::bigint IS NULL OR (created_at, id COLLATE "C") < ($5::bigint, $6::text COLLATE "C"))
