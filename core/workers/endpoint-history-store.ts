@@ -24,24 +24,38 @@ export class StoredSlots {
     });
   }
 
+  /** records this process has read from the store for queries (others, carried): a test's measure of their cost */
+  recordsRead = 0;
+
   /** the other writers' slots of the endpoint in the hours that [from, to) touches */
   async others(endpointId: string, from: number, to: number): Promise<EndpointMetricSlotRecord[]> {
     const out: EndpointMetricSlotRecord[] = [];
-    for (let hour = hourOf(from); hour < to; hour += HOUR_MS) out.push(...(await this.store.list('endpointMetricSlots', { endpointId, hour })));
+    for (let hour = hourOf(from); hour < to; hour += HOUR_MS) out.push(...(await this.hourOf(endpointId, hour)));
     return out.filter((r) => r.writer !== this.writer && r.at >= from && r.at < to);
   }
 
-  /** the other writers' last sample before `t`, looking back hour by hour as far as `oldest` */
-  async carried(endpointId: string, t: number, oldest: number): Promise<EndpointMetricSlotRecord['samples'][number] | null> {
-    for (let hour = hourOf(t); hour >= hourOf(oldest); hour -= HOUR_MS) {
-      const found = (await this.store.list('endpointMetricSlots', { endpointId, hour }))
+  /**
+   * the other writers' last sample before `t`, looking back hour by hour as far as `oldest`, and no
+   * further than `ownLast` (this process's own last sample before `t`, in its memory): an older sample
+   * of another writer is followed by that one, so the look-back stops at its hour
+   */
+  async carried(endpointId: string, t: number, oldest: number, ownLast?: number): Promise<EndpointMetricSlotRecord['samples'][number] | null> {
+    const floor = Math.max(oldest, ownLast ?? -Infinity);
+    for (let hour = hourOf(t); hour >= hourOf(floor); hour -= HOUR_MS) {
+      const found = (await this.hourOf(endpointId, hour))
         .filter((r) => r.writer !== this.writer)
         .flatMap((r) => r.samples)
-        .filter((s) => s.at < t)
+        .filter((s) => s.at < t && (ownLast === undefined || s.at > ownLast))
         .sort((a, b) => a.at - b.at);
       if (found.length) return found.at(-1)!;
     }
     return null;
+  }
+
+  private async hourOf(endpointId: string, hour: number): Promise<EndpointMetricSlotRecord[]> {
+    const records = await this.store.list('endpointMetricSlots', { endpointId, hour });
+    this.recordsRead += records.length;
+    return records;
   }
 
   /**

@@ -91,7 +91,8 @@ export class EndpointHistory {
   private readonly clock: () => number;
   private timer: NodeJS.Timeout | null = null;
   private readonly unsubscribe: (() => void)[] = [];
-  private readonly stored: StoredSlots | null;
+  /** @internal the stored side (tests read its recordsRead) */
+  readonly stored: StoredSlots | null;
   /** `<endpoint id>\n<slot start>`: slots changed since they were last written */
   private readonly dirty = new Set<string>();
   private samplesTaken = 0;
@@ -171,7 +172,7 @@ export class EndpointHistory {
     if (!this.stored) return this.buckets(own, ownSamples, from, to, step);
     const [others, carried] = await Promise.all([
       this.stored.others(endpointId, from, to),
-      this.stored.carried(endpointId, from, this.clock() - HISTORY_RETENTION_MS),
+      this.stored.carried(endpointId, from, this.clock() - HISTORY_RETENTION_MS, lastBefore(ownSamples, from)?.at),
     ]);
     const slots = new Map<number, Slot>();
     for (const [at, s] of own ?? []) slots.set(at, mergeSlot(emptySlot(), s));
@@ -257,6 +258,18 @@ export class EndpointHistory {
       if (drop > 0) list.splice(0, drop);
     }
   }
+}
+
+/** the last of `samples` (in time order) before `t` */
+function lastBefore(samples: GaugeSample[], t: number): GaugeSample | undefined {
+  let lo = 0;
+  let hi = samples.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (samples[mid]!.at < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo > 0 ? samples[lo - 1] : undefined;
 }
 
 const emptyJobs = (): Record<FinalStatus, number> => ({ COMPLETED: 0, FAILED: 0, CANCELLED: 0, TIMED_OUT: 0 });
