@@ -57,3 +57,29 @@ test('every page equals the same slice of a full sort, for each limit and status
   expect(table.listJobs({ endpointId: 'ep', accountId: 'me', limit: 0 }, NOW)).toEqual([]);
   expect(table.listJobs({ endpointId: 'nope', accountId: 'me', limit: 10 }, NOW)).toEqual([]);
 });
+
+test('paging reads from the newest end and stops: 5,000 jobs in creation order cost about a page each, and a job added out of order is still in its place', () => {
+  const table = new JobTable({ leaseMs: 30_000, retention: { asyncMs: 1_800_000, syncMs: 60_000 } });
+  for (let i = 0; i < 5000; i++) table.apply({ t: 'enq', job: { id: `j${String(i).padStart(5, '0')}`, endpointId: 'ep', accountId: 'me', input: i, policy, sync: false, createdAt: NOW - 100_000 + i * 10 } });
+  // one added last but created first (a replayed or imported job): it belongs on the last page
+  table.apply({ t: 'enq', job: { id: 'late', endpointId: 'ep', accountId: 'me', input: 0, policy, sync: false, createdAt: NOW - 200_000 } });
+  const got: string[] = [];
+  let after: { createdAt: number; id: string } | undefined;
+  const perPage: number[] = [];
+  for (;;) {
+    const before = table.listScanned;
+    const page = table.listJobs({ endpointId: 'ep', accountId: 'me', limit: 100, ...(after ? { after } : {}) }, NOW);
+    perPage.push(table.listScanned - before);
+    if (!page.length) break;
+    got.push(...page.map((j) => j.id));
+    after = { createdAt: page.at(-1)!.createdAt, id: page.at(-1)!.id };
+  }
+  expect(got).toHaveLength(5001);
+  expect(got.at(-1)).toBe('late');
+  expect(got[0]).toBe('j04999');
+  const total = perPage.reduce((a, b) => a + b, 0);
+  console.log(`ids looked at paging 5,001 jobs by 100: ${total} over ${perPage.length} pages (max ${Math.max(...perPage)} a page)`);
+  // a page looks at its own 100 jobs, the one added out of order and the one that stops it (not 5,001 a page, 260,052 in all)
+  expect(Math.max(...perPage)).toBeLessThanOrEqual(102);
+  expect(total).toBeLessThanOrEqual(52 * 102);
+});
