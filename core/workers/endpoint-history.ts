@@ -37,8 +37,13 @@ export interface WorkerGauges {
 interface GaugeSample {
   at: number;
   workers: WorkerGauges;
+  /** the job queue's (shared by every replica) */
   inQueue: number;
   inProgress: number;
+  /** this process's load-balancer requests (its own gateway's); absent: none */
+  requests?: { inQueue: number; inProgress: number };
+  /** in a query: the process that took it (each writer's last requests are added up) */
+  writer?: string;
 }
 
 export interface Percentiles {
@@ -138,7 +143,8 @@ export class EndpointHistory {
       const [w, q] = await Promise.all([this.deps.workers.counts(id), this.deps.queue.counts(id)]);
       // a queue endpoint has jobs and no requests; a load balancer requests and no jobs
       const r = this.deps.workers.requests.depth(id);
-      this.addSample(id, { at: now, workers: gauges(w), inQueue: q.inQueue + r.inQueue, inProgress: q.inProgress + r.inProgress });
+      const requests = r.inQueue || r.inProgress ? { requests: { inQueue: r.inQueue, inProgress: r.inProgress } } : {};
+      this.addSample(id, { at: now, workers: gauges(w), inQueue: q.inQueue, inProgress: q.inProgress, ...requests });
     }
     this.prune(now);
     await this.flush();
@@ -177,25 +183,33 @@ export class EndpointHistory {
     const slots = new Map<number, Slot>();
     for (const [at, s] of own ?? []) slots.set(at, mergeSlot(emptySlot(), s));
     for (const r of others) slots.set(r.at, mergeSlot(slots.get(r.at) ?? emptySlot(), slotFromRecord(r)));
-    const samples = [...ownSamples, ...others.flatMap((r) => r.samples), ...(carried ? [carried] : [])].sort((a, b) => a.at - b.at);
+    const samples = [
+      ...ownSamples.map((x) => ({ ...x, writer: this.stored!.writer })),
+      ...others.flatMap((r) => r.samples.map((x) => ({ ...x, writer: r.writer }))),
+      ...(carried ? [{ ...carried, writer: '(carried)' }] : []),
+    ].sort((a, b) => a.at - b.at);
     return this.buckets(slots, samples, from, to, step);
   }
 
   private buckets(slots: Map<number, Slot> | undefined, samples: GaugeSample[], from: number, to: number, step: number): MetricsBucket[] {
     let k = 0; // samples before the current bucket's end
+    // each writer's last load-balancer requests, and the queue (job queue + every writer's requests) after sample k - 1
+    const requests = new Map<string | undefined, { inQueue: number; inProgress: number }>();
+    let now = { inQueue: 0, inProgress: 0 };
     return foldSlots(slots, from, to, step, (within, start, end) => {
       const acc = emptySlot();
       for (const s of within) mergeSlot(acc, s);
-      let maxInQueue = 0;
-      const firstInBucket = k;
-      while (k < samples.length && samples[k]!.at < end) maxInQueue = Math.max(maxInQueue, samples[k++]!.inQueue);
-      const last = k > 0 ? samples[k - 1]! : null;
       // the value carried into the bucket counts toward its maximum too
-      if (last && firstInBucket > 0) maxInQueue = Math.max(maxInQueue, samples[firstInBucket - 1]!.inQueue);
+      let maxInQueue = k > 0 ? now.inQueue : 0;
+      while (k < samples.length && samples[k]!.at < end) {
+        now = step1(requests, samples[k++]!);
+        maxInQueue = Math.max(maxInQueue, now.inQueue);
+      }
+      const last = k > 0 ? samples[k - 1]! : null;
       return {
         start: new Date(start).toISOString(),
         workers: last ? { ...last.workers } : null,
-        queue: last ? { inQueue: last.inQueue, inProgress: last.inProgress, maxInQueue } : null,
+        queue: last ? { inQueue: now.inQueue, inProgress: now.inProgress, maxInQueue } : null,
         jobs: { completed: acc.jobs.COMPLETED, failed: acc.jobs.FAILED, cancelled: acc.jobs.CANCELLED, timedOut: acc.jobs.TIMED_OUT },
         delayMs: percentiles(acc.delay),
         executionMs: percentiles(acc.execution),
@@ -260,6 +274,18 @@ export class EndpointHistory {
   }
 }
 
+/** the queue after sample `s`: the job queue's as it says, plus each writer's last requests (`requests`, updated) */
+function step1(requests: Map<string | undefined, { inQueue: number; inProgress: number }>, s: GaugeSample): { inQueue: number; inProgress: number } {
+  requests.set(s.writer, s.requests ?? { inQueue: 0, inProgress: 0 });
+  let inQueue = s.inQueue;
+  let inProgress = s.inProgress;
+  for (const r of requests.values()) {
+    inQueue += r.inQueue;
+    inProgress += r.inProgress;
+  }
+  return { inQueue, inProgress };
+}
+
 /** the last of `samples` (in time order) before `t` */
 function lastBefore(samples: GaugeSample[], t: number): GaugeSample | undefined {
   let lo = 0;
@@ -298,6 +324,8 @@ function sameGauges(a: GaugeSample, b: GaugeSample): boolean {
   return (
     a.inQueue === b.inQueue &&
     a.inProgress === b.inProgress &&
+    (a.requests?.inQueue ?? 0) === (b.requests?.inQueue ?? 0) &&
+    (a.requests?.inProgress ?? 0) === (b.requests?.inProgress ?? 0) &&
     (Object.keys(a.workers) as (keyof WorkerGauges)[]).every((k) => a.workers[k] === b.workers[k])
   );
 }

@@ -17,6 +17,11 @@ export interface StoredGaugeSample {
   workers: { idle: number; running: number; initializing: number; throttled: number; unhealthy: number };
   inQueue: number;
   inProgress: number;
+  /**
+   * a load balancer's requests held and in flight as this writer's own gateway saw them (absent: none);
+   * a query adds every writer's last value (inQueue/inProgress are the shared job queue's alone)
+   */
+  requests?: { inQueue: number; inProgress: number };
 }
 
 export interface EndpointMetricSlotRecord {

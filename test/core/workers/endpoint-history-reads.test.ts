@@ -76,3 +76,38 @@ test('a query of the last 30 minutes reads the window and the hour of its own la
   const withOther = await w1.query('ep1', from, now, 10 * 60_000);
   expect(withOther[0]!.queue!.maxInQueue).toBeGreaterThanOrEqual(4242);
 });
+
+test("a load balancer's requests are each replica's own: two writers' last values are added, not the last writer's taken", async () => {
+  const idle = { idle: 0, running: 1, initializing: 0, throttled: 0, unhealthy: 0, total: 1 };
+  const replica = (writer: string, depth: { inQueue: number; inProgress: number }) =>
+    new EndpointHistory({
+      endpointIds: async () => ['lb1'],
+      queue: { counts: async () => ({ inQueue: 0, inProgress: 0 }), onFinal: () => () => undefined } as never,
+      workers: { counts: async () => idle, onReady: () => () => undefined, requests: { depth: () => depth } } as never,
+      clock: () => t,
+      store,
+      writer,
+    });
+  const base = t + HOUR;
+  const a = replica('lb-a', { inQueue: 3, inProgress: 1 });
+  const b = replica('lb-b', { inQueue: 5, inProgress: 2 });
+  t = base;
+  await a.sample();
+  t = base + HISTORY_SLOT_MS;
+  await b.sample();
+  t = base + 2 * HISTORY_SLOT_MS;
+  const stored = (await store.list('endpointMetricSlots', { endpointId: 'lb1' })).flatMap((r) => r.samples);
+  expect(stored.map((s) => s.requests).sort((x, y) => x!.inQueue - y!.inQueue)).toEqual([{ inQueue: 3, inProgress: 1 }, { inQueue: 5, inProgress: 2 }]);
+  expect(stored.every((s) => s.inQueue === 0)).toBe(true); // the job queue's own depth, without the requests
+  for (const h of [a, b]) {
+    const [bucket] = await h.query('lb1', base, base + 3 * HISTORY_SLOT_MS, 3 * HISTORY_SLOT_MS);
+    expect(bucket!.queue).toEqual({ inQueue: 8, inProgress: 3, maxInQueue: 8 });
+  }
+  // one replica's requests drain: the sum follows, the other's stays
+  const a0 = replica('lb-a', { inQueue: 0, inProgress: 0 });
+  t = base + 2 * HISTORY_SLOT_MS;
+  await a0.sample();
+  t = base + 3 * HISTORY_SLOT_MS;
+  const [later] = await b.query('lb1', base + 2 * HISTORY_SLOT_MS, base + 3 * HISTORY_SLOT_MS, HISTORY_SLOT_MS);
+  expect(later!.queue).toEqual({ inQueue: 5, inProgress: 2, maxInQueue: 5 });
+});
