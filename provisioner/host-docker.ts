@@ -2,7 +2,7 @@
 // shell script whose output the control plane parses. Secrets (env, registry passwords) go on stdin.
 import { shellJoin, type SshPool, type SshTarget } from '../fleet/index.ts';
 import { GpufleetError } from '../model/index.ts';
-import { isImageId } from '../model/index.ts';
+import { canonicalIpv4, isImageId } from '../model/index.ts';
 import { containerName, END_OF_OPTIONS, LABEL_ACCOUNT, LABEL_GPUS, LABEL_HOST, LABEL_POD, LABEL_SPEC, type RunSpec } from './container-spec.ts';
 import { FIREWALL_FAILED, forgetBridgesScript, isolationPrelude } from './tenant-firewall.ts';
 import { NETWORK_SETUP_EXIT, tenantNetworkScript } from './tenant-network-setup.ts';
@@ -96,13 +96,12 @@ export function envArgsInput(words: readonly string[]): string {
 export const BOOT_ID_FILE = '/proc/sys/kernel/random/boot_id';
 const HOST_LINE = '@@gpufleet-host';
 const BOOT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /** what observe() asks the host of itself, on the first line of its output */
 export interface HostSelf {
   /** its kernel's boot id (null: it did not say) */
   bootId: string | null;
-  /** its own IPv4 address of this SSH connection (`SSH_CONNECTION`'s third word; null: not IPv4 or not said) */
+  /** its own IPv4 address of this SSH connection (`SSH_CONNECTION`'s third word, written canonically; null: not a canonical IPv4 address or not said) */
   connectedAddress: string | null;
 }
 
@@ -115,7 +114,7 @@ export function splitHostLine(stdout: string): HostSelf & { rest: string } {
   const server = words[4] ?? '';
   return {
     bootId: BOOT_ID.test(boot) ? boot : null,
-    connectedAddress: IPV4.test(server) ? server : null,
+    connectedAddress: canonicalIpv4(server),
     rest: nl < 0 ? '' : stdout.slice(nl + 1),
   };
 }

@@ -69,7 +69,7 @@ export class HostHealth {
         lastSeenAt: new Date().toISOString(),
         // a new one is a restart: a host.restarted event (status-events.ts) and its pods started again (pod-reconciler.ts)
         ...(bootId !== null ? { bootId } : {}),
-        // a host enrolled by name has its overlay address from it (overlay/overlay-underlay.ts)
+        // a host enrolled by name has its overlay address from it (model/rules/host-underlay.ts)
         ...(connectedAddress !== null ? { connectedAddress } : {}),
       }));
     }, { actor: PROVISIONER_ACTOR });

@@ -7,7 +7,7 @@
 // against a grammar (names, addresses, MACs, numbers) first; nothing a user wrote reaches it.
 import { createHash } from 'node:crypto';
 import { ipv4ToNumber, parseIpv4Range } from '../../model/index.ts';
-import { check, ipWord, podIdWord } from './overlay-words.ts';
+import { check, intWord, ipWord, podIdWord } from './overlay-words.ts';
 import type { HostOverlayPlan } from './overlay-plan.ts';
 import { accountDnsLines, dnsPrelude, staleDnsLines } from './overlay-dns.ts';
 import { tunnelLines, underlayMtuLines } from './overlay-wireguard.ts';
@@ -24,7 +24,7 @@ const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
 
 const ip = (v: string) => ipWord(v);
 const word = (re: RegExp, what: string) => (v: string) => (check(re.test(v), what, v), v);
-const int = (min: number, max: number, what: string) => (v: number) => (check(Number.isInteger(v) && v >= min && v <= max, what, v), String(v));
+const int = (min: number, max: number, what: string) => (v: number) => intWord(min, max, what, v);
 const ns = word(NS, 'namespace name');
 const dev = word(DEV, 'device name');
 const mac = word(MAC, 'MAC address');

@@ -11,7 +11,7 @@
 // (userspace, over /dev/net/tun), a daemon of its own that outlives the SSH session and the control plane.
 // Every word is checked against a grammar here; nothing a user wrote reaches the script.
 import { createHash } from 'node:crypto';
-import { check as checkWord, ipWord } from './overlay-words.ts';
+import { check as checkWord, intWord, ipWord } from './overlay-words.ts';
 import type { HostOverlayPlan } from './overlay-plan.ts';
 import { VXLAN_PORT } from './overlay-plan.ts';
 
@@ -43,7 +43,7 @@ const hash = (text: string) => createHash('sha256').update(text).digest('hex').s
 const WHERE = 'overlay tunnel plan';
 const check = (ok: boolean, what: string, value: unknown) => checkWord(ok, what, value, WHERE);
 const ip = (v: string) => ipWord(v, WHERE);
-const int = (min: number, max: number, what: string, v: number) => (check(Number.isInteger(v) && v >= min && v <= max, what, v), String(v));
+const int = (min: number, max: number, what: string, v: number) => intWord(min, max, what, v, WHERE);
 
 /**
  * What a run of the script reported about the host, read from its stdout and checked: the underlay's

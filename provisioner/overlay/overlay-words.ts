@@ -16,3 +16,6 @@ export function check(ok: boolean, what: string, value: unknown, where = 'overla
 export const podIdWord = (v: string, where?: string): string => (check(POD_ID.test(v), 'pod id', v, where), v);
 /** an IPv4 address, checked */
 export const ipWord = (v: string, where?: string): string => (check(ipv4ToNumber(v) !== null, 'IPv4 address', v, where), v);
+/** an integer in [min, max], checked, as its decimal word */
+export const intWord = (min: number, max: number, what: string, v: number, where?: string): string =>
+  (check(Number.isInteger(v) && v >= min && v <= max, what, v, where), String(v));

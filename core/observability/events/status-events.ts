@@ -93,6 +93,7 @@ function onChange(c: StoreChange, commit: CommitInfo, last: Map<string, string>,
   }
   if (c.deleted || !c.record) {
     last.delete(c.id);
+    if (c.collection === 'hosts') last.delete(`boot:${c.id}`);
     if (c.collection === 'hosts' && previous !== null)
       log.append({ resourceType: 'host', resourceId: c.id, accountId: null, type: 'host.removed', status: null, previousStatus: previous, reason: null, ...actorFields(actor) });
     return;
