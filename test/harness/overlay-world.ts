@@ -92,7 +92,7 @@ export interface StartedOverlayWorld {
 export async function startOverlayWorld(
   hosts: FleetHostSpec[],
   config: TestControlPlaneOptions['config'] = {},
-  opts: { enrolBy?: (h: FleetHost) => string | undefined } = {},
+  opts: { enrolBy?: (h: FleetHost) => string | undefined | Promise<string | undefined> } = {},
 ): Promise<StartedOverlayWorld> {
   const fleet = await startNetnsFleet({ hosts });
   const ids = new Map<string, string>();
@@ -108,7 +108,7 @@ export async function startOverlayWorld(
     cp = started;
     const hostsById = new Map<string, FleetHost>();
     for (const h of fleet.hosts) {
-      const by = opts.enrolBy?.(h);
+      const by = await opts.enrolBy?.(h);
       const id = await enrolTestHost(started, h.ssh, { dataCenterId: h.dataCenterId, ...(by !== undefined ? { address: by } : {}) });
       hostsById.set(id, h);
       ids.set(h.spec.name, id);

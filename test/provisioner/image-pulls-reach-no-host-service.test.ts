@@ -6,7 +6,6 @@
 // GraphQL lastStatusChange say what failed in our words, never what the service said (the operator's
 // log has docker's message).
 import { lookup } from 'node:dns/promises';
-import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
@@ -14,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { imageRegistryRefusal, isPrivateAddress } from '../../model/index.ts';
 import { provisioner } from '../../provisioner/index.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import { addHostsLine } from '../harness/etc-hosts.ts';
 import { dockerInspect, disposeHostWorld, enrolTestHost, FIXTURE_GPUS, startTestHost, type TestHost } from '../harness/index.ts';
 import { startLoopbackSecretService, startRedirectingRegistry, type LoopbackSecretService, type RedirectingRegistry } from '../harness/redirecting-registry.ts';
 import { readSse } from '../harness/sse-reader.ts';
@@ -72,10 +72,7 @@ async function loopbackName(): Promise<string> {
   const own = os.hostname().toLowerCase();
   if (await usable(own)) return own;
   const name = `gf-loopback-${process.pid}.example`;
-  const line = `127.0.0.1 ${name}\n`;
-  const before = await readFile('/etc/hosts', 'utf8');
-  await writeFile('/etc/hosts', `${before.endsWith('\n') ? before : `${before}\n`}${line}`);
-  removeHostsEntry = async () => writeFile('/etc/hosts', (await readFile('/etc/hosts', 'utf8')).split(line).join(''));
+  removeHostsEntry = await addHostsLine(`127.0.0.1 ${name}`);
   return name;
 }
 

@@ -12,7 +12,10 @@
 //     within DC-E the VXLAN goes directly, unencrypted (the marker is counted leaving e1 for e2);
 //   - the other account's pods never reach across; plaintext VXLAN sent to e1 from the router with x1's
 //     address (another data center) is dropped, the same packet with e2's (same data center) arrives;
-//   - control plane SIGKILL: cross-DC traffic keeps flowing, and its restart makes no tunnel again;
+//   - e1's WireGuard device gone (wireguard-go killed): the router sees no VXLAN and no marker from the
+//     pods' traffic to x1 (dropped by the fail-closed route), then the next pass makes the tunnel again;
+//   - control plane SIGKILL: cross-DC traffic keeps flowing, and its restart (after ≥ 3 passes a host on
+//     average, read on /metrics) makes no tunnel again;
 //   - x1 rebooted (namespace, engine, wireguard-go and /run gone): its pods started again reach DC-E
 //     through a tunnel the reconcile pass made again, with the same key.
 import { execFile } from 'node:child_process';
@@ -227,6 +230,33 @@ describe('WireGuard between data centers', () => {
     expect(await readFile(log, 'utf8')).not.toContain(`vxlan-from-${ax1.ip}`);
   }, 120_000);
 
+  test("e1's WireGuard device gone (wireguard-go killed): VXLAN to the other data center is dropped, never sent in the clear; the next pass brings the tunnel back", async () => {
+    const e1 = fleet.host('e1');
+    const x1 = fleet.host('x1');
+    const dev = wireguardDevice(ids.get('e1')!);
+    // the crash: wireguard-go's process killed (its device goes with it); where the kernel's WireGuard
+    // made the device, the device deleted
+    const pid = (await execFileP('pgrep', ['-fx', `wireguard-go ${dev}`]).catch(() => ({ stdout: '' }))).stdout.trim().split('\n')[0];
+    if (pid) process.kill(Number(pid), 'SIGKILL');
+    else await e1.inNetns(['ip', 'link', 'del', dev]);
+    await waitFor(`${dev} gone on e1`, async () => (await tunnelIndex('e1')) === null, 10_000);
+    await routerCounts(true);
+    // VXLAN to x1 now finds only the fail-closed route: unreachable, never the LAN
+    expect(await e1.inNetns(['ip', 'route', 'get', x1.address, 'ipproto', 'udp', 'dport', '4789']).catch((err: Error) => err.message)).not.toContain('dev eth0');
+    expect(await w.ping(ae1, ax1.ip!)).toBe(false);
+    await w.big(ae1, ax1.ip!, 200, MARKER).catch(() => '');
+    await w.exec(ae1, ['sh', '-c', `echo ${MARKER} | nc -w 2 ${ax1.ip} 7001`]);
+    const seen = await routerCounts();
+    expect(seen).toMatchObject({ vxlan: 0, marker: 0 });
+    // the next pass that checks the overlay makes the device again (with the same key) and traffic flows through it
+    await waitFor('a-e1 reaches a-x1 again', async () => w.ping(ae1, ax1.ip!), 40_000);
+    await routerCounts(true);
+    expect(await w.big(ae1, ax1.ip!, MTU, MARKER)).toBe('udp-ok');
+    const after = await routerCounts();
+    expect(after.wireguard).toBeGreaterThan(0);
+    expect(after).toEqual({ all: after.wireguard, wireguard: after.wireguard, vxlan: 0, marker: 0 });
+  }, 120_000);
+
   test('the control plane SIGKILLed: traffic across the data centers keeps flowing; restarted, it makes no tunnel again', async () => {
     const before = { e1: await tunnelIndex('e1'), x1: await tunnelIndex('x1') };
     expect(before.e1).not.toBeNull();
@@ -237,8 +267,12 @@ describe('WireGuard between data centers', () => {
       expect(await reachAll(ax1, ae2)).toBe(true);
     }
     await start();
-    // a few passes of the new control plane, then the same devices
-    await new Promise((r) => setTimeout(r, 3_000));
+    // passes of the new control plane (its /metrics count from 0; one pass per host at a time, every
+    // 300 ms): at least three a host on average, each making the overlay's checks, then the same devices
+    await waitFor('the new control plane ran its passes', async () => {
+      const m = /^gpufleet_reconcile_duration_seconds_count (\d+)/m.exec(await (await api('/metrics')).text());
+      return Number(m?.[1] ?? 0) >= 3 * fleet.hosts.length;
+    }, 30_000);
     expect({ e1: await tunnelIndex('e1'), x1: await tunnelIndex('x1') }).toEqual(before);
     expect(await reachAll(ae1, ax1)).toBe(true);
   }, 120_000);

@@ -9,7 +9,6 @@
 //   - one it has (a second address on its LAN link): the peers' entries and h2's own VXLAN device move
 //     to it and traffic flows; null puts the default back.
 import { execFile } from 'node:child_process';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { accountNamespace, vxlanDevice } from '../../../provisioner/index.ts';
@@ -17,13 +16,15 @@ import { FIXTURE_GPUS, TEST_IMAGE } from '../../../testing/index.ts';
 import type { TestControlPlane } from '../../harness/control-plane.ts';
 import type { NetnsFleet } from '../../harness/netns-fleet.ts';
 import { startOverlayWorld, type OverlayWorld, type StartedOverlayWorld, type WorldPod } from '../../harness/overlay-world.ts';
+import { addHostsLine } from '../../harness/etc-hosts.ts';
 import { waitFor } from '../../harness/wait-for.ts';
 
 const execFileP = promisify(execFile);
 const H = FIXTURE_GPUS.H100_80GB_HBM3;
 const DOMAIN = 'runpod.internal';
 const NAME = `gpu-${process.pid}.rack2`;
-let hostsLine: string | null = null;
+/** removes this test's line of /etc/hosts again (etc-hosts.ts: only it, under the shared lock) */
+let removeHostsLine: () => Promise<void> = async () => undefined;
 let world: StartedOverlayWorld;
 let fleet: NetnsFleet;
 let cp: TestControlPlane;
@@ -43,14 +44,6 @@ const inAccountNs = async (host: string, argv: string[]) =>
 const fdb = (host: string) => inAccountNs(host, ['bridge', 'fdb', 'show', 'dev', vxlanDevice(idOf(host), alice.accountId)]);
 const both = async () => (await w.ping(a, b.ip!)) && (await w.ping(b, a.ip!)) && (await w.tcp(a, b.ip!));
 
-/** this test's line of /etc/hosts out again (only it: another's lines stay as they are) */
-function removeHostsLine(): void {
-  if (!hostsLine) return;
-  const line = hostsLine;
-  writeFileSync('/etc/hosts', readFileSync('/etc/hosts', 'utf8').split('\n').filter((l) => l !== line).join('\n'));
-  hostsLine = null;
-}
-
 beforeAll(async () => {
   try {
     world = await startOverlayWorld(
@@ -60,16 +53,15 @@ beforeAll(async () => {
       ],
       {},
       {
-        enrolBy: (h) => {
+        enrolBy: async (h) => {
           if (h.spec.name !== 'h2') return undefined;
-          hostsLine = `${h.address} ${NAME}`;
-          appendFileSync('/etc/hosts', `${readFileSync('/etc/hosts', 'utf8').endsWith('\n') ? '' : '\n'}${hostsLine}\n`);
+          removeHostsLine = await addHostsLine(`${h.address} ${NAME}`);
           return NAME;
         },
       },
     );
   } catch (e) {
-    removeHostsLine();
+    await removeHostsLine();
     throw e;
   }
   ({ fleet, cp, w, idOf } = world);
@@ -81,7 +73,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await world?.close();
-  removeHostsLine();
+  await removeHostsLine();
 }, 120_000);
 
 describe("a host's overlay address", () => {
