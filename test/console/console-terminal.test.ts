@@ -3,8 +3,14 @@
 // prints the rows and columns the page shows, and new ones after the browser window is resized;
 // Ctrl-C ends a `sleep 30` and the shell prompt answers again within a few seconds; `exit 3` shows
 // "exit code 3" and Reconnect opens a new shell; Escape then Tab leaves the terminal while Tab alone
-// goes to the shell; no Content-Security-Policy violation on the way; axe finds nothing serious. A
-// read key sees no terminal, and its ticket is refused by the server.
+// goes to the shell; no Content-Security-Policy violation on the way; axe finds nothing serious;
+// `printf` of a red escape renders in xterm's red (a span of class xterm-fg-1). Leaving the tab while
+// the terminal is still opening (the ticket held until the tab is left): the WebSocket that opens
+// after is closed by the page, and the pod's container keeps no login shell. index.html preloads the
+// chunk the entry shares with the terminal's (a served <link rel="modulepreload">). A read key sees no
+// terminal, and its ticket is refused by the server.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { axeViolations, newPage, openConsoleWorld, shot, signIn, type ConsoleWorld } from './console-world.ts';
@@ -82,6 +88,9 @@ test('a TTY shell: tty, stty size following the window, Ctrl-C, exit 3 then Reco
 
   await page.keyboard.type('tty\n');
   await sees(page, /^\/dev\/pts\/\d+$/m);
+  // colours: SGR 31 is drawn in the palette's red (the command line itself shows `red-%s`, not `red-7`)
+  await page.keyboard.type("printf '\\033[31mred-%s\\033[0m\\n' 7\n");
+  await expect.poll(() => page.locator('.xterm-rows span.xterm-fg-1', { hasText: 'red-7' }).count(), { timeout: 10_000 }).toBeGreaterThan(0);
 
   const first = await shownSize(page);
   await sttySize(page, first);
@@ -131,6 +140,40 @@ test('a TTY shell: tty, stty size following the window, Ctrl-C, exit 3 then Reco
   expect(errors.filter((e) => /Content Security Policy|CSP violation/i.test(e))).toEqual([]);
   await context.close();
 }, 120_000);
+
+/** the login shells running in the pod's container (`bash -l` / `sh -l`, LOGIN_SHELL's), from the Docker engine */
+async function loginShells(id: string): Promise<string[]> {
+  const { stdout } = await promisify(execFile)('docker', ['top', `gpufleet-${id}`, '-o', 'args'], { timeout: 10_000 });
+  return stdout.split('\n').filter((l) => /(^|\/)(ba)?sh -l$/.test(l.trim()));
+}
+
+test('leaving the tab while the terminal opens: the session that opens after is closed, no shell is left in the pod', async () => {
+  await waitFor('no login shell left from the first test', async () => (await loginShells(podId)).length === 0, 15_000, 200);
+  const { context, page } = await newPage(w.browser);
+  await signIn(page, w.cp.url, user.key);
+  await page.goto(`${w.cp.url}/console/pods/${podId}`);
+  await page.getByRole('tab', { name: 'Terminal' }).click();
+  // the ticket is held until the Terminal tab is gone (its panel unmounted, "Opening…" still shown)
+  await page.route(`**/v2/pods/${podId}/exec/ticket`, async (route) => {
+    await page.getByRole('tab', { name: 'Logs' }).click();
+    await route.continue();
+  });
+  const opened = page.waitForEvent('websocket', { predicate: (ws) => ws.url().includes('/exec/ws'), timeout: 20_000 });
+  await page.getByRole('button', { name: 'Open terminal' }).click();
+  const ws = await opened;
+  expect(await page.getByRole('region', { name: 'Terminal' }).count()).toBe(0);
+  // the page closes it as it arrives (before: it stayed open until the host's idle timeout)
+  if (!ws.isClosed()) await ws.waitForEvent('close', { timeout: 10_000 });
+  await waitFor('no login shell in the pod', async () => (await loginShells(podId)).length === 0, 10_000, 200);
+  await context.close();
+}, 60_000);
+
+test('index.html preloads the chunk the entry shares with the lazy ones, and it is served', async () => {
+  const html = await (await fetch(`${w.cp.url}/console`)).text();
+  const links = [...html.matchAll(/<link rel="modulepreload" href="(\/console\/[^"]+\.js)">/g)].map((m) => m[1]!);
+  expect(links.length).toBeGreaterThan(0);
+  for (const href of links) expect((await fetch(`${w.cp.url}${href}`)).status).toBe(200);
+});
 
 test('a read key sees no terminal, and a ticket asked with its session is refused', async () => {
   const reader = await w.cp.newAccount('read', 10);

@@ -25,9 +25,21 @@ export function Requests({ endpointId }: { endpointId: string }) {
   const [next, setNext] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(undefined);
   const [actionError, setActionError] = useState<unknown>(undefined);
-  const query = useCallback((limit: number, cursor?: string) => api.endpoints.jobs(endpointId, { ...(status ? { status: [status] } : {}), include: ['error'], limit, ...(cursor ? { cursor } : {}) }), [api, endpointId, status]);
+  /** how many reads of the list are out: the timer waits for them (a slow server still gets its answer shown, and Load more's page is kept) */
+  const inFlight = useRef(0);
+  const query = useCallback(
+    async (limit: number, cursor?: string) => {
+      inFlight.current++;
+      try {
+        return await api.endpoints.jobs(endpointId, { ...(status ? { status: [status] } : {}), include: ['error'], limit, ...(cursor ? { cursor } : {}) });
+      } finally {
+        inFlight.current--;
+      }
+    },
+    [api, endpointId, status],
+  );
 
-  /** the reads out: only the last one sent may change the list (an older one may be of the filter before) */
+  /** the reads sent: only the last one may change the list (an older one may be of the filter before) */
   const sent = useRef(0);
   /** the pages shown so far, read again from the top (as many jobs as shown, within the route's 100) */
   const refresh = useCallback(
@@ -50,7 +62,8 @@ export function Requests({ endpointId }: { endpointId: string }) {
     void refresh(PAGE);
   }, [refresh]);
   // past the route's 100 a read from the top would cut the list short: then only Refresh reads it again
-  useInterval(() => void ((jobs?.length ?? 0) <= 100 && refresh(jobs?.length ?? PAGE)), REFRESH_MS);
+  // a tick while a read is out is skipped: it would make that read's answer stale before it arrives
+  useInterval(() => void (inFlight.current === 0 && (jobs?.length ?? 0) <= 100 && refresh(jobs?.length ?? PAGE)), REFRESH_MS);
 
   const more = async () => {
     if (!next) return;
@@ -61,7 +74,7 @@ export function Requests({ endpointId }: { endpointId: string }) {
       setJobs([...(jobs ?? []), ...p.jobs]);
       setNext(p.nextCursor);
     } catch (e) {
-      setError(e);
+      if (mine === sent.current) setError(e);
     }
   };
   /** an action, then the list as it is now */

@@ -48,7 +48,7 @@ function HostCard({ host, onChange }: { host: Host; onChange: () => void }) {
     );
   };
   const deadlineId = `deadline-${host.id}`;
-  const metrics = useHostMetrics(host.id);
+  const metrics = useHostMetrics(host.id, host.facts.gpus.length > 0);
   const now = (uuid: string) => metrics.data?.gpus.find((g) => g.uuid === uuid)?.current;
   return (
     <article class="card" aria-labelledby={`host-${host.id}`}>

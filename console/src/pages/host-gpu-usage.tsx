@@ -13,10 +13,14 @@ const WINDOW_MS = 15 * 60_000;
 const REFRESH_MS = 5_000;
 const GIB = 1024 ** 3;
 
-export function useHostMetrics(hostId: string): Loaded<HostMetrics> {
+/** `enabled` false (a host with no GPUs): no reads at all */
+export function useHostMetrics(hostId: string, enabled = true): Loaded<HostMetrics> {
   const api = useApi();
-  const m = useLoad(() => api.hosts.metrics(hostId, { from: new Date(Date.now() - WINDOW_MS), step: '10s' }), [hostId]);
-  useInterval(m.reload, REFRESH_MS);
+  const m = useLoad(() => api.hosts.metrics(hostId, { from: new Date(Date.now() - WINDOW_MS), step: '10s' }), [hostId], enabled);
+  // a read slower than the period is left to finish (a reload would drop it, and the charts would never fill)
+  useInterval(() => {
+    if (enabled && !m.loading) m.reload();
+  }, REFRESH_MS);
   return m;
 }
 

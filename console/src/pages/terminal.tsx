@@ -12,6 +12,9 @@ const HINT_ID = 'terminal-keys';
 
 type Phase = 'idle' | 'opening' | 'open' | 'ended';
 
+/** the panel went away while xterm.js loaded: nothing more to open */
+class Gone extends Error {}
+
 export function Terminal({ podId }: { podId: string }) {
   const api = useApi();
   const screen = useRef<HTMLDivElement>(null);
@@ -20,8 +23,11 @@ export function Terminal({ podId }: { podId: string }) {
   const [phase, setPhase] = useState<Phase>('idle');
   const [status, setStatus] = useState('');
   const [size, setSize] = useState<{ cols: number; rows: number } | null>(null);
+  /** set when the panel goes away: a session or view still being opened then is closed as it arrives */
+  const unmounted = useRef(false);
   useEffect(
     () => () => {
+      unmounted.current = true;
       sock.current?.close();
       view.current?.dispose();
     },
@@ -34,6 +40,7 @@ export function Terminal({ podId }: { podId: string }) {
       return view.current;
     }
     const { openTerminalView } = await import('../terminal/xterm-view.ts');
+    if (unmounted.current) throw new Gone();
     const v = openTerminalView(screen.current!, HINT_ID);
     v.onData((keys) => sock.current?.write(keys));
     v.onResize((s) => {
@@ -52,6 +59,11 @@ export function Terminal({ podId }: { podId: string }) {
       const asked = { cols: v.cols, rows: v.rows };
       setSize(asked);
       const session = await api.pods.execSession(podId, LOGIN_SHELL, { tty: true, ...asked }, { stdout: (d) => v.write(d), stderr: (d) => v.write(d) });
+      if (unmounted.current) {
+        // left while it opened: end the shell now rather than at the host's idle timeout
+        session.close();
+        return;
+      }
       sock.current = session;
       // resized while it opened
       if (v.cols !== asked.cols || v.rows !== asked.rows) session.resize(v.cols, v.rows);
@@ -67,6 +79,7 @@ export function Terminal({ podId }: { podId: string }) {
       setStatus(said);
       setPhase('ended');
     } catch (e) {
+      if (unmounted.current) return;
       setStatus(`Could not open the terminal: ${messageOf(e)}`);
       setPhase('ended');
     }

@@ -9,12 +9,17 @@ export interface Loaded<T> {
   set(data: T): void;
 }
 
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+/** `enabled` false: nothing is read (and `loading` is false) until it turns true */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[], enabled = true): Loaded<T> {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
-  const [loading, setLoading] = useState(true);
+  const [loading, setLoading] = useState(enabled);
   const [tick, setTick] = useState(0);
   useEffect(() => {
+    if (!enabled) {
+      setLoading(false);
+      return;
+    }
     let live = true;
     setLoading(true);
     load().then(
@@ -34,7 +39,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
       live = false;
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [...deps, tick]);
+  }, [...deps, tick, enabled]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { data, error, loading, reload, set: setData };
 }
