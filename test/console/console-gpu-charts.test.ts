@@ -3,7 +3,8 @@
 // second). The operator opens Fleet and sees each GPU's utilisation and memory as text (in the GPU
 // table and beside the charts) and as two uPlot charts; when the fixture's values change, the text
 // and the charts' numbers follow without a reload; a GPU that gives `[N/A]` says "no value" (not
-// 0 %). axe-core finds nothing serious or critical; a screenshot is saved.
+// 0 %). axe-core finds nothing serious or critical; a screenshot is saved. A metrics read slower than
+// the 5 s refresh still fills the text and the charts (the next read waits for it).
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { enrolTestHost } from '../harness/index.ts';
 import { axeViolations, newPage, openConsoleWorld, shot, signIn, type ConsoleWorld } from './console-world.ts';
@@ -62,3 +63,19 @@ test("Fleet shows each GPU's utilisation and memory live: text and charts follow
   // the console's session check before sign-in answers 401, as in console-pods.test.ts
   expect(errors.filter((e) => !/status of 401 \(Unauthorized\)/.test(e))).toEqual([]);
 }, 120_000);
+
+test('a metrics read slower than the 5 s refresh still fills the GPU text and charts', async () => {
+  const { context, page } = await newPage(w.browser);
+  await signIn(page, w.cp.url, w.cp.adminKey);
+  // every read of a host's metrics answers 6 s late
+  await page.route('**/v2/hosts/*/metrics*', async (route) => {
+    const res = await route.fetch();
+    await new Promise((r) => setTimeout(r, 6_000));
+    await route.fulfill({ response: res });
+  });
+  await page.getByRole('link', { name: 'Fleet', exact: true }).click();
+  const gpu0 = page.getByRole('region', { name: /^GPU 0 of .*: utilisation and memory$/ });
+  await expect.poll(() => gpu0.locator('.gpu-now').textContent(), { timeout: 30_000 }).toMatch(/utilisation \d+ %/);
+  expect(await page.locator('.gpu-usage figure.chart canvas').count()).toBe(4);
+  await context.close();
+}, 60_000);

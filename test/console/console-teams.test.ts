@@ -264,3 +264,26 @@ test('Requests pages with Load more (the route\'s cursor): 20 rows, then the res
   expect(new Set(shown).size).toBe(23);
   await context.close();
 }, 60_000);
+
+test('Requests from a server slower than the 3 s refresh: the list shows, and Load more\'s page is kept through the ticks', async () => {
+  const ep = await world.newEndpoint();
+  for (let i = 0; i < 23; i++) await world.cp.api(`/v2/${ep}/run`, { method: 'POST', key: world.user.key, json: { input: { i } } });
+  const { context, page } = await newPage(browser);
+  await signIn(page, world.cp.url, world.user.key);
+  // every read of the history answers 4 s late (longer than the refresh period)
+  await page.route(`**/v2/serverless/${ep}/jobs*`, async (route) => {
+    const res = await route.fetch();
+    await new Promise((r) => setTimeout(r, 4_000));
+    await route.fulfill({ response: res });
+  });
+  await page.goto(`${world.cp.url}/console/serverless/${ep}`);
+  await page.getByRole('tab', { name: 'Requests' }).click();
+  const rows = page.getByRole('table', { name: 'Requests' }).getByRole('row');
+  await expect.poll(() => rows.count(), { timeout: 20_000 }).toBe(21);
+  await page.getByRole('button', { name: 'Load more' }).click();
+  await expect.poll(() => rows.count(), { timeout: 20_000 }).toBe(24);
+  // and it stays: the ticks after read the 23 shown again
+  await new Promise((r) => setTimeout(r, 5_000));
+  expect(await rows.count()).toBe(24);
+  await context.close();
+}, 90_000);

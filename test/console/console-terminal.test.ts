@@ -6,11 +6,9 @@
 // goes to the shell; no Content-Security-Policy violation on the way; axe finds nothing serious;
 // `printf` of a red escape renders in xterm's red (a span of class xterm-fg-1). Leaving the tab while
 // the terminal is still opening (the ticket held until the tab is left): the WebSocket that opens
-// after is closed by the page, and the pod's container keeps no login shell. index.html preloads the
+// after is closed by the page, and the server records that session's end (client closed). index.html preloads the
 // chunk the entry shares with the terminal's (a served <link rel="modulepreload">). A read key sees no
 // terminal, and its ticket is refused by the server.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { axeViolations, newPage, openConsoleWorld, shot, signIn, type ConsoleWorld } from './console-world.ts';
@@ -141,14 +139,15 @@ test('a TTY shell: tty, stty size following the window, Ctrl-C, exit 3 then Reco
   await context.close();
 }, 120_000);
 
-/** the login shells running in the pod's container (`bash -l` / `sh -l`, LOGIN_SHELL's), from the Docker engine */
-async function loginShells(id: string): Promise<string[]> {
-  const { stdout } = await promisify(execFile)('docker', ['top', `gpufleet-${id}`, '-o', 'args'], { timeout: 10_000 });
-  return stdout.split('\n').filter((l) => /(^|\/)(ba)?sh -l$/.test(l.trim()));
+/** the pod's exec sessions still open: each pod.exec_start the server recorded without its pod.exec_end */
+async function openSessions(id: string): Promise<number> {
+  const ev = (await (await w.cp.api(`/v2/events?resourceId=${id}`, { key: user.key })).json()) as { events: { type: string }[] };
+  return ev.events.filter((e) => e.type === 'pod.exec_start').length - ev.events.filter((e) => e.type === 'pod.exec_end').length;
 }
 
-test('leaving the tab while the terminal opens: the session that opens after is closed, no shell is left in the pod', async () => {
-  await waitFor('no login shell left from the first test', async () => (await loginShells(podId)).length === 0, 15_000, 200);
+test('leaving the tab while the terminal opens: the session that opens after is closed at once (pod.exec_end, client closed)', async () => {
+  await waitFor('the first test\'s sessions ended', async () => (await openSessions(podId)) === 0, 15_000, 200);
+  const before = (await (await w.cp.api(`/v2/events?resourceId=${podId}`, { key: user.key })).json()) as { events: unknown[] };
   const { context, page } = await newPage(w.browser);
   await signIn(page, w.cp.url, user.key);
   await page.goto(`${w.cp.url}/console/pods/${podId}`);
@@ -164,7 +163,12 @@ test('leaving the tab while the terminal opens: the session that opens after is 
   expect(await page.getByRole('region', { name: 'Terminal' }).count()).toBe(0);
   // the page closes it as it arrives (before: it stayed open until the host's idle timeout)
   if (!ws.isClosed()) await ws.waitForEvent('close', { timeout: 10_000 });
-  await waitFor('no login shell in the pod', async () => (await loginShells(podId)).length === 0, 10_000, 200);
+  // the server opened it (one more pod.exec_start) and has ended it: client closed, not the idle timeout
+  await waitFor('the session ended on the server', async () => (await openSessions(podId)) === 0, 10_000, 200);
+  const after = (await (await w.cp.api(`/v2/events?resourceId=${podId}`, { key: user.key })).json()) as { events: { type: string; reason: string }[] };
+  const added = after.events.slice(before.events.length);
+  expect(added.map((e) => e.type)).toEqual(['pod.exec_start', 'pod.exec_end']);
+  expect(added[1]!.reason).toMatch(/^exec session ended \(client closed\)/);
   await context.close();
 }, 60_000);
 
