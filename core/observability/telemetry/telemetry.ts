@@ -10,6 +10,21 @@ import { GpuUtilization, type GpuSample } from './gpu-utilization.ts';
 import { scrapeGauge } from './scrape-gauge.ts';
 import { HttpRequestMetrics } from './http-request-metrics.ts';
 
+/**
+ * process_* and nodejs_* of prom-client, collected once per process: collectDefaultMetrics starts an
+ * event-loop-delay monitor and a GC observer that are never stopped, so one per control plane would pile
+ * them up in a process that starts many (an embedder, the test suite). Each Telemetry registers these same
+ * metric objects in its own registry, so its /metrics reads exactly as with its own collection.
+ */
+let processRegistry: Registry | null = null;
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
 /** the `route` label of a request no route matched (the raw URL would be unbounded) */
 export const UNMATCHED_ROUTE = 'unmatched';
 
@@ -46,7 +61,7 @@ export class Telemetry {
 
   constructor(opts: TelemetryOptions = {}) {
     const registers = [this.registry];
-    if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    if (opts.processMetrics ?? true) for (const m of processMetrics().getMetricsAsArray()) this.registry.registerMetric(m);
     // gpufleet_http_requests_total and gpufleet_http_request_duration_seconds
     this.http = new HttpRequestMetrics(this.registry, [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120]);
     const reconcile = new Histogram({
