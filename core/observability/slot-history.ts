@@ -25,6 +25,11 @@ export class SlotHistory<S> {
     return s;
   }
 
+  /** the slots of `key` (slot start → slot), none where nothing was recorded */
+  of(key: string): ReadonlyMap<number, S> | undefined {
+    return this.slots.get(key);
+  }
+
   keys(): string[] {
     return [...this.slots.keys()];
   }

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { EndpointMetricSlotRecord, FinalStatus, Job } from '../../model/index.ts';
 import type { Store } from '../../store/index.ts';
 import type { JobQueue, WorkerCountsSource, WorkerStateCounts } from '../jobs/index.ts';
-import { foldSlots, HISTORY_RETENTION_MS, HISTORY_SLOT_MS, slotOf } from '../observability/index.ts';
+import { foldSlots, HISTORY_RETENTION_MS, HISTORY_SLOT_MS, SlotHistory, slotOf } from '../observability/index.ts';
 import { hourOf, slotRecordId, StoredSlots } from './endpoint-history-store.ts';
 import { LogHistogram } from './log-histogram.ts';
 
@@ -91,10 +91,15 @@ export interface HistoryDeps {
 const SWEEP_EVERY = 60;
 
 export class EndpointHistory {
-  private readonly slots = new Map<string, Map<number, Slot>>();
+  private readonly slots = new SlotHistory<Slot>(() => emptySlot());
   private readonly samples = new Map<string, GaugeSample[]>();
   private readonly clock: () => number;
   private timer: NodeJS.Timeout | null = null;
+  /** the periodic sample under way: the next is scheduled when it ends, and stop() waits for it */
+  private sampling: Promise<void> | null = null;
+  private stopped = false;
+  /** the writes, one after another: a later one never commits before an earlier one (an older record never wins) */
+  private writes: Promise<void> = Promise.resolve();
   private readonly unsubscribe: (() => void)[] = [];
   /** @internal the stored side (tests read its recordsRead) */
   readonly stored: StoredSlots | null;
@@ -110,19 +115,29 @@ export class EndpointHistory {
   start(): void {
     this.unsubscribe.push(this.deps.queue.onFinal((job) => this.recordJob(job)));
     this.unsubscribe.push(this.deps.workers.onReady((endpointId, ms) => this.slot(endpointId, this.clock()).coldStart.add(ms)));
+    this.stopped = false;
     const tick = (): void => {
-      this.sample().catch(() => undefined); // a store that cannot be read now: the next sample tries again
-      this.timer = setTimeout(tick, this.deps.sampleEveryMs ?? HISTORY_SLOT_MS);
-      this.timer.unref();
+      this.timer = null;
+      // a store that cannot be read now: the next sample tries again
+      this.sampling = this.sample()
+        .catch(() => undefined)
+        .finally(() => {
+          this.sampling = null;
+          if (this.stopped) return;
+          this.timer = setTimeout(tick, this.deps.sampleEveryMs ?? HISTORY_SLOT_MS);
+          this.timer.unref();
+        });
     };
     tick();
   }
 
-  /** stops sampling and writes what is not written yet */
+  /** stops sampling and writes what is not written yet (after the sample under way, if any, has ended) */
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     for (const u of this.unsubscribe.splice(0)) u();
+    await this.sampling;
     await this.flush().catch(() => undefined);
   }
 
@@ -151,8 +166,14 @@ export class EndpointHistory {
     if (this.stored && this.samplesTaken++ % SWEEP_EVERY === 0) await this.stored.sweep(now - HISTORY_RETENTION_MS, this.samplesTaken === 1);
   }
 
-  /** writes the slots changed since the last write (one transaction); those not written stay to write */
-  async flush(): Promise<void> {
+  /** writes the slots changed since the last write (one transaction, after the writes before it); those not written stay to write */
+  flush(): Promise<void> {
+    const write = this.writes.then(() => this.writeDirty());
+    this.writes = write.catch(() => undefined);
+    return write;
+  }
+
+  private async writeDirty(): Promise<void> {
     if (!this.stored || !this.dirty.size) return;
     const keys = [...this.dirty];
     this.dirty.clear();
@@ -165,7 +186,7 @@ export class EndpointHistory {
   }
 
   forget(endpointId: string): void {
-    this.slots.delete(endpointId);
+    this.slots.forget(endpointId);
     this.samples.delete(endpointId);
     for (const k of [...this.dirty]) if (k.startsWith(`${endpointId}\n`)) this.dirty.delete(k);
     this.stored?.forget(endpointId).catch(() => undefined);
@@ -173,7 +194,7 @@ export class EndpointHistory {
 
   /** The buckets [from, to) of `step` ms (all three multiples of HISTORY_SLOT_MS): this process's slots and every other writer's stored ones. */
   async query(endpointId: string, from: number, to: number, step: number): Promise<MetricsBucket[]> {
-    const own = this.slots.get(endpointId);
+    const own = this.slots.of(endpointId);
     const ownSamples = this.samples.get(endpointId) ?? [];
     if (!this.stored) return this.buckets(own, ownSamples, from, to, step);
     const [others, carried] = await Promise.all([
@@ -191,7 +212,7 @@ export class EndpointHistory {
     return this.buckets(slots, samples, from, to, step);
   }
 
-  private buckets(slots: Map<number, Slot> | undefined, samples: GaugeSample[], from: number, to: number, step: number): MetricsBucket[] {
+  private buckets(slots: ReadonlyMap<number, Slot> | undefined, samples: GaugeSample[], from: number, to: number, step: number): MetricsBucket[] {
     let k = 0; // samples before the current bucket's end
     // each writer's last load-balancer requests, and the queue (job queue + every writer's requests) after sample k - 1
     const requests = new Map<string | undefined, { inQueue: number; inProgress: number }>();
@@ -219,13 +240,8 @@ export class EndpointHistory {
   }
 
   private slot(endpointId: string, t: number): Slot {
-    let m = this.slots.get(endpointId);
-    if (!m) this.slots.set(endpointId, (m = new Map()));
-    const at = slotOf(t);
-    let s = m.get(at);
-    if (!s) m.set(at, (s = emptySlot()));
-    if (this.stored) this.dirty.add(`${endpointId}\n${at}`);
-    return s;
+    if (this.stored) this.dirty.add(`${endpointId}\n${slotOf(t)}`);
+    return this.slots.at(endpointId, t);
   }
 
   /** the stored record of one of this process's slots: its counts and the samples taken in it */
@@ -233,7 +249,7 @@ export class EndpointHistory {
     const [endpointId, atText] = key.split('\n') as [string, string];
     const at = Number(atText);
     const samples = (this.samples.get(endpointId) ?? []).filter((x) => slotOf(x.at) === at);
-    const kept = this.slots.get(endpointId)?.get(at);
+    const kept = this.slots.of(endpointId)?.get(at);
     // past retention (pruned from memory before it was written): nothing to write
     if (!kept && !samples.length) return null;
     const s = kept ?? emptySlot();
@@ -264,7 +280,7 @@ export class EndpointHistory {
 
   private prune(now: number): void {
     const cutoff = now - HISTORY_RETENTION_MS;
-    for (const m of this.slots.values()) for (const at of m.keys()) if (at < cutoff) m.delete(at);
+    this.slots.prune(now);
     for (const list of this.samples.values()) {
       // the last sample before the cutoff stays: it is the value carried into the oldest bucket
       let drop = 0;

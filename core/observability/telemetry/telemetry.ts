@@ -52,7 +52,7 @@ export interface TelemetryOptions {
 }
 
 export class Telemetry {
-  readonly registry = new Registry();
+  readonly registry: Registry;
   readonly ssh: SshObserver;
   readonly store: StoreObserver;
   readonly provisioner: ProvisionerObserver;
@@ -60,8 +60,9 @@ export class Telemetry {
   private readonly gpus: GpuUtilization;
 
   constructor(opts: TelemetryOptions = {}) {
+    // a registry of its own that starts with the process's metrics (the same metric objects)
+    this.registry = opts.processMetrics ?? true ? Registry.merge([processMetrics()]) : new Registry();
     const registers = [this.registry];
-    if (opts.processMetrics ?? true) for (const m of processMetrics().getMetricsAsArray()) this.registry.registerMetric(m);
     // gpufleet_http_requests_total and gpufleet_http_request_duration_seconds
     this.http = new HttpRequestMetrics(this.registry, [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120]);
     const reconcile = new Histogram({

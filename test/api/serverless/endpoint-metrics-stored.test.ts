@@ -50,6 +50,10 @@ test('a control plane restarted on the same store answers the history the one be
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gpufleet-metrics-stored-'));
   toClose.push(() => rm(dataDir, { recursive: true, force: true }));
   const first = await startTestControlPlane({ dataDir });
+  // closed in the test, and by afterAll where an expect failed before that (closed once either way)
+  let firstClosed: Promise<void> | undefined;
+  const closeFirst = () => (firstClosed ??= first.close());
+  toClose.push(closeFirst);
   const user = await first.newAccount('read_write', 10);
   const id = await newEndpoint(first, user.key);
   await cancelledJob(first, id, user.key);
@@ -60,7 +64,7 @@ test('a control plane restarted on the same store answers the history the one be
   const before = await metrics(first, id, user.key);
   expect(cancelled(before)).toBe(2);
   expect(before.at(-1)!.queue).toMatchObject({ inQueue: 1 });
-  await first.close();
+  await closeFirst();
 
   const second = await startTestControlPlane({ dataDir });
   toClose.push(() => second.close());
