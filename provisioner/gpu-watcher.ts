@@ -4,7 +4,7 @@
 // store well within a second of reaching us), the log position with it; the signal told after the
 // commit. A session that ends is started again after a backoff; a poll that never ends is a failed read.
 import type { Logger } from 'pino';
-import { usageOf, type Services } from '../core/index.ts';
+import type { Services } from '../core/index.ts';
 import { GpufleetError, PROVISIONER_ACTOR } from '../model/index.ts';
 import { watchScript, type SshStream } from '../fleet/index.ts';
 import { GpuWatchReader, type WatchBatch, type WatchStats } from './gpu-watch-reader.ts';
@@ -77,11 +77,11 @@ export class HostGpuWatcher {
     const indexOf = new Map(host.facts.gpus.map((g) => [g.uuid, g.index]));
     reader.onSamples = (samples) => {
       const polled = samples.map((x) => ({ uuid: x.uuid!, values: x.values }));
-      this.s.gpuUsage.record(this.hostId, polled);
+      const usages = this.s.gpuUsage.record(this.hostId, polled);
       this.s.telemetry.provisioner.gpusSampled(
         this.hostId,
-        polled.map((g) => {
-          const u = usageOf(g.values);
+        polled.map((g, i) => {
+          const u = usages[i]!;
           return { index: indexOf.get(g.uuid) ?? -1, uuid: g.uuid, util: u.utilization === null ? null : (g.values['utilization.gpu'] ?? null), memoryUsedBytes: u.memoryUsedBytes };
         }),
       );

@@ -62,10 +62,12 @@ export class GpuUsageHistory {
     return this.sampled.has(hostId);
   }
 
-  /** One successful poll of a host: each listed GPU's values by nvidia-smi field name. */
-  record(hostId: string, gpus: readonly { uuid: string; values: Readonly<Record<string, number | null | undefined>> }[], at = this.clock()): void {
+  /** One successful poll of a host: each listed GPU's values by nvidia-smi field name. Returns each GPU's usage, in the order given. */
+  record(hostId: string, gpus: readonly { uuid: string; values: Readonly<Record<string, number | null | undefined>> }[], at = this.clock()): GpuUsage[] {
+    const usages: GpuUsage[] = [];
     for (const g of gpus) {
       const usage = usageOf(g.values);
+      usages.push(usage);
       const k = key(hostId, g.uuid);
       this.current.set(k, { at, usage });
       const slot = this.slots.at(k, at);
@@ -79,6 +81,7 @@ export class GpuUsageHistory {
       }
     }
     if (at - this.lastPrune >= 60_000) this.prune(at);
+    return usages;
   }
 
   /** Every GPU of the host, in index order, with its buckets of the window. */

@@ -3,7 +3,7 @@
 // (gpu-watcher.ts carryUnsaved). The watcher runs for real (its timers, reader, flush and restart)
 // over an in-memory store whose writes fail until the second session starts, and a fake SSH stream.
 import { describe, expect, it } from 'vitest';
-import type { Services } from '../../core/index.ts';
+import { usageOf, type Services } from '../../core/index.ts';
 import type { HostRecord } from '../../model/index.ts';
 import { HostGpuWatcher } from '../../provisioner/gpu-watcher.ts';
 
@@ -37,7 +37,7 @@ describe('HostGpuWatcher across a session restart', () => {
       },
       fleet: { target: () => ({}) },
       gpuHealthSignal: { publish: () => undefined },
-      gpuUsage: { sampling: () => undefined, record: () => undefined },
+      gpuUsage: { sampling: () => undefined, record: (_h: string, gpus: { values: Record<string, number | null | undefined> }[]) => gpus.map((g) => usageOf(g.values)) },
       telemetry: { provisioner: { gpusSampled: () => undefined } },
       sshPool: {
         background: async (_t: unknown, _script: string, h: { stdout: (b: Buffer) => void; stderr: (b: Buffer) => void }) => {

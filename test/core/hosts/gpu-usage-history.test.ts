@@ -21,7 +21,8 @@ describe('GpuUsageHistory', () => {
   it('folds polls into buckets of the window: mean, max and last; empty buckets are nulls', () => {
     const h = new GpuUsageHistory(() => T0);
     h.sampling('h1', true);
-    h.record('h1', [{ uuid: 'GPU-a', values: poll(20, 100) }], T0 + 1_000);
+    // what it records is returned, in the order given (the GPU watcher passes it on to the gauges)
+    expect(h.record('h1', [{ uuid: 'GPU-a', values: poll(20, 100) }], T0 + 1_000)).toEqual([usageOf(poll(20, 100))]);
     h.record('h1', [{ uuid: 'GPU-a', values: poll(60, 300) }], T0 + 6_000);
     h.record('h1', [{ uuid: 'GPU-a', values: poll(null, 200) }], T0 + 12_000); // [N/A] utilisation: not a 0
     const [a, b] = h.query(host, { from: T0, to: T0 + 30_000, step: 10_000 });
