@@ -22,6 +22,9 @@ interface Recent {
 
 export class RecentKeys {
   private readonly byKey = new Map<string, Recent>();
+  /** the cached keys of each key id and of each account: a write forgets those only, not a scan of the cache */
+  private readonly ofKeyId = new Map<string, Set<string>>();
+  private readonly ofAccount = new Map<string, Set<string>>();
   /** counts the writes to keys and accounts: a lookup that began before one must not be remembered */
   private writes = 0;
 
@@ -42,7 +45,7 @@ export class RecentKeys {
     const r = this.byKey.get(key);
     if (r === undefined) return undefined;
     if (now < r.until) return { ...r.principal };
-    this.byKey.delete(key);
+    this.drop(key);
     return undefined;
   }
 
@@ -57,11 +60,47 @@ export class RecentKeys {
    */
   set(key: string, principal: Principal, mark: number, now: number, until: number): void {
     if (mark !== this.writes) return;
-    if (this.byKey.size >= RECENT_KEYS_MAX) this.byKey.clear();
+    if (this.byKey.size >= RECENT_KEYS_MAX) {
+      this.byKey.clear();
+      this.ofKeyId.clear();
+      this.ofAccount.clear();
+    }
+    this.drop(key);
     this.byKey.set(key, { principal: { ...principal }, until: Math.min(until, now + RECENT_KEY_MS) });
+    addTo(this.ofKeyId, principal.keyId, key);
+    addTo(this.ofAccount, principal.accountId, key);
+  }
+
+  /** @internal entries held (a test's measure that forgetting leaves nothing behind) */
+  get size(): { keys: number; keyIds: number; accounts: number } {
+    return { keys: this.byKey.size, keyIds: this.ofKeyId.size, accounts: this.ofAccount.size };
   }
 
   private forget(collection: 'apiKeys' | 'accounts', id: string): void {
-    for (const [key, r] of this.byKey) if ((collection === 'apiKeys' ? r.principal.keyId : r.principal.accountId) === id) this.byKey.delete(key);
+    const keys = (collection === 'apiKeys' ? this.ofKeyId : this.ofAccount).get(id);
+    if (keys) for (const key of [...keys]) this.drop(key);
   }
+
+  private drop(key: string): void {
+    const r = this.byKey.get(key);
+    if (!r) return;
+    this.byKey.delete(key);
+    removeFrom(this.ofKeyId, r.principal.keyId, key);
+    removeFrom(this.ofAccount, r.principal.accountId, key);
+  }
+}
+
+function addTo(index: Map<string, Set<string>>, id: string | undefined, key: string): void {
+  if (id === undefined) return;
+  let keys = index.get(id);
+  if (!keys) index.set(id, (keys = new Set()));
+  keys.add(key);
+}
+
+function removeFrom(index: Map<string, Set<string>>, id: string | undefined, key: string): void {
+  if (id === undefined) return;
+  const keys = index.get(id);
+  if (!keys) return;
+  keys.delete(key);
+  if (!keys.size) index.delete(id);
 }

@@ -105,6 +105,17 @@ describe('one control plane', () => {
     // capped by the key's own end
     recent.set('gf_k2', principal, recent.mark(), now, now + 10);
     expect(recent.get('gf_k2', now + 10)).toBeUndefined();
+    expect(recent.size).toEqual({ keys: 0, keyIds: 0, accounts: 0 });
+    // a write to the account forgets its keys and only those; their index entries go with them
+    recent.set('gf_k3', principal, recent.mark(), now, Infinity);
+    recent.set('gf_k4', { ...principal, keyId: 'k-2' }, recent.mark(), now, Infinity);
+    recent.set('gf_other', { ...principal, accountId: 'acc-other', keyId: 'k-3' }, recent.mark(), now, Infinity);
+    expect(recent.size).toEqual({ keys: 3, keyIds: 3, accounts: 2 });
+    await cp.services.store.transact(async (tx) => tx.put('accounts', { ...(await tx.get('accounts', user.accountId))!, name: 'renamed again' }));
+    expect(recent.get('gf_k3', now)).toBeUndefined();
+    expect(recent.get('gf_k4', now)).toBeUndefined();
+    expect(recent.get('gf_other', now)).toMatchObject({ keyId: 'k-3' });
+    expect(recent.size).toEqual({ keys: 1, keyIds: 1, accounts: 1 });
   });
 });
 
