@@ -116,7 +116,12 @@ export async function spawnControlPlane(opts: {
     } catch {
       /* not listening yet */
     }
-    if (Date.now() > deadline) throw new Error(`control plane did not start: ${stderr}`);
+    if (Date.now() > deadline) {
+      // a test that gives up must not leave the process running (it would outlive the whole run)
+      proc.kill('SIGKILL');
+      await exited;
+      throw new Error(`control plane did not start: ${stderr}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
