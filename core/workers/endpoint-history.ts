@@ -98,6 +98,7 @@ export class EndpointHistory {
   /** the periodic sample under way: the next is scheduled when it ends, and stop() waits for it */
   private sampling: Promise<void> | null = null;
   private stopped = false;
+  private started = false;
   /** the writes, one after another: a later one never commits before an earlier one (an older record never wins) */
   private writes: Promise<void> = Promise.resolve();
   private readonly unsubscribe: (() => void)[] = [];
@@ -112,10 +113,12 @@ export class EndpointHistory {
     this.stored = deps.store ? new StoredSlots(deps.store, deps.writer ?? `p${process.pid}-${randomBytes(6).toString('hex')}`) : null;
   }
 
+  /** starts once: a stopped history is not started again (its sample loop could run twice) */
   start(): void {
+    if (this.started) throw new Error('an endpoint history starts once');
+    this.started = true;
     this.unsubscribe.push(this.deps.queue.onFinal((job) => this.recordJob(job)));
     this.unsubscribe.push(this.deps.workers.onReady((endpointId, ms) => this.slot(endpointId, this.clock()).coldStart.add(ms)));
-    this.stopped = false;
     const tick = (): void => {
       this.timer = null;
       // a store that cannot be read now: the next sample tries again
